@@ -1,0 +1,294 @@
+#include "gen.h"
+
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/mha_ref.h"
+
+#define PREFIX "templates/"
+
+/* Where templates come from during one generation. */
+struct source {
+	const char *dir; /* NULL: embedded */
+};
+
+static const struct mhagen_file *embedded(const char *path)
+{
+	for (size_t i = 0; i < mhagen_ntemplates; ++i)
+		if (strcmp(mhagen_templates[i].path, path) == 0)
+			return &mhagen_templates[i];
+	return NULL;
+}
+
+/* Push the name a template is known by in messages: its path, or the file
+ * under --template-dir. */
+static void push_display(lua_State *L, const struct source *src,
+                         const char *path)
+{
+	if (src->dir && strncmp(path, PREFIX, strlen(PREFIX)) == 0)
+		lua_pushfstring(L, "%s/%s", src->dir, path + strlen(PREFIX));
+	else
+		lua_pushstring(L, path);
+}
+
+/* mhagen.source(path) -> text of a template file. */
+static int l_source(lua_State *L)
+{
+	const struct source *src = lua_touserdata(L, lua_upvalueindex(1));
+	const char *path = luaL_checkstring(L, 1);
+	const struct mhagen_file *f;
+	luaL_Buffer b;
+	FILE *fp;
+	size_t got;
+
+	if (!src->dir) {
+		f = embedded(path);
+		if (!f)
+			return luaL_error(L, "no template '%s'", path);
+		lua_pushlstring(L, f->text, f->len);
+		return 1;
+	}
+	if (strncmp(path, PREFIX, strlen(PREFIX)) != 0 || strstr(path, ".."))
+		return luaL_error(L, "no template '%s'", path);
+	push_display(L, src, path);
+	fp = fopen(lua_tostring(L, -1), "rb");
+	if (!fp)
+		return luaL_error(L, "cannot read template '%s': %s",
+		                  lua_tostring(L, -1), strerror(errno));
+	luaL_buffinit(L, &b);
+	do {
+		char *p = luaL_prepbuffer(&b);
+		got = fread(p, 1, LUAL_BUFFERSIZE, fp);
+		luaL_addsize(&b, got);
+	} while (got > 0);
+	if (ferror(fp)) {
+		fclose(fp);
+		return luaL_error(L, "cannot read template '%s'", path);
+	}
+	fclose(fp);
+	luaL_pushresult(&b);
+	return 1;
+}
+
+/* mhagen.compile(src, path, env) -> function.  Text chunks only, named
+ * "@path" so Lua reports errors as path:line. */
+static int l_compile(lua_State *L)
+{
+	const struct source *src = lua_touserdata(L, lua_upvalueindex(1));
+	size_t len;
+	const char *code = luaL_checklstring(L, 1, &len);
+	const char *path = luaL_checkstring(L, 2);
+
+	luaL_checktype(L, 3, LUA_TTABLE);
+	lua_pushstring(L, "@");
+	push_display(L, src, path);
+	lua_concat(L, 2);
+	if (luaL_loadbufferx(L, code, len, lua_tostring(L, -1), "t") != LUA_OK)
+		return lua_error(L);
+	lua_pushvalue(L, 3);
+	lua_setupvalue(L, -2, 1); /* _ENV */
+	return 1;
+}
+
+/* Message handler: keep Lua's "file:line: message"; with MHAGEN_TRACE set
+ * in the environment, add the traceback for template developers. */
+static int on_error(lua_State *L)
+{
+	const char *msg = lua_tostring(L, 1);
+
+	if (!msg)
+		msg = lua_pushfstring(L, "(error object is a %s value)",
+		                      luaL_typename(L, 1));
+	if (getenv("MHAGEN_TRACE"))
+		luaL_traceback(L, L, msg, 1);
+	else
+		lua_pushstring(L, msg);
+	return 1;
+}
+
+/* The single protected-call path: call the function below nargs
+ * arguments, leaving nres results, or copy the one-line error into err. */
+static int pcall(lua_State *L, int nargs, int nres, char *err)
+{
+	int base = lua_gettop(L) - nargs;
+	int rc;
+
+	lua_pushcfunction(L, on_error);
+	lua_insert(L, base);
+	rc = lua_pcall(L, nargs, nres, base);
+	lua_remove(L, base);
+	if (rc != LUA_OK) {
+		const char *m = lua_tostring(L, -1);
+		snprintf(err, MHAGEN_ERR, "%s", m ? m : "unknown Lua error");
+		/* one line unless a trace was asked for */
+		if (!getenv("MHAGEN_TRACE"))
+			err[strcspn(err, "\n")] = '\0';
+		lua_pop(L, 1);
+		return -1;
+	}
+	return 0;
+}
+
+/* Build the sandbox: only what generation needs.  Leaves it on the stack. */
+static void push_sandbox(lua_State *L, struct source *src)
+{
+	static const char *const base[] = {
+		"assert", "error", "ipairs", "next", "pairs", "pcall", "rawequal",
+		"rawget", "rawlen", "rawset", "select", "setmetatable",
+		"getmetatable", "tonumber", "tostring", "type", "xpcall", NULL,
+	};
+	static const char *const libs[] = {"string", "table", "math", "utf8", NULL};
+
+	lua_newtable(L);
+	for (int i = 0; base[i]; ++i) {
+		lua_getglobal(L, base[i]);
+		lua_setfield(L, -2, base[i]);
+	}
+	for (int i = 0; libs[i]; ++i) {
+		lua_newtable(L); /* a copy, so templates cannot patch the real one */
+		lua_getglobal(L, libs[i]);
+		lua_pushnil(L);
+		while (lua_next(L, -2)) {
+			lua_pushvalue(L, -2);
+			lua_insert(L, -2);
+			lua_settable(L, -5);
+		}
+		lua_pop(L, 1);
+		lua_setfield(L, -2, libs[i]);
+	}
+	lua_newtable(L);
+	lua_pushlightuserdata(L, src);
+	lua_pushcclosure(L, l_source, 1);
+	lua_setfield(L, -2, "source");
+	lua_pushlightuserdata(L, src);
+	lua_pushcclosure(L, l_compile, 1);
+	lua_setfield(L, -2, "compile");
+	lua_setfield(L, -2, "mhagen");
+	lua_pushvalue(L, -1);
+	lua_setfield(L, -2, "_G");
+}
+
+static void set_num(lua_State *L, const char *k, double v)
+{
+	lua_pushnumber(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void set_int(lua_State *L, const char *k, long v)
+{
+	lua_pushinteger(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void set_str(lua_State *L, const char *k, const char *v)
+{
+	lua_pushstring(L, v);
+	lua_setfield(L, -2, k);
+}
+
+static void set_bool(lua_State *L, const char *k, int v)
+{
+	lua_pushboolean(L, v);
+	lua_setfield(L, -2, k);
+}
+
+/* The spec as the templates see it. */
+static void push_spec(lua_State *L, const struct mha_spec *s)
+{
+	char buf[1024];
+
+	lua_newtable(L);
+	set_int(L, "h", s->h);
+	set_int(L, "kv_heads", s->kv_heads);
+	set_int(L, "dk", s->dk);
+	set_int(L, "dv", s->dv);
+	set_int(L, "seq_q", s->seq_q);
+	set_int(L, "seq_kv", s->seq_kv);
+	set_int(L, "mask_bits", (long)s->mask);
+	set_bool(L, "causal", (s->mask & MHA_MASK_CAUSAL) != 0);
+	set_bool(L, "padding", (s->mask & MHA_MASK_PADDING) != 0);
+	set_bool(L, "bias", (s->mask & MHA_MASK_BIAS) != 0);
+	set_str(L, "align", s->align == MHA_ALIGN_TOP_LEFT ? "top-left"
+	                                                   : "bottom-right");
+	set_str(L, "layout", s->layout == MHA_LAYOUT_BHSD ? "bhsd" : "bshd");
+	set_num(L, "scale", (double)(float)mha_spec_scale(s));
+	set_bool(L, "scale_default", !(s->scale > 0.0));
+	set_str(L, "target", s->target);
+	set_str(L, "name", s->name);
+	set_int(L, "block_kv", s->block_kv);
+	set_int(L, "unroll_max", s->unroll_max);
+	mha_spec_command(s, buf, sizeof buf);
+	set_str(L, "command", buf);
+	set_str(L, "version", MHAGEN_VERSION);
+}
+
+int mhagen_generate(const struct mha_spec *s, const char *what,
+                    const char *template_dir, char **out, size_t *len,
+                    char *err)
+{
+	struct source src = {template_dir};
+	lua_State *L = luaL_newstate();
+	const char *text;
+	int rc = -1;
+
+	*out = NULL;
+	*len = 0;
+	if (!L) {
+		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
+		return -1;
+	}
+	luaL_requiref(L, "_G", luaopen_base, 1);
+	luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
+	luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
+	luaL_requiref(L, LUA_MATHLIBNAME, luaopen_math, 1);
+	luaL_requiref(L, LUA_UTF8LIBNAME, luaopen_utf8, 1);
+	lua_settop(L, 0);
+	/* strings index the string library through their metatable: take
+	 * dump out of the real one so no template can reach it */
+	lua_getglobal(L, "string");
+	lua_pushnil(L);
+	lua_setfield(L, -2, "dump");
+	lua_pop(L, 1);
+
+	push_sandbox(L, &src);                        /* env */
+	lua_getfield(L, -1, "mhagen");
+	lua_getfield(L, -1, "compile");               /* env m compile */
+	lua_getfield(L, -2, "source");
+	lua_pushstring(L, PREFIX "main.lua");
+	if (pcall(L, 1, 1, err))                      /* env m compile text */
+		goto done;
+	lua_pushstring(L, PREFIX "main.lua");
+	lua_pushvalue(L, 1);
+	if (pcall(L, 3, 1, err))                      /* env m chunk */
+		goto done;
+	if (pcall(L, 0, 1, err))                      /* env m generate */
+		goto done;
+	if (!lua_isfunction(L, -1)) {
+		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: must return a function");
+		goto done;
+	}
+	push_spec(L, s);
+	lua_pushstring(L, what);
+	if (pcall(L, 2, 1, err))
+		goto done;
+	text = lua_tolstring(L, -1, len);
+	if (!text) {
+		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: generate returned no text");
+		goto done;
+	}
+	*out = malloc(*len + 1);
+	if (!*out) {
+		snprintf(err, MHAGEN_ERR, "out of memory");
+		goto done;
+	}
+	memcpy(*out, text, *len + 1);
+	rc = 0;
+done:
+	lua_close(L);
+	return rc;
+}

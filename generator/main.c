@@ -1,0 +1,176 @@
+/* mhagen: write a shape-specialized multi-head attention kernel in C. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gen.h"
+#include "spec.h"
+
+static const char usage[] =
+"usage: mhagen --h N --dk N [options] [-o FILE] [--header FILE]\n"
+"\n"
+"Writes a C kernel computing softmax(q k^T * scale + mask) v per head.\n"
+"\n"
+"spec (a --spec FILE holds the same settings as 'key = value' lines):\n"
+"  --h N               query heads (1 to 1024)\n"
+"  --dk N              head dimension of q and k (1 to 4096)\n"
+"  --dv N              head dimension of v and out (default: dk)\n"
+"  --kv-heads N        key/value heads, dividing h (default: h)\n"
+"  --seq N             fix the query length (and key length, unless\n"
+"                      --seq-kv); default: any length at run time\n"
+"  --seq-kv N          fix the key/value length\n"
+"  --mask M            none (default), or a comma list of causal, padding\n"
+"  --causal-align A    bottom-right (default) or top-left\n"
+"  --layout L          bshd (default) or bhsd\n"
+"  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
+"  --target T          scalar, avx2, neon, native (default native: the best\n"
+"                      target of this machine)\n"
+"  --name SYMBOL       exported function (default: canonical name)\n"
+"  --spec FILE         read settings from FILE; flags override them\n"
+"tuning knobs:\n"
+"  --block-kv N        keys per softmax block, a multiple of 8 (default 64)\n"
+"  --unroll-max N      unroll head dims up to N elements (default 128)\n"
+"output:\n"
+"  -o FILE             write the kernel to FILE atomically (default stdout)\n"
+"  --header FILE       also write a header with the prototype\n"
+"  --template-dir DIR  use templates from DIR instead of the built-in ones\n"
+"  --emit WHAT         kernel (default), exp (the vector exp alone, for\n"
+"                      accuracy tests), name, registry (one X-macro line)\n"
+"  --help, --version\n";
+
+/* Write len bytes to path through a temporary file renamed over it, so the
+ * path holds either the old or the complete new content. */
+static int write_atomic(const char *path, const char *data, size_t len,
+                        char *err)
+{
+	size_t n = strlen(path);
+	char *tmp = malloc(n + 16);
+	mode_t um;
+	int fd;
+
+	if (!tmp) {
+		snprintf(err, MHAGEN_ERR, "out of memory");
+		return -1;
+	}
+	memcpy(tmp, path, n);
+	memcpy(tmp + n, ".tmp.XXXXXX", 12);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path,
+		         strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	um = umask(0);
+	umask(um);
+	fchmod(fd, 0666 & ~um);
+	while (len > 0) {
+		ssize_t w = write(fd, data, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			goto fail;
+		data += w;
+		len -= (size_t)w;
+	}
+	if (close(fd) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, path) != 0) {
+		fd = -1;
+		goto fail;
+	}
+	free(tmp);
+	return 0;
+fail:
+	snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path, strerror(errno));
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	free(tmp);
+	return -1;
+}
+
+/* One X-macro line describing the kernel, for test and bench registries. */
+static char *registry_line(const struct mha_spec *s, size_t *len)
+{
+	char *buf = malloc(512);
+	char up[16];
+	size_t i;
+
+	if (!buf)
+		return NULL;
+	for (i = 0; s->target[i] && i + 1 < sizeof up; ++i)
+		up[i] = (char)(s->target[i] >= 'a' && s->target[i] <= 'z'
+		               ? s->target[i] - 'a' + 'A' : s->target[i]);
+	up[i] = '\0';
+	snprintf(buf, 512,
+	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a)\n",
+	         up, s->name, s->target, s->h, s->kv_heads, s->dk, s->dv, s->seq_q,
+	         s->seq_kv, s->mask, s->align, s->layout,
+	         (double)(float)mha_spec_scale(s));
+	*len = strlen(buf);
+	return buf;
+}
+
+int main(int argc, char **argv)
+{
+	struct mhagen_cli cli;
+	char err[MHAGEN_ERR];
+	char *text = NULL, *header = NULL;
+	size_t len = 0, hlen = 0;
+	int rc = 2;
+
+	if (mhagen_parse_args(&cli, argc, argv, err))
+		goto fail;
+	if (cli.help) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (cli.version) {
+		printf("mhagen %s\n", MHAGEN_VERSION);
+		return 0;
+	}
+	if (strcmp(cli.emit, "name") == 0) {
+		len = strlen(cli.spec.name) + 1;
+		text = malloc(len + 1);
+		if (text)
+			snprintf(text, len + 1, "%s\n", cli.spec.name);
+	} else if (strcmp(cli.emit, "registry") == 0) {
+		text = registry_line(&cli.spec, &len);
+	} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
+	                           &text, &len, err)) {
+		goto fail;
+	}
+	if (!text) {
+		snprintf(err, MHAGEN_ERR, "out of memory");
+		goto fail;
+	}
+	if (cli.header && mhagen_generate(&cli.spec, "header", cli.template_dir,
+	                                  &header, &hlen, err))
+		goto fail;
+	/* Everything is rendered; only now touch the outputs. */
+	if (cli.header && write_atomic(cli.header, header, hlen, err))
+		goto fail;
+	if (cli.out) {
+		if (write_atomic(cli.out, text, len, err))
+			goto fail;
+	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
+		snprintf(err, MHAGEN_ERR, "cannot write to standard output: %s",
+		         strerror(errno));
+		goto fail;
+	}
+	rc = 0;
+	goto done;
+fail:
+	fprintf(stderr, "mhagen: %s\n", err);
+done:
+	free(text);
+	free(header);
+	return rc;
+}

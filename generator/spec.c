@@ -1,0 +1,493 @@
+#include "spec.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/mha_cpu.h"
+#include "../runtime/mha_ref.h"
+
+enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME };
+
+/* Every spec key; flags are "--" + key, spec files use the key itself. */
+static const struct key {
+	const char *name;
+	enum kind kind;
+	size_t off; /* of the long field, for K_INT */
+	long min, max;
+} keys[] = {
+	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H},
+	{"kv-heads", K_INT, offsetof(struct mha_spec, kv_heads), 1, MHAGEN_MAX_H},
+	{"dk", K_INT, offsetof(struct mha_spec, dk), 1, MHAGEN_MAX_D},
+	{"dv", K_INT, offsetof(struct mha_spec, dv), 1, MHAGEN_MAX_D},
+	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ},
+	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ},
+	{"mask", K_MASK, 0, 0, 0},
+	{"causal-align", K_ALIGN, 0, 0, 0},
+	{"layout", K_LAYOUT, 0, 0, 0},
+	{"scale", K_SCALE, 0, 0, 0},
+	{"target", K_TARGET, 0, 0, 0},
+	{"name", K_NAME, 0, 0, 0},
+	{"block-kv", K_INT, offsetof(struct mha_spec, block_kv), 8, 1024},
+	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D},
+};
+#define NKEYS (sizeof keys / sizeof keys[0])
+
+static int fail(char *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, MHAGEN_ERR, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void mha_spec_init(struct mha_spec *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+static const struct key *find_key(const char *name)
+{
+	for (size_t i = 0; i < NKEYS; ++i)
+		if (strcmp(keys[i].name, name) == 0)
+			return &keys[i];
+	return NULL;
+}
+
+static int parse_long(const struct key *k, const char *val, long *out,
+                      char *err)
+{
+	char *end;
+	long x;
+
+	errno = 0;
+	x = strtol(val, &end, 10);
+	if (end == val || *end != '\0' || val[0] == '+' || val[0] == ' ')
+		return fail(err, "--%s: '%s' is not a whole number", k->name, val);
+	if (errno == ERANGE || x < k->min || x > k->max)
+		return fail(err, "--%s: %s is out of range (%ld to %ld)",
+		            k->name, val, k->min, k->max);
+	*out = x;
+	return 0;
+}
+
+/* Mask words, comma separated, each at most once: none alone, or any of
+ * causal, padding, bias. */
+static int parse_mask(const char *val, unsigned *out, char *err)
+{
+	static const struct { const char *w; unsigned bit; } words[] = {
+		{"causal", MHA_MASK_CAUSAL},
+		{"padding", MHA_MASK_PADDING},
+		{"bias", MHA_MASK_BIAS},
+	};
+	unsigned m = 0;
+	const char *p = val;
+
+	if (strcmp(val, "none") == 0) {
+		*out = 0;
+		return 0;
+	}
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		size_t i;
+		for (i = 0; i < 3; ++i)
+			if (strlen(words[i].w) == n && strncmp(p, words[i].w, n) == 0)
+				break;
+		if (i == 3)
+			return fail(err, "--mask: unknown mask '%.*s' in '%s' "
+			            "(none, or a comma list of causal, padding, bias)",
+			            (int)n, p, val);
+		if (m & words[i].bit)
+			return fail(err, "--mask: '%s' names %s twice", val, words[i].w);
+		m |= words[i].bit;
+		if (p[n] == '\0')
+			break;
+		p += n + 1;
+	}
+	*out = m;
+	return 0;
+}
+
+static int parse_word(const char *key, const char *val, const char *const *w,
+                      int n, int *out, char *err)
+{
+	for (int i = 0; i < n; ++i)
+		if (strcmp(val, w[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+	return fail(err, "--%s: unknown value '%s'", key, val);
+}
+
+int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
+                 char *err)
+{
+	static const char *const aligns[] = {"bottom-right", "top-left"};
+	static const char *const layouts[] = {"bshd", "bhsd"};
+	static const char *const targets[] = {"scalar", "avx2", "neon", "native"};
+	const struct key *k = find_key(key);
+	unsigned long bit;
+	int w;
+
+	if (!k)
+		return fail(err, "unknown setting '%s'", key);
+	bit = 1ul << (k - keys);
+	if (s->set & bit)
+		return fail(err, "--%s is given twice", key);
+	s->set |= bit;
+	switch (k->kind) {
+	case K_INT:
+		return parse_long(k, val, (long *)((char *)s + k->off), err);
+	case K_MASK:
+		return parse_mask(val, &s->mask, err);
+	case K_ALIGN:
+		return parse_word(key, val, aligns, 2, &s->align, err);
+	case K_LAYOUT:
+		return parse_word(key, val, layouts, 2, &s->layout, err);
+	case K_TARGET:
+		if (parse_word(key, val, targets, 4, &w, err))
+			return fail(err, "--target: unknown target '%s' "
+			            "(scalar, avx2, neon, native)", val);
+		snprintf(s->target, sizeof s->target, "%s", targets[w]);
+		return 0;
+	case K_NAME: {
+		size_t n = strlen(val);
+		if (n == 0 || n >= MHAGEN_NAME_MAX)
+			return fail(err, "--name: '%s' must be 1 to %d characters",
+			            val, MHAGEN_NAME_MAX - 1);
+		for (size_t i = 0; i < n; ++i) {
+			char c = val[i];
+			int ok = c == '_' || (c >= 'a' && c <= 'z') ||
+			         (c >= 'A' && c <= 'Z') || (i && c >= '0' && c <= '9');
+			if (!ok)
+				return fail(err, "--name: '%s' is not a C identifier", val);
+		}
+		memcpy(s->name, val, n + 1);
+		return 0;
+	}
+	case K_SCALE: {
+		char *end;
+		double x;
+		errno = 0;
+		x = strtod(val, &end);
+		if (end == val || *end != '\0')
+			return fail(err, "--scale: '%s' is not a number", val);
+		if (!(x > 0.0) || !isfinite(x) || x > 1e30 || x < 1e-30)
+			return fail(err, "--scale: %s must be a positive finite number",
+			            val);
+		s->scale = x;
+		return 0;
+	}
+	}
+	return fail(err, "internal: unhandled key '%s'", key);
+}
+
+static char *trim(char *p)
+{
+	char *e;
+
+	while (*p == ' ' || *p == '\t')
+		++p;
+	e = p + strlen(p);
+	while (e > p && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return p;
+}
+
+int mha_spec_parse_text(struct mha_spec *s, const char *text,
+                        const char *name, char *err)
+{
+	char line[1024];
+	int lineno = 0;
+	const char *p = text;
+
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		char *eq, *key, *val;
+		char sub[MHAGEN_ERR];
+		++lineno;
+		if (n >= sizeof line)
+			return fail(err, "%s:%d: line too long", name, lineno);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		p += n + (p[n] == '\n');
+		key = line;
+		key[strcspn(key, "#")] = '\0';
+		key = trim(key);
+		if (*key == '\0')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq)
+			return fail(err, "%s:%d: expected 'key = value', got '%s'",
+			            name, lineno, key);
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		if (mha_spec_set(s, key, val, sub))
+			return fail(err, "%s:%d: %s", name, lineno, sub);
+	}
+	return 0;
+}
+
+double mha_spec_scale(const struct mha_spec *s)
+{
+	return s->scale > 0.0 ? s->scale : 1.0 / sqrt((double)s->dk);
+}
+
+static void append(char *buf, size_t n, const char *fmt, ...)
+{
+	size_t len = strlen(buf);
+	va_list ap;
+
+	if (len >= n)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, n - len, fmt, ap);
+	va_end(ap);
+}
+
+void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	append(buf, n, "mha_f32_h%ld", s->h);
+	if (s->kv_heads != s->h)
+		append(buf, n, "_kv%ld", s->kv_heads);
+	append(buf, n, "_dk%ld", s->dk);
+	if (s->dv != s->dk)
+		append(buf, n, "_dv%ld", s->dv);
+	if (s->seq_q && s->seq_q == s->seq_kv)
+		append(buf, n, "_s%ld", s->seq_q);
+	else {
+		if (s->seq_q)
+			append(buf, n, "_q%ld", s->seq_q);
+		if (s->seq_kv)
+			append(buf, n, "_kv_s%ld", s->seq_kv);
+	}
+	if (s->mask & MHA_MASK_CAUSAL)
+		append(buf, n, "_causal");
+	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
+		append(buf, n, "_tl");
+	if (s->mask & MHA_MASK_PADDING)
+		append(buf, n, "_padding");
+	if (s->mask & MHA_MASK_BIAS)
+		append(buf, n, "_bias");
+	if (s->layout == MHA_LAYOUT_BHSD)
+		append(buf, n, "_bhsd");
+	if (s->scale > 0.0) {
+		float f = (float)s->scale;
+		uint32_t u;
+		memcpy(&u, &f, sizeof u);
+		append(buf, n, "_sc%08x", (unsigned)u);
+	}
+	if (s->set & (1ul << (find_key("block-kv") - keys)))
+		append(buf, n, "_bk%ld", s->block_kv);
+	if (s->set & (1ul << (find_key("unroll-max") - keys)))
+		append(buf, n, "_um%ld", s->unroll_max);
+	append(buf, n, "__%s", s->target);
+}
+
+void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
+{
+	static const char *const masks[] = {"causal", "padding", "bias"};
+	int first = 1;
+
+	buf[0] = '\0';
+	append(buf, n, "mhagen --h %ld", s->h);
+	if (s->kv_heads != s->h)
+		append(buf, n, " --kv-heads %ld", s->kv_heads);
+	append(buf, n, " --dk %ld", s->dk);
+	if (s->dv != s->dk)
+		append(buf, n, " --dv %ld", s->dv);
+	if (s->seq_q)
+		append(buf, n, " --seq %ld", s->seq_q);
+	if (s->seq_kv && s->seq_kv != s->seq_q)
+		append(buf, n, " --seq-kv %ld", s->seq_kv);
+	if (s->mask) {
+		append(buf, n, " --mask ");
+		for (int i = 0; i < 3; ++i)
+			if (s->mask & (1u << i)) {
+				append(buf, n, "%s%s", first ? "" : ",", masks[i]);
+				first = 0;
+			}
+	}
+	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
+		append(buf, n, " --causal-align top-left");
+	if (s->layout == MHA_LAYOUT_BHSD)
+		append(buf, n, " --layout bhsd");
+	if (s->scale > 0.0)
+		append(buf, n, " --scale %a", (double)(float)s->scale);
+	if (s->set & (1ul << (find_key("block-kv") - keys)))
+		append(buf, n, " --block-kv %ld", s->block_kv);
+	if (s->set & (1ul << (find_key("unroll-max") - keys)))
+		append(buf, n, " --unroll-max %ld", s->unroll_max);
+	append(buf, n, " --target %s", s->target);
+	if (s->set & (1ul << (find_key("name") - keys)))
+		append(buf, n, " --name %s", s->name);
+}
+
+int mha_spec_finish(struct mha_spec *s, char *err)
+{
+	if (!s->h)
+		return fail(err, "--h is required (number of query heads)");
+	if (!s->dk)
+		return fail(err, "--dk is required (head dimension of q and k)");
+	if (!s->kv_heads)
+		s->kv_heads = s->h;
+	if (!s->dv)
+		s->dv = s->dk;
+	if (s->h % s->kv_heads)
+		return fail(err, "--kv-heads: %ld does not divide --h %ld",
+		            s->kv_heads, s->h);
+	if (s->seq_q && !s->seq_kv)
+		s->seq_kv = s->seq_q;
+	if (!(s->mask & MHA_MASK_CAUSAL) && s->align != MHA_ALIGN_BOTTOM_RIGHT)
+		return fail(err, "--causal-align: needs a causal --mask");
+	if (!s->target[0] || strcmp(s->target, "native") == 0)
+		snprintf(s->target, sizeof s->target, "%s", mha_cpu_best_target());
+	if (!s->block_kv)
+		s->block_kv = 64;
+	if (s->block_kv % 8)
+		return fail(err, "--block-kv: %ld is not a multiple of 8",
+		            s->block_kv);
+	if (!(s->set & (1ul << (find_key("unroll-max") - keys))))
+		s->unroll_max = 128;
+	if (!s->name[0])
+		mha_spec_canonical_name(s, s->name, sizeof s->name);
+	return 0;
+}
+
+/* Read a whole file into a NUL-terminated buffer; NULL with err filled. */
+static char *read_file(const char *path, char *err)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, got;
+
+	if (!f) {
+		fail(err, "--spec: cannot open '%s': %s", path, strerror(errno));
+		return NULL;
+	}
+	do {
+		if (cap - len < 4096) {
+			char *nb;
+			cap = cap ? cap * 2 : 8192;
+			if (cap > (1u << 20) || !(nb = realloc(buf, cap))) {
+				fail(err, "--spec: '%s' is too large", path);
+				free(buf);
+				fclose(f);
+				return NULL;
+			}
+			buf = nb;
+		}
+		got = fread(buf + len, 1, cap - len - 1, f);
+		len += got;
+	} while (got > 0);
+	if (ferror(f)) {
+		fail(err, "--spec: cannot read '%s': %s", path, strerror(errno));
+		free(buf);
+		fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		fail(err, "--spec: '%s' is not a text file", path);
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
+                      char *err)
+{
+	struct mha_spec flags;
+	const char *spec_file = NULL;
+
+	memset(cli, 0, sizeof *cli);
+	mha_spec_init(&flags);
+	mha_spec_init(&cli->spec);
+	for (int i = 1; i < argc; ++i) {
+		const char *a = argv[i];
+		const char **dst = NULL;
+		const char *val;
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			cli->help = 1;
+			continue;
+		}
+		if (strcmp(a, "--version") == 0) {
+			cli->version = 1;
+			continue;
+		}
+		if (strncmp(a, "--", 2) != 0 && strcmp(a, "-o") != 0)
+			return fail(err, "unexpected argument '%s' (see --help)", a);
+		if (strcmp(a, "-o") == 0)
+			dst = &cli->out;
+		else if (strcmp(a, "--header") == 0)
+			dst = &cli->header;
+		else if (strcmp(a, "--template-dir") == 0)
+			dst = &cli->template_dir;
+		else if (strcmp(a, "--spec") == 0)
+			dst = &spec_file;
+		else if (strcmp(a, "--emit") == 0)
+			dst = &cli->emit;
+		else if (!find_key(a + 2))
+			return fail(err, "unknown flag '%s' (see --help)", a);
+		if (i + 1 >= argc)
+			return fail(err, "%s needs a value", a);
+		val = argv[++i];
+		if (dst) {
+			if (*dst)
+				return fail(err, "%s is given twice", a);
+			if (!*val)
+				return fail(err, "%s needs a non-empty value", a);
+			*dst = val;
+		} else if (mha_spec_set(&flags, a + 2, val, err)) {
+			return -1;
+		}
+	}
+	if (!cli->emit)
+		cli->emit = "kernel";
+	if (strcmp(cli->emit, "kernel") && strcmp(cli->emit, "exp") &&
+	    strcmp(cli->emit, "registry") && strcmp(cli->emit, "name"))
+		return fail(err, "--emit: unknown value '%s' "
+		            "(kernel, exp, registry, name)", cli->emit);
+	if (cli->help || cli->version)
+		return 0;
+	if (spec_file) {
+		char *text = read_file(spec_file, err);
+		int rc;
+		if (!text)
+			return -1;
+		rc = mha_spec_parse_text(&cli->spec, text, spec_file, err);
+		free(text);
+		if (rc)
+			return -1;
+	}
+	/* Flags override the spec file's settings. */
+	for (size_t k = 0; k < NKEYS; ++k) {
+		unsigned long bit = 1ul << k;
+		if (!(flags.set & bit))
+			continue;
+		cli->spec.set |= bit;
+		switch (keys[k].kind) {
+		case K_INT:
+			*(long *)((char *)&cli->spec + keys[k].off) =
+				*(long *)((char *)&flags + keys[k].off);
+			break;
+		case K_MASK: cli->spec.mask = flags.mask; break;
+		case K_ALIGN: cli->spec.align = flags.align; break;
+		case K_LAYOUT: cli->spec.layout = flags.layout; break;
+		case K_SCALE: cli->spec.scale = flags.scale; break;
+		case K_TARGET: memcpy(cli->spec.target, flags.target, sizeof flags.target); break;
+		case K_NAME: memcpy(cli->spec.name, flags.name, sizeof flags.name); break;
+		}
+	}
+	return mha_spec_finish(&cli->spec, err);
+}

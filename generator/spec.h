@@ -1,0 +1,68 @@
+/* The attention spec: parsed from flags and spec files, validated, made
+ * canonical.  Everything later stages know about a kernel lives here. */
+#ifndef MHAGEN_SPEC_H
+#define MHAGEN_SPEC_H
+
+#include <stddef.h>
+
+#define MHAGEN_ERR 512     /* size of error message buffers */
+#define MHAGEN_NAME_MAX 128
+
+/* Documented limits; the kernel's index arithmetic is size_t throughout. */
+#define MHAGEN_MAX_H 1024
+#define MHAGEN_MAX_D 4096
+#define MHAGEN_MAX_SEQ (1L << 24)
+
+struct mha_spec {
+	long h, kv_heads, dk, dv;
+	long seq_q, seq_kv;      /* 0: dynamic (any length at run time) */
+	unsigned mask;           /* MHA_MASK_* bits from runtime/mha_ref.h */
+	int align, layout;       /* enum mha_align, enum mha_layout */
+	double scale;            /* 0: default 1/sqrt(dk) */
+	char target[16];         /* scalar, avx2, neon (native resolved) */
+	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
+	long block_kv;           /* knob: keys per softmax block */
+	long unroll_max;         /* knob: head dims up to this are unrolled */
+	unsigned long set;       /* bit per key that was given explicitly */
+};
+
+/* What the command line asks for besides the spec itself. */
+struct mhagen_cli {
+	struct mha_spec spec;
+	const char *out;          /* -o FILE, or NULL for stdout */
+	const char *header;       /* --header FILE, or NULL */
+	const char *template_dir; /* --template-dir DIR, or NULL: embedded */
+	const char *emit;         /* kernel (default), exp, registry, name */
+	int help, version;
+};
+
+/* Parse argv into cli (reading --spec files); 0, or -1 with err filled. */
+int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
+                      char *err);
+
+/* Apply one "key = value" setting as a spec file would; 0 or -1. */
+int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
+                 char *err);
+
+/* Parse spec-file text; name is used in messages.  0 or -1. */
+int mha_spec_parse_text(struct mha_spec *s, const char *text,
+                        const char *name, char *err);
+
+/* Fill defaults, resolve the native target, validate, and make the
+ * canonical name if none was given.  0 or -1 with err filled. */
+int mha_spec_finish(struct mha_spec *s, char *err);
+
+/* Start from an empty spec (everything unset). */
+void mha_spec_init(struct mha_spec *s);
+
+/* The canonical kernel name of a finished spec (into buf of size n). */
+void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n);
+
+/* The flags that reproduce a finished spec, canonical order, no output
+ * options: the same spec always gives the same text. */
+void mha_spec_command(const struct mha_spec *s, char *buf, size_t n);
+
+/* The effective scale of a finished spec. */
+double mha_spec_scale(const struct mha_spec *s);
+
+#endif

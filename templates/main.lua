@@ -1,0 +1,99 @@
+-- Entry point: returns generate(spec, what) -> C text.
+-- what: "kernel", "header" or "exp".  Decides everything about the shape
+-- (plan) before any C is written; templates only spell the decisions.
+
+local function import(path)
+	return mhagen.compile(mhagen.source(path), path, _ENV)()
+end
+
+local engine = import("templates/engine.lua")
+
+-- A target table; asking it for an op it lacks is an error at the
+-- template line that asked.
+local function load_target(name)
+	local T = import("templates/targets/" .. name .. ".lua")
+	return setmetatable(T, {__index = function(_, op)
+		error(string.format("target '%s' has no op '%s'", name, tostring(op)), 2)
+	end})
+end
+
+-- A C float literal, exact and deterministic (hex).
+local function hexf(x)
+	if x == math.huge then
+		return "INFINITY"
+	elseif x == -math.huge then
+		return "-INFINITY"
+	end
+	return string.format("%a", x) .. "f"
+end
+
+-- The loop structure for one head dimension d: full vectors and a tail.
+local function dims(d, T, unroll_max)
+	local W = T.width
+	return {
+		d = d,
+		full = d // W,            -- whole vectors
+		tail = d % W,             -- lanes in the last, partial vector
+		n = (d + W - 1) // W,     -- vectors in all
+		unrolled = d <= unroll_max,
+	}
+end
+
+-- Everything decided about a kernel before it is written.
+local function plan(S, T)
+	local P = {W = T.width, bk = S.block_kv}
+	P.k = dims(S.dk, T, S.unroll_max)
+	P.v = dims(S.dv, T, S.unroll_max)
+	P.group = S.h // S.kv_heads
+	P.sq = S.seq_q > 0 and tostring(S.seq_q) or "seq_q"
+	P.skv = S.seq_kv > 0 and tostring(S.seq_kv) or "seq_kv"
+	-- element strides between consecutive keys/values of one head
+	if S.layout == "bhsd" then
+		P.kstride, P.vstride = S.dk, S.dv
+	else
+		P.kstride, P.vstride = S.kv_heads * S.dk, S.kv_heads * S.dv
+	end
+	if P.bk % P.W ~= 0 then
+		error(string.format("--block-kv %d is not a multiple of the %s vector width %d",
+		                    P.bk, T.name, P.W), 0)
+	end
+	return P
+end
+
+-- Lines applying fn(index, offset) to the full vectors of a dimension:
+-- one statement per vector when unrolled, else a loop.
+local function vloop(dim, W, indent, fn)
+	if dim.full == 0 then
+		return "/* no full vectors */"
+	end
+	if dim.unrolled or dim.full == 1 then
+		local out = {}
+		for c = 0, dim.full - 1 do
+			out[#out + 1] = fn(tostring(c), tostring(c * W))
+		end
+		return table.concat(out, "\n" .. indent)
+	end
+	return "for (size_t c = 0; c < " .. dim.full .. "; ++c)\n" .. indent ..
+	       "\t" .. fn("c", W == 1 and "c" or "c * " .. W)
+end
+
+return function(spec, what)
+	local T = load_target(spec.target)
+	rawset(T, "prefix", spec.name)
+	local vars = {
+		S = spec, T = T, P = plan(spec, T), hexf = hexf, vloop = vloop,
+	}
+	vars.include = function(path)
+		return engine.render(path, vars)
+	end
+	if what == "kernel" then
+		vars.template = "templates/kernel.c.in"
+	elseif what == "header" then
+		vars.template = "templates/header.h.in"
+	elseif what == "exp" then
+		vars.template = "templates/exp.c.in"
+	else
+		error("unknown output '" .. tostring(what) .. "'", 0)
+	end
+	return engine.render(vars.template, vars)
+end

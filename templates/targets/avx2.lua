@@ -1,0 +1,68 @@
+-- AVX2 + FMA: 8 floats per vector.  Every op returns C text.
+local T = {
+	name = "avx2",
+	width = 8,
+	vec = "__m256",
+	ivec = "__m256i",
+	includes = {"<immintrin.h>"},
+	cflags = "-mavx2 -mfma",
+}
+
+-- Lane mask selecting the first n of 8 lanes, for partial loads/stores.
+local function lanes(n)
+	local m = {}
+	for i = 1, 8 do
+		m[i] = i <= n and "-1" or "0"
+	end
+	return "_mm256_setr_epi32(" .. table.concat(m, ", ") .. ")"
+end
+
+function T.prelude()
+	local text = ([[
+static inline float P_hsum(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline float P_hmax(__m256 v)
+{
+	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_max_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+]]):gsub("P_", T.prefix .. "_")
+	return text
+end
+
+function T.zero() return "_mm256_setzero_ps()" end
+function T.set1(x) return "_mm256_set1_ps(" .. x .. ")" end
+function T.load(p) return "_mm256_load_ps(" .. p .. ")" end
+function T.loadu(p) return "_mm256_loadu_ps(" .. p .. ")" end
+function T.load_part(p, n) return "_mm256_maskload_ps(" .. p .. ", " .. lanes(n) .. ")" end
+function T.store(p, v) return "_mm256_store_ps(" .. p .. ", " .. v .. ");" end
+function T.storeu(p, v) return "_mm256_storeu_ps(" .. p .. ", " .. v .. ");" end
+function T.store_part(p, v, n)
+	return "_mm256_maskstore_ps(" .. p .. ", " .. lanes(n) .. ", " .. v .. ");"
+end
+function T.add(a, b) return "_mm256_add_ps(" .. a .. ", " .. b .. ")" end
+function T.sub(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end
+function T.mul(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end
+function T.fma(a, b, c) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
+function T.max(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end
+function T.hsum(v) return T.prefix .. "_hsum(" .. v .. ")" end
+function T.hmax(v) return T.prefix .. "_hmax(" .. v .. ")" end
+function T.first(v) return "_mm256_cvtss_f32(" .. v .. ")" end
+function T.as_int(v) return "_mm256_castps_si256(" .. v .. ")" end
+function T.as_float(v) return "_mm256_castsi256_ps(" .. v .. ")" end
+function T.iadd(a, b) return "_mm256_add_epi32(" .. a .. ", " .. b .. ")" end
+function T.isub(a, b) return "_mm256_sub_epi32(" .. a .. ", " .. b .. ")" end
+function T.shl(a, k) return "_mm256_slli_epi32(" .. a .. ", " .. k .. ")" end
+function T.keep_ge(v, x, lim)
+	return "_mm256_and_ps(" .. v .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
+end
+
+return T

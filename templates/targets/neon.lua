@@ -1,0 +1,54 @@
+-- AArch64 Advanced SIMD: 4 floats per vector.  Every op returns C text.
+local T = {
+	name = "neon",
+	width = 4,
+	vec = "float32x4_t",
+	ivec = "int32x4_t",
+	includes = {"<arm_neon.h>"},
+	cflags = "",
+}
+
+function T.prelude()
+	return ""
+end
+
+function T.zero() return "vdupq_n_f32(0.0f)" end
+function T.set1(x) return "vdupq_n_f32(" .. x .. ")" end
+function T.load(p) return "vld1q_f32(" .. p .. ")" end
+function T.loadu(p) return "vld1q_f32(" .. p .. ")" end
+-- The first n lanes from p, the rest zero; never reads past p[n-1].
+function T.load_part(p, n)
+	local e = "vdupq_n_f32(0.0f)"
+	for i = 0, n - 1 do
+		e = "vld1q_lane_f32(" .. p .. " + " .. i .. ", " .. e .. ", " .. i .. ")"
+	end
+	return e
+end
+function T.store(p, v) return "vst1q_f32(" .. p .. ", " .. v .. ");" end
+function T.storeu(p, v) return "vst1q_f32(" .. p .. ", " .. v .. ");" end
+function T.store_part(p, v, n)
+	local s = {}
+	for i = 0, n - 1 do
+		s[#s + 1] = "vst1q_lane_f32(" .. p .. " + " .. i .. ", " .. v .. ", " .. i .. ");"
+	end
+	return table.concat(s, " ")
+end
+function T.add(a, b) return "vaddq_f32(" .. a .. ", " .. b .. ")" end
+function T.sub(a, b) return "vsubq_f32(" .. a .. ", " .. b .. ")" end
+function T.mul(a, b) return "vmulq_f32(" .. a .. ", " .. b .. ")" end
+function T.fma(a, b, c) return "vfmaq_f32(" .. c .. ", " .. a .. ", " .. b .. ")" end
+function T.max(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end
+function T.hsum(v) return "vaddvq_f32(" .. v .. ")" end
+function T.hmax(v) return "vmaxvq_f32(" .. v .. ")" end
+function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
+function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
+function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
+function T.iadd(a, b) return "vaddq_s32(" .. a .. ", " .. b .. ")" end
+function T.isub(a, b) return "vsubq_s32(" .. a .. ", " .. b .. ")" end
+function T.shl(a, k) return "vshlq_n_s32(" .. a .. ", " .. k .. ")" end
+function T.keep_ge(v, x, lim)
+	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. v ..
+	       "), vcgeq_f32(" .. x .. ", " .. lim .. ")))"
+end
+
+return T

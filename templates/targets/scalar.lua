@@ -1,0 +1,59 @@
+-- Portable C: a "vector" of one float.  Every op returns C text.
+local T = {
+	name = "scalar",
+	width = 1,
+	vec = "float",
+	ivec = "int32_t",
+	includes = {"<string.h>"},
+	cflags = "",
+}
+
+function T.prelude()
+	local text = ([[
+static inline int32_t P_as_int(float x)
+{
+	int32_t i;
+	memcpy(&i, &x, sizeof i);
+	return i;
+}
+
+static inline float P_as_float(int32_t i)
+{
+	float x;
+	memcpy(&x, &i, sizeof x);
+	return x;
+}
+
+static inline float P_max(float a, float b)
+{
+	return a > b ? a : b;
+}
+]]):gsub("P_", T.prefix .. "_")
+	return text
+end
+
+-- Ops that need a helper name the kernel's prefix through T.prefix.
+function T.zero() return "0.0f" end
+function T.set1(x) return "(" .. x .. ")" end
+function T.load(p) return "(" .. p .. ")[0]" end
+function T.loadu(p) return "(" .. p .. ")[0]" end
+function T.load_part(p, n) return "(" .. p .. ")[0]" end
+function T.store(p, v) return "(" .. p .. ")[0] = " .. v .. ";" end
+function T.storeu(p, v) return "(" .. p .. ")[0] = " .. v .. ";" end
+function T.store_part(p, v, n) return "(" .. p .. ")[0] = " .. v .. ";" end
+function T.add(a, b) return "(" .. a .. " + " .. b .. ")" end
+function T.sub(a, b) return "(" .. a .. " - " .. b .. ")" end
+function T.mul(a, b) return "(" .. a .. " * " .. b .. ")" end
+function T.fma(a, b, c) return "(" .. a .. " * " .. b .. " + " .. c .. ")" end
+function T.max(a, b) return T.prefix .. "_max(" .. a .. ", " .. b .. ")" end
+function T.hsum(v) return v end
+function T.hmax(v) return v end
+function T.first(v) return v end
+function T.as_int(v) return T.prefix .. "_as_int(" .. v .. ")" end
+function T.as_float(v) return T.prefix .. "_as_float(" .. v .. ")" end
+function T.iadd(a, b) return "(int32_t)((uint32_t)" .. a .. " + (uint32_t)" .. b .. ")" end
+function T.isub(a, b) return "(int32_t)((uint32_t)" .. a .. " - (uint32_t)" .. b .. ")" end
+function T.shl(a, k) return "(int32_t)((uint32_t)" .. a .. " << " .. k .. ")" end
+function T.keep_ge(v, x, lim) return "(" .. x .. " >= " .. lim .. " ? " .. v .. " : 0.0f)" end
+
+return T
