@@ -30,11 +30,19 @@ RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
            $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o
 MHAGEN := $(BUILD)/mhagen
 
-.PHONY: all deps demo test generate install clean bench
+.SECONDARY:
+.PHONY: all deps demo demo-run test check check-build generate install clean
 all: $(MHAGEN)
 
 deps:
 	@./tools/install-deps.sh
+
+# The two commands of the README: each installs what is missing first.
+demo: deps
+	@$(MAKE) --no-print-directory -j2 demo-run
+test: deps
+	@$(MAKE) --no-print-directory -j2 check-build
+	@$(MAKE) --no-print-directory check
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
 	@mkdir -p $@
@@ -69,5 +77,112 @@ install: $(MHAGEN)
 
 clean:
 	rm -rf $(BUILD)
+
+generate: $(MHAGEN)
+	@echo "  GEN     generated/ from generated/MANIFEST"
+	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh generated/MANIFEST generated
+
+# ---- demo: the default kernel, checked and timed against the reference
+DEMO := $(BUILD)/demo
+$(DEMO):
+	@mkdir -p $@
+$(DEMO)/kernel.c: $(MHAGEN) | $(DEMO)
+	@echo "  GEN     $@  (mhagen --h 8 --dk 64 --target native --name mha_demo)"
+	@$(MHAGEN) --h 8 --dk 64 --target native --name mha_demo -o $@ --header $(DEMO)/kernel.h
+$(DEMO)/kernel.o: $(DEMO)/kernel.c
+	@echo "  CC      $< (-O2 -march=native)"
+	@$(CC) $(KFLAGS) -march=native -c $< -o $@
+$(DEMO)/demo: bench/demo.c $(DEMO)/kernel.o $(RT_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $(ALL_CFLAGS) -I$(DEMO) $^ -lm -o $@
+demo-run: $(DEMO)/demo
+	@$(DEMO)/demo
+
+# ---- tests
+KFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
+TK := $(BUILD)/tests/kern
+GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
+GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
+kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))
+TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
+             test_exp test_kernels_cc test_kernels_gcc test_neon)
+NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
+
+check-build: $(TEST_BINS) $(NEON_DRIVERS)
+check: check-build
+	@BUILD=$(BUILD) QEMU="$(QEMU)" MHAGEN=$(MHAGEN) tools/run-tests.sh $(TEST_BINS)
+
+$(TK)/%/kernels.inc: tests/kernels.list $(MHAGEN) tools/gen-kernels.sh
+	@echo "  GEN     test kernels for $*"
+	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh --all tests/kernels.list $(TK)/$* $* 2>/dev/null
+
+$(TK)/%-cc.o: $(TK)/%/kernels.inc
+	@echo "  CC      $(TK)/$*/all.c"
+	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
+$(TK)/%-gcc.o: $(TK)/%/kernels.inc
+	@echo "  GCC     $(TK)/$*/all.c"
+	@$(GCC) $(KFLAGS) $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
+
+$(BUILD)/tests/gen-cc/%.o: generated/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $<"
+	@$(CC) $(KFLAGS) $(call kflags,$*) -c $< -o $@
+$(BUILD)/tests/gen-gcc/%.o: generated/%.c
+	@mkdir -p $(@D)
+	@echo "  GCC     $<"
+	@$(GCC) $(KFLAGS) $(call kflags,$*) -c $< -o $@
+
+$(BUILD)/tests/exp/mha_exp_%.c: $(MHAGEN)
+	@mkdir -p $(@D)
+	@$(MHAGEN) --h 1 --dk 1 --target $* --emit exp --name mha_exp_$* -o $@
+$(BUILD)/tests/exp/mha_exp_%.o: $(BUILD)/tests/exp/mha_exp_%.c
+	@echo "  CC      $<"
+	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $< -o $@
+
+$(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I. -c $< -o $@
+$(BUILD)/tests/test_kernels.o: $(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc
+
+TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
+$(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
+		$(BUILD)/tests/exp/mha_exp_scalar.o $(BUILD)/tests/exp/mha_exp_avx2.o \
+		$(BUILD)/runtime/mha_cpu.o
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o $(RT_OBJS)
+$(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2-cc.o \
+		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_X86))
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/avx2-gcc.o \
+		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_X86))
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+
+NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c runtime/mha_ref.c \
+            runtime/mha_buf.c $(TK)/neon/all.c $(TK)/scalar/all.c $(GEN_ARM) \
+            $(BUILD)/tests/exp/mha_exp_neon.c
+NEON_DEPS = $(filter-out %/all.c,$(NEON_SRCS)) tests/check.h tests/registry.h \
+            tests/ulp.h $(TK)/neon/kernels.inc $(TK)/scalar/kernels.inc \
+            generated/kernels.inc
+$(BUILD)/tests/neon_check_clang: $(NEON_DEPS)
+	@echo "  CC      $@ (clang --target=aarch64-linux-gnu)"
+	@$(CROSS_CLANG) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
+$(BUILD)/tests/neon_check_gcc: $(NEON_DEPS)
+	@echo "  CC      $@ (aarch64-linux-gnu-gcc)"
+	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

@@ -79,7 +79,22 @@ end
 
 return function(spec, what)
 	local T = load_target(spec.target)
+	local used = {}
 	rawset(T, "prefix", spec.name)
+	-- ops that need a helper function call T.use; T.prelude() then emits
+	-- the helpers used so far, in the target's order, named after the kernel
+	rawset(T, "use", function(helper)
+		used[helper] = true
+	end)
+	rawset(T, "prelude", function()
+		local out = {}
+		for _, h in ipairs(T.helpers) do
+			if used[h[1]] then
+				out[#out + 1] = (h[2]:gsub("P_", spec.name .. "_"))
+			end
+		end
+		return table.concat(out, "\n")
+	end)
 	local vars = {
 		S = spec, T = T, P = plan(spec, T), hexf = hexf, vloop = vloop,
 	}

@@ -17,8 +17,9 @@ local function lanes(n)
 	return "_mm256_setr_epi32(" .. table.concat(m, ", ") .. ")"
 end
 
-function T.prelude()
-	local text = ([[
+-- Helper functions, emitted only when an op used them.
+T.helpers = {
+	{"hsum", [[
 static inline float P_hsum(__m256 v)
 {
 	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -26,7 +27,8 @@ static inline float P_hsum(__m256 v)
 	s = _mm_add_ss(s, _mm_movehdup_ps(s));
 	return _mm_cvtss_f32(s);
 }
-
+]]},
+	{"hmax", [[
 static inline float P_hmax(__m256 v)
 {
 	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -34,9 +36,8 @@ static inline float P_hmax(__m256 v)
 	s = _mm_max_ss(s, _mm_movehdup_ps(s));
 	return _mm_cvtss_f32(s);
 }
-]]):gsub("P_", T.prefix .. "_")
-	return text
-end
+]]},
+}
 
 function T.zero() return "_mm256_setzero_ps()" end
 function T.set1(x) return "_mm256_set1_ps(" .. x .. ")" end
@@ -53,8 +54,8 @@ function T.sub(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end
 function T.mul(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end
 function T.fma(a, b, c) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function T.max(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end
-function T.hsum(v) return T.prefix .. "_hsum(" .. v .. ")" end
-function T.hmax(v) return T.prefix .. "_hmax(" .. v .. ")" end
+function T.hsum(v) T.use("hsum") return T.prefix .. "_hsum(" .. v .. ")" end
+function T.hmax(v) T.use("hmax") return T.prefix .. "_hmax(" .. v .. ")" end
 function T.first(v) return "_mm256_cvtss_f32(" .. v .. ")" end
 function T.as_int(v) return "_mm256_castps_si256(" .. v .. ")" end
 function T.as_float(v) return "_mm256_castsi256_ps(" .. v .. ")" end

@@ -8,9 +8,7 @@ local T = {
 	cflags = "",
 }
 
-function T.prelude()
-	return ""
-end
+T.helpers = {}
 
 function T.zero() return "vdupq_n_f32(0.0f)" end
 function T.set1(x) return "vdupq_n_f32(" .. x .. ")" end

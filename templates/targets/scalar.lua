@@ -8,31 +8,32 @@ local T = {
 	cflags = "",
 }
 
-function T.prelude()
-	local text = ([[
+-- Helper functions, emitted only when an op used them.
+T.helpers = {
+	{"as_int", [[
 static inline int32_t P_as_int(float x)
 {
 	int32_t i;
 	memcpy(&i, &x, sizeof i);
 	return i;
 }
-
+]]},
+	{"as_float", [[
 static inline float P_as_float(int32_t i)
 {
 	float x;
 	memcpy(&x, &i, sizeof x);
 	return x;
 }
-
+]]},
+	{"max", [[
 static inline float P_max(float a, float b)
 {
 	return a > b ? a : b;
 }
-]]):gsub("P_", T.prefix .. "_")
-	return text
-end
+]]},
+}
 
--- Ops that need a helper name the kernel's prefix through T.prefix.
 function T.zero() return "0.0f" end
 function T.set1(x) return "(" .. x .. ")" end
 function T.load(p) return "(" .. p .. ")[0]" end
@@ -45,12 +46,12 @@ function T.add(a, b) return "(" .. a .. " + " .. b .. ")" end
 function T.sub(a, b) return "(" .. a .. " - " .. b .. ")" end
 function T.mul(a, b) return "(" .. a .. " * " .. b .. ")" end
 function T.fma(a, b, c) return "(" .. a .. " * " .. b .. " + " .. c .. ")" end
-function T.max(a, b) return T.prefix .. "_max(" .. a .. ", " .. b .. ")" end
+function T.max(a, b) T.use("max") return T.prefix .. "_max(" .. a .. ", " .. b .. ")" end
 function T.hsum(v) return v end
 function T.hmax(v) return v end
 function T.first(v) return v end
-function T.as_int(v) return T.prefix .. "_as_int(" .. v .. ")" end
-function T.as_float(v) return T.prefix .. "_as_float(" .. v .. ")" end
+function T.as_int(v) T.use("as_int") return T.prefix .. "_as_int(" .. v .. ")" end
+function T.as_float(v) T.use("as_float") return T.prefix .. "_as_float(" .. v .. ")" end
 function T.iadd(a, b) return "(int32_t)((uint32_t)" .. a .. " + (uint32_t)" .. b .. ")" end
 function T.isub(a, b) return "(int32_t)((uint32_t)" .. a .. " - (uint32_t)" .. b .. ")" end
 function T.shl(a, k) return "(int32_t)((uint32_t)" .. a .. " << " .. k .. ")" end

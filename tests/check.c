@@ -1,0 +1,188 @@
+#include "check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/mha_buf.h"
+#include "../runtime/mha_ref.h"
+
+/* Sequence lengths around the vector widths (4, 8) and tiles (64). */
+static const size_t lengths[] = {1, 2, 7, 8, 9, 31, 64, 65, 130};
+#define NLEN (sizeof lengths / sizeof lengths[0])
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* splitmix64 */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static float rng_unit(uint64_t *s)
+{
+	return (float)((double)(rng_next(s) >> 11) * 0x1p-52 - 1.0);
+}
+
+size_t check_cases(const struct mha_kernel *k, size_t index,
+                   struct check_case *cases, size_t max)
+{
+	size_t n = 0;
+
+	if (k->seq_q) {
+		/* fixed lengths: every padding and data kind, batches 1 and 3 */
+		for (int pad = 0; pad < 3 && n < max; ++pad)
+			for (int data = 0; data < 2 && n < max; ++data) {
+				if (!(k->mask & MHA_MASK_PADDING) && pad)
+					continue;
+				cases[n] = (struct check_case){
+					pad ? 3 : 1 + (size_t)data * 2, k->seq_q,
+					k->seq_kv, (enum check_pad)pad,
+					(enum check_data)data, index * 131 + n};
+				++n;
+			}
+		return n;
+	}
+	/* dynamic: walk the length pairs with a stride that differs per
+	 * kernel, so the set of kernels covers the whole matrix; include
+	 * seq_q != seq_kv, both orders, and seq_kv = 0 */
+	for (size_t t = 0; t < 8 && n < max; ++t) {
+		size_t a = (index * 3 + t * 2) % NLEN;
+		size_t b = (index * 5 + t * 7 + 1) % NLEN;
+		cases[n++] = (struct check_case){
+			1 + t % 3, lengths[a], lengths[b],
+			(k->mask & MHA_MASK_PADDING) ? (enum check_pad)(t % 3) : PAD_FULL,
+			(enum check_data)(t % 2), index * 131 + t};
+	}
+	if (n < max)
+		cases[n++] = (struct check_case){2, lengths[index % NLEN], 0,
+		                                 PAD_FULL, DATA_UNIFORM, index};
+	if (n < max)
+		cases[n++] = (struct check_case){1, 130, 130, (k->mask & MHA_MASK_PADDING) ? PAD_MIXED : PAD_FULL,
+		                                 DATA_HOT, index + 7};
+	return n;
+}
+
+/* Fill a tensor; DATA_HOT makes q and k rows nearly parallel with
+ * |q.k| * scale close to 100, so raw exp(score) overflows. */
+static void fill(float *x, size_t n, size_t d, enum check_data data,
+                 float hot, uint64_t *s)
+{
+	for (size_t i = 0; i < n; ++i) {
+		if (data == DATA_HOT)
+			x[i] = hot * (1.0f + 0.05f * rng_unit(s));
+		else
+			x[i] = rng_unit(s);
+	}
+	(void)d;
+}
+
+int check_run(const struct mha_kernel *k, const struct check_case *c,
+              char *msg, size_t msglen)
+{
+	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
+	                     k->align, k->layout, 0, k->scale};
+	size_t nq = c->batch * c->seq_q * k->h * k->dk;
+	size_t nk = c->batch * c->seq_kv * k->kv_heads * k->dk;
+	size_t nv = c->batch * c->seq_kv * k->kv_heads * k->dv;
+	size_t no = c->batch * c->seq_q * k->h * k->dv;
+	float *q = mha_alloc(nq), *kk = mha_alloc(nk), *v = mha_alloc(nv);
+	float *ref = mha_alloc(no);
+	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
+	struct mha_guarded out;
+	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
+	/* per element value giving |q.k| * scale near 100 on hot data */
+	float hot = (float)sqrt(100.0 / ((double)k->dk * k->scale));
+	double vmax = 0.0, qmax = 0.0, kmax = 0.0, err = 0.0, tol;
+	size_t worst = 0;
+	int rc = -1;
+
+	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no)) {
+		snprintf(msg, msglen, "out of memory");
+		goto done;
+	}
+	fill(q, nq, k->dk, c->data, hot, &seed);
+	fill(kk, nk, k->dk, c->data, hot, &seed);
+	fill(v, nv, k->dv, DATA_UNIFORM, 0, &seed);
+	for (size_t b = 0; b < c->batch; ++b) {
+		if (c->pad == PAD_ZERO)
+			kv_len[b] = b % 2 ? (int32_t)c->seq_kv : 0;
+		else if (c->pad == PAD_MIXED)
+			kv_len[b] = (int32_t)((b * 7 + c->seq_kv / 2 + 1) % (c->seq_kv + 1));
+		else
+			kv_len[b] = (int32_t)c->seq_kv;
+	}
+	if (c->pad == PAD_MIXED && c->batch > 0)
+		kv_len[c->batch - 1] = (int32_t)c->seq_kv;
+	for (size_t i = 0; i < nv; ++i)
+		vmax = fmax(vmax, fabs(v[i]));
+	for (size_t i = 0; i < nq; ++i)
+		qmax = fmax(qmax, fabs(q[i]));
+	for (size_t i = 0; i < nk; ++i)
+		kmax = fmax(kmax, fabs(kk[i]));
+
+	mha_ref_attention(&a, q, kk, v, ref, c->batch, c->seq_q, c->seq_kv,
+	                  kv_len, NULL);
+	k->fn(q, kk, v, out.data, c->batch, c->seq_q, c->seq_kv,
+	      (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, NULL);
+
+	if (!mha_guarded_intact(&out)) {
+		snprintf(msg, msglen, "wrote outside its output");
+		goto done;
+	}
+	for (size_t i = 0; i < no; ++i) {
+		double e;
+		if (mha_is_poison(out.data[i]) || isnan(out.data[i])) {
+			snprintf(msg, msglen, "output %zu %s", i,
+			         mha_is_poison(out.data[i]) ? "never written" : "is NaN");
+			goto done;
+		}
+		e = fabs((double)out.data[i] - (double)ref[i]);
+		if (e > err) {
+			err = e;
+			worst = i;
+		}
+	}
+	/* Outputs are convex combinations of v rows, so errors scale with
+	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
+	 * sum|q_d k_d| * scale (bounded by dk * max|q| max|k| * scale); it
+	 * becomes a relative error of the weights.  exp adds a few ulp.  Wrong
+	 * masking or indexing errs by O(max|v|), far above this. */
+	tol = vmax * (1e-5 + 4.0 * sqrt((double)k->dk) * 0x1p-24 *
+	                        (double)k->dk * qmax * kmax * k->scale);
+	if (err > tol) {
+		snprintf(msg, msglen,
+		         "batch %zu seq_q %zu seq_kv %zu pad %d data %d: "
+		         "|out - ref| = %.3g > tol %.3g at %zu (out %.9g, ref %.9g)",
+		         c->batch, c->seq_q, c->seq_kv, (int)c->pad, (int)c->data,
+		         err, tol, worst, (double)out.data[worst], (double)ref[worst]);
+		goto done;
+	}
+	rc = 0;
+done:
+	mha_free(q);
+	mha_free(kk);
+	mha_free(v);
+	mha_free(ref);
+	free(kv_len);
+	mha_guarded_free(&out);
+	return rc;
+}
+
+int check_kernel(const struct mha_kernel *k, size_t index, char *msg,
+                 size_t msglen)
+{
+	struct check_case cases[16];
+	size_t n = check_cases(k, index, cases, 16);
+	char sub[512];
+
+	for (size_t i = 0; i < n; ++i)
+		if (check_run(k, &cases[i], sub, sizeof sub)) {
+			snprintf(msg, msglen, "%s: %s", k->name, sub);
+			return -1;
+		}
+	return 0;
+}

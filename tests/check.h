@@ -1,0 +1,54 @@
+/* Kernel checking shared by the Criterion tests and the NEON driver that runs
+ * under qemu: builds cases that break naive kernels, runs a generated kernel
+ * and the reference on them, compares. */
+#ifndef MHA_CHECK_H
+#define MHA_CHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef void (*mha_kernel_fn)(const float *q, const float *k, const float *v,
+                              float *out, size_t batch, size_t seq_q,
+                              size_t seq_kv, const int32_t *kv_len,
+                              const float *bias);
+
+/* A generated kernel and the spec it was generated for (registry line). */
+struct mha_kernel {
+	const char *name, *target;
+	mha_kernel_fn fn;
+	size_t h, kv_heads, dk, dv;
+	size_t seq_q, seq_kv; /* 0: dynamic */
+	unsigned mask;
+	int align, layout;
+	float scale;
+};
+
+/* How key padding lengths are chosen for a case. */
+enum check_pad { PAD_FULL, PAD_ZERO, PAD_MIXED };
+
+/* Input values: uniform in [-1, 1], or q and k aligned so that scores are
+ * near +100 (exp overflows float without the max subtraction). */
+enum check_data { DATA_UNIFORM, DATA_HOT };
+
+struct check_case {
+	size_t batch, seq_q, seq_kv;
+	enum check_pad pad;
+	enum check_data data;
+	uint64_t seed;
+};
+
+/* Fill cases for kernel k (sampled so every listed length meets the kernel
+ * over the whole matrix); returns how many, at most max. */
+size_t check_cases(const struct mha_kernel *k, size_t index,
+                   struct check_case *cases, size_t max);
+
+/* Run one case; 0 when the kernel matches the reference within tolerance and
+ * wrote exactly its output, else -1 with a message in msg. */
+int check_run(const struct mha_kernel *k, const struct check_case *c,
+              char *msg, size_t msglen);
+
+/* Run every case of kernel k; 0 or -1 with the first failure in msg. */
+int check_kernel(const struct mha_kernel *k, size_t index, char *msg,
+                 size_t msglen);
+
+#endif

@@ -1,0 +1,64 @@
+/* Every generated x86 kernel (scalar and AVX2; the test list and the
+ * committed generated/ ones) against the reference on its case matrix. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../runtime/mha_cpu.h"
+#include "registry.h"
+
+#define MHA_KERNEL_SCALAR MHA_PROTO
+#define MHA_KERNEL_AVX2 MHA_PROTO
+#define MHA_KERNEL_NEON MHA_SKIP
+#include "scalar/kernels.inc"
+#include "avx2/kernels.inc"
+#include "generated/kernels.inc"
+#undef MHA_KERNEL_SCALAR
+#undef MHA_KERNEL_AVX2
+
+static const struct mha_kernel kernels[] = {
+#define MHA_KERNEL_SCALAR MHA_ENTRY
+#define MHA_KERNEL_AVX2 MHA_ENTRY
+#include "scalar/kernels.inc"
+#include "avx2/kernels.inc"
+#include "generated/kernels.inc"
+};
+
+#define NKERNELS (sizeof kernels / sizeof kernels[0])
+
+/* Parameters are indices: Criterion runs each test in a fresh process, where
+ * the table's pointers are only valid when looked up again. */
+ParameterizedTestParameters(kernels, match_reference)
+{
+	static size_t index[NKERNELS];
+
+	for (size_t i = 0; i < NKERNELS; ++i)
+		index[i] = i;
+	return cr_make_param_array(size_t, index, NKERNELS);
+}
+
+/* Each kernel, every case of its matrix: outputs within tolerance of the
+ * reference, every output written, nothing written outside. */
+ParameterizedTest(size_t *index, kernels, match_reference)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[1024];
+
+	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
+		cr_skip_test("this CPU has no AVX2+FMA");
+	cr_assert(check_kernel(k, *index, msg, sizeof msg) == 0, "%s", msg);
+}
+
+/* The registry really holds the whole test list for both x86 targets. */
+Test(kernels, registry_complete)
+{
+	size_t scalar = 0, avx2 = 0;
+
+	for (size_t i = 0; i < NKERNELS; ++i) {
+		scalar += strcmp(kernels[i].target, "scalar") == 0;
+		avx2 += strcmp(kernels[i].target, "avx2") == 0;
+	}
+	cr_assert_geq(scalar, 21, "only %zu scalar kernels linked", scalar);
+	cr_assert_geq(avx2, 21, "only %zu avx2 kernels linked", avx2);
+}

@@ -1,0 +1,39 @@
+#!/bin/sh
+# gen-kernels.sh [--all] LIST OUTDIR [TARGET]
+# Generate one kernel per line of LIST (mhagen flags; '#' comments) into
+# OUTDIR/NAME.c and the X-macro registry OUTDIR/kernels.inc; with --all also
+# OUTDIR/all.c, one translation unit including every kernel.  With TARGET, --target TARGET is added to each line.
+# OUTDIR is replaced only when every kernel generated.  MHAGEN names the
+# generator (default build/mhagen).
+set -eu
+
+all=
+if [ "${1:-}" = --all ]; then
+	all=1
+	shift
+fi
+list=$1
+outdir=$2
+target=${3:-}
+mhagen=${MHAGEN:-build/mhagen}
+
+mkdir -p "$(dirname "$outdir")"
+tmp=$(mktemp -d "${outdir%/}.tmp.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+
+: > "$tmp/kernels.inc"
+: > "$tmp/all.c"
+grep -v '^[[:space:]]*\(#\|$\)' "$list" | while IFS= read -r line; do
+	# shellcheck disable=SC2086 # the line is a list of flags
+	set -- $line ${target:+--target "$target"}
+	name=$("$mhagen" "$@" --emit name)
+	"$mhagen" "$@" -o "$tmp/$name.c"
+	"$mhagen" "$@" --emit registry >> "$tmp/kernels.inc"
+	echo "#include \"$name.c\"" >> "$tmp/all.c"
+	echo "  $name" >&2
+done
+
+[ -n "$all" ] || rm "$tmp/all.c"
+mkdir -p "$outdir"
+rm -f "$outdir"/*.c "$outdir"/kernels.inc
+mv "$tmp"/* "$outdir"/
