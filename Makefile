@@ -31,7 +31,7 @@ RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
 MHAGEN := $(BUILD)/mhagen
 
 .SECONDARY:
-.PHONY: all deps demo demo-run test check check-build generate install clean
+.PHONY: all deps bench demo demo-run test check check-build generate install clean
 all: $(MHAGEN)
 
 deps:
@@ -184,5 +184,8 @@ $(BUILD)/tests/neon_check_clang: $(NEON_DEPS)
 $(BUILD)/tests/neon_check_gcc: $(NEON_DEPS)
 	@echo "  CC      $@ (aarch64-linux-gnu-gcc)"
 	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
+
+# ---- benchmarks (never part of the tests)
+include bench/bench.mk
 
 -include $(wildcard $(BUILD)/*/*.d $(BUILD)/*/*/*.d)

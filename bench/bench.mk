@@ -1,0 +1,3 @@
+# make bench: see bench/bench.c
+bench: deps
+	@echo "bench: not built yet"
