@@ -94,7 +94,7 @@ $(DEMO)/kernel.o: $(DEMO)/kernel.c
 	@$(CC) $(KFLAGS) -march=native -c $< -o $@
 $(DEMO)/demo: bench/demo.c $(DEMO)/kernel.o $(RT_OBJS)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -I$(DEMO) $^ -lm -o $@
+	@$(CC) $(ALL_CFLAGS) -I$(DEMO) $(filter %.c %.o,$^) -lm -o $@
 demo-run: $(DEMO)/demo
 	@$(DEMO)/demo
 
@@ -121,7 +121,7 @@ $(TK)/%-cc.o: $(TK)/%/kernels.inc
 	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
 $(TK)/%-gcc.o: $(TK)/%/kernels.inc
 	@echo "  GCC     $(TK)/$*/all.c"
-	@$(GCC) $(KFLAGS) $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
+	@$(GCC) $(KFLAGS) -fopenmp $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
 
 $(BUILD)/tests/gen-cc/%.o: generated/%.c
 	@mkdir -p $(@D)
@@ -167,7 +167,7 @@ $(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2
 $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/avx2-gcc.o \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_X86))
 	@echo "  LD      $@"
-	@$(CC) $^ $(TEST_LIBS) -o $@
+	@$(GCC) $^ $(TEST_LIBS) -fopenmp -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@

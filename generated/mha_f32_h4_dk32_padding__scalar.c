@@ -5,6 +5,7 @@
  * (4 key/value heads), dk=32, dv=32, layout bshd.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 4x4; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -54,287 +55,1759 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp(float x)
 	return (x >= (-0x1.5d589ep+6f) ? y : 0.0f);
 }
 
-/* One query row of one head against keys 0..n-1: online softmax over blocks
- * of 64 keys (running max m, rescaled sum l), weighted sum of values.
- * k, v point at key/value 0 of the head; consecutive keys are 128
- * floats apart, values 128. */
-static inline void mha_f32_h4_dk32_padding__scalar_row(const float *restrict q, const float *restrict k,
-        const float *restrict v, float *restrict o, size_t n)
+/* Pack nb keys of one head (rows 128 floats apart) transposed and
+ * scaled: kt[d][j] = 0x1.6a09e6p-3f * k_j[d]; keys nb..63 are zero. */
+static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict k, float *restrict kt, size_t nb)
 {
-	float qv[32], acc[32];
-	_Alignas(64) float s[64];
-	float m = -INFINITY, l = 0.0f;
+	for (size_t j = 0; j < nb; ++j)
+		for (size_t d = 0; d < 32; ++d)
+			kt[d * 64 + j] = k[j * 128 + d] * 0x1.6a09e6p-3f;
+	for (size_t j = nb; j < 64; ++j)
+		for (size_t d = 0; d < 32; ++d)
+			kt[d * 64 + j] = 0.0f;
+}
 
-	if (n == 0) {
-		(o + 0)[0] = 0.0f;
-		(o + 1)[0] = 0.0f;
-		(o + 2)[0] = 0.0f;
-		(o + 3)[0] = 0.0f;
-		(o + 4)[0] = 0.0f;
-		(o + 5)[0] = 0.0f;
-		(o + 6)[0] = 0.0f;
-		(o + 7)[0] = 0.0f;
-		(o + 8)[0] = 0.0f;
-		(o + 9)[0] = 0.0f;
-		(o + 10)[0] = 0.0f;
-		(o + 11)[0] = 0.0f;
-		(o + 12)[0] = 0.0f;
-		(o + 13)[0] = 0.0f;
-		(o + 14)[0] = 0.0f;
-		(o + 15)[0] = 0.0f;
-		(o + 16)[0] = 0.0f;
-		(o + 17)[0] = 0.0f;
-		(o + 18)[0] = 0.0f;
-		(o + 19)[0] = 0.0f;
-		(o + 20)[0] = 0.0f;
-		(o + 21)[0] = 0.0f;
-		(o + 22)[0] = 0.0f;
-		(o + 23)[0] = 0.0f;
-		(o + 24)[0] = 0.0f;
-		(o + 25)[0] = 0.0f;
-		(o + 26)[0] = 0.0f;
-		(o + 27)[0] = 0.0f;
-		(o + 28)[0] = 0.0f;
-		(o + 29)[0] = 0.0f;
-		(o + 30)[0] = 0.0f;
-		(o + 31)[0] = 0.0f;
-		return;
+/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 128 floats
+ * apart.  1x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 32; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
+ * 128 floats apart, values 128.  The row is done in chunks of
+ * 4 vectors so 1x4 accumulators stay in registers. */
+static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
 	}
 	{
-		const float vscale = (0x1.6a09e6p-3f);
-		qv[0] = ((q + 0)[0] * vscale);
-		qv[1] = ((q + 1)[0] * vscale);
-		qv[2] = ((q + 2)[0] * vscale);
-		qv[3] = ((q + 3)[0] * vscale);
-		qv[4] = ((q + 4)[0] * vscale);
-		qv[5] = ((q + 5)[0] * vscale);
-		qv[6] = ((q + 6)[0] * vscale);
-		qv[7] = ((q + 7)[0] * vscale);
-		qv[8] = ((q + 8)[0] * vscale);
-		qv[9] = ((q + 9)[0] * vscale);
-		qv[10] = ((q + 10)[0] * vscale);
-		qv[11] = ((q + 11)[0] * vscale);
-		qv[12] = ((q + 12)[0] * vscale);
-		qv[13] = ((q + 13)[0] * vscale);
-		qv[14] = ((q + 14)[0] * vscale);
-		qv[15] = ((q + 15)[0] * vscale);
-		qv[16] = ((q + 16)[0] * vscale);
-		qv[17] = ((q + 17)[0] * vscale);
-		qv[18] = ((q + 18)[0] * vscale);
-		qv[19] = ((q + 19)[0] * vscale);
-		qv[20] = ((q + 20)[0] * vscale);
-		qv[21] = ((q + 21)[0] * vscale);
-		qv[22] = ((q + 22)[0] * vscale);
-		qv[23] = ((q + 23)[0] * vscale);
-		qv[24] = ((q + 24)[0] * vscale);
-		qv[25] = ((q + 25)[0] * vscale);
-		qv[26] = ((q + 26)[0] * vscale);
-		qv[27] = ((q + 27)[0] * vscale);
-		qv[28] = ((q + 28)[0] * vscale);
-		qv[29] = ((q + 29)[0] * vscale);
-		qv[30] = ((q + 30)[0] * vscale);
-		qv[31] = ((q + 31)[0] * vscale);
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
 	}
-	acc[0] = 0.0f;
-	acc[1] = 0.0f;
-	acc[2] = 0.0f;
-	acc[3] = 0.0f;
-	acc[4] = 0.0f;
-	acc[5] = 0.0f;
-	acc[6] = 0.0f;
-	acc[7] = 0.0f;
-	acc[8] = 0.0f;
-	acc[9] = 0.0f;
-	acc[10] = 0.0f;
-	acc[11] = 0.0f;
-	acc[12] = 0.0f;
-	acc[13] = 0.0f;
-	acc[14] = 0.0f;
-	acc[15] = 0.0f;
-	acc[16] = 0.0f;
-	acc[17] = 0.0f;
-	acc[18] = 0.0f;
-	acc[19] = 0.0f;
-	acc[20] = 0.0f;
-	acc[21] = 0.0f;
-	acc[22] = 0.0f;
-	acc[23] = 0.0f;
-	acc[24] = 0.0f;
-	acc[25] = 0.0f;
-	acc[26] = 0.0f;
-	acc[27] = 0.0f;
-	acc[28] = 0.0f;
-	acc[29] = 0.0f;
-	acc[30] = 0.0f;
-	acc[31] = 0.0f;
-
-	for (size_t j0 = 0; j0 < n; j0 += 64) {
-		const size_t nb = n - j0 < 64 ? n - j0 : 64;
-		const float *kj = k + j0 * 128;
-		const float *vj = v + j0 * 128;
-
-		/* scores of this block */
-		for (size_t j = 0; j < nb; ++j, kj += 128) {
-			float t0 = (qv[0] * (kj)[0]);
-			float t1 = (qv[1] * (kj + 1)[0]);
-			t0 = (qv[2] * (kj + 2)[0] + t0);
-			t1 = (qv[3] * (kj + 3)[0] + t1);
-			t0 = (qv[4] * (kj + 4)[0] + t0);
-			t1 = (qv[5] * (kj + 5)[0] + t1);
-			t0 = (qv[6] * (kj + 6)[0] + t0);
-			t1 = (qv[7] * (kj + 7)[0] + t1);
-			t0 = (qv[8] * (kj + 8)[0] + t0);
-			t1 = (qv[9] * (kj + 9)[0] + t1);
-			t0 = (qv[10] * (kj + 10)[0] + t0);
-			t1 = (qv[11] * (kj + 11)[0] + t1);
-			t0 = (qv[12] * (kj + 12)[0] + t0);
-			t1 = (qv[13] * (kj + 13)[0] + t1);
-			t0 = (qv[14] * (kj + 14)[0] + t0);
-			t1 = (qv[15] * (kj + 15)[0] + t1);
-			t0 = (qv[16] * (kj + 16)[0] + t0);
-			t1 = (qv[17] * (kj + 17)[0] + t1);
-			t0 = (qv[18] * (kj + 18)[0] + t0);
-			t1 = (qv[19] * (kj + 19)[0] + t1);
-			t0 = (qv[20] * (kj + 20)[0] + t0);
-			t1 = (qv[21] * (kj + 21)[0] + t1);
-			t0 = (qv[22] * (kj + 22)[0] + t0);
-			t1 = (qv[23] * (kj + 23)[0] + t1);
-			t0 = (qv[24] * (kj + 24)[0] + t0);
-			t1 = (qv[25] * (kj + 25)[0] + t1);
-			t0 = (qv[26] * (kj + 26)[0] + t0);
-			t1 = (qv[27] * (kj + 27)[0] + t1);
-			t0 = (qv[28] * (kj + 28)[0] + t0);
-			t1 = (qv[29] * (kj + 29)[0] + t1);
-			t0 = (qv[30] * (kj + 30)[0] + t0);
-			t1 = (qv[31] * (kj + 31)[0] + t1);
-			s[j] = (t0 + t1);
-		}
-		const size_t nr = nb;
-
-		/* new running max, weights exp(s - max), their sum */
-		float vm = (s)[0];
-		for (size_t j = 1; j < nr; j += 1)
-			vm = mha_f32_h4_dk32_padding__scalar_max(vm, (s + j)[0]);
-		const float bm = vm;
-		const float mn = m > bm ? m : bm;
-		const float vmn = (mn);
-		float vsum = 0.0f;
-		for (size_t j = 0; j < nr; j += 1) {
-			const float p = mha_f32_h4_dk32_padding__scalar_exp(((s + j)[0] - vmn));
-			(s + j)[0] = p;
-			vsum = (vsum + p);
-		}
-		const float alpha = mha_f32_h4_dk32_padding__scalar_exp((m - mn));
-		l = l * alpha + vsum;
-		m = mn;
-
-		/* rescale the accumulator, add this block's weighted values */
-		{
-			const float va = (alpha);
-			acc[0] = (acc[0] * va);
-			acc[1] = (acc[1] * va);
-			acc[2] = (acc[2] * va);
-			acc[3] = (acc[3] * va);
-			acc[4] = (acc[4] * va);
-			acc[5] = (acc[5] * va);
-			acc[6] = (acc[6] * va);
-			acc[7] = (acc[7] * va);
-			acc[8] = (acc[8] * va);
-			acc[9] = (acc[9] * va);
-			acc[10] = (acc[10] * va);
-			acc[11] = (acc[11] * va);
-			acc[12] = (acc[12] * va);
-			acc[13] = (acc[13] * va);
-			acc[14] = (acc[14] * va);
-			acc[15] = (acc[15] * va);
-			acc[16] = (acc[16] * va);
-			acc[17] = (acc[17] * va);
-			acc[18] = (acc[18] * va);
-			acc[19] = (acc[19] * va);
-			acc[20] = (acc[20] * va);
-			acc[21] = (acc[21] * va);
-			acc[22] = (acc[22] * va);
-			acc[23] = (acc[23] * va);
-			acc[24] = (acc[24] * va);
-			acc[25] = (acc[25] * va);
-			acc[26] = (acc[26] * va);
-			acc[27] = (acc[27] * va);
-			acc[28] = (acc[28] * va);
-			acc[29] = (acc[29] * va);
-			acc[30] = (acc[30] * va);
-			acc[31] = (acc[31] * va);
-		}
-		for (size_t j = 0; j < nb; ++j, vj += 128) {
-			const float pj = (s[j]);
-			acc[0] = (pj * (vj + 0)[0] + acc[0]);
-			acc[1] = (pj * (vj + 1)[0] + acc[1]);
-			acc[2] = (pj * (vj + 2)[0] + acc[2]);
-			acc[3] = (pj * (vj + 3)[0] + acc[3]);
-			acc[4] = (pj * (vj + 4)[0] + acc[4]);
-			acc[5] = (pj * (vj + 5)[0] + acc[5]);
-			acc[6] = (pj * (vj + 6)[0] + acc[6]);
-			acc[7] = (pj * (vj + 7)[0] + acc[7]);
-			acc[8] = (pj * (vj + 8)[0] + acc[8]);
-			acc[9] = (pj * (vj + 9)[0] + acc[9]);
-			acc[10] = (pj * (vj + 10)[0] + acc[10]);
-			acc[11] = (pj * (vj + 11)[0] + acc[11]);
-			acc[12] = (pj * (vj + 12)[0] + acc[12]);
-			acc[13] = (pj * (vj + 13)[0] + acc[13]);
-			acc[14] = (pj * (vj + 14)[0] + acc[14]);
-			acc[15] = (pj * (vj + 15)[0] + acc[15]);
-			acc[16] = (pj * (vj + 16)[0] + acc[16]);
-			acc[17] = (pj * (vj + 17)[0] + acc[17]);
-			acc[18] = (pj * (vj + 18)[0] + acc[18]);
-			acc[19] = (pj * (vj + 19)[0] + acc[19]);
-			acc[20] = (pj * (vj + 20)[0] + acc[20]);
-			acc[21] = (pj * (vj + 21)[0] + acc[21]);
-			acc[22] = (pj * (vj + 22)[0] + acc[22]);
-			acc[23] = (pj * (vj + 23)[0] + acc[23]);
-			acc[24] = (pj * (vj + 24)[0] + acc[24]);
-			acc[25] = (pj * (vj + 25)[0] + acc[25]);
-			acc[26] = (pj * (vj + 26)[0] + acc[26]);
-			acc[27] = (pj * (vj + 27)[0] + acc[27]);
-			acc[28] = (pj * (vj + 28)[0] + acc[28]);
-			acc[29] = (pj * (vj + 29)[0] + acc[29]);
-			acc[30] = (pj * (vj + 30)[0] + acc[30]);
-			acc[31] = (pj * (vj + 31)[0] + acc[31]);
-		}
-	}
-
 	{
-		const float inv = (1.0f / l);
-		(o + 0)[0] = (acc[0] * inv);
-		(o + 1)[0] = (acc[1] * inv);
-		(o + 2)[0] = (acc[2] * inv);
-		(o + 3)[0] = (acc[3] * inv);
-		(o + 4)[0] = (acc[4] * inv);
-		(o + 5)[0] = (acc[5] * inv);
-		(o + 6)[0] = (acc[6] * inv);
-		(o + 7)[0] = (acc[7] * inv);
-		(o + 8)[0] = (acc[8] * inv);
-		(o + 9)[0] = (acc[9] * inv);
-		(o + 10)[0] = (acc[10] * inv);
-		(o + 11)[0] = (acc[11] * inv);
-		(o + 12)[0] = (acc[12] * inv);
-		(o + 13)[0] = (acc[13] * inv);
-		(o + 14)[0] = (acc[14] * inv);
-		(o + 15)[0] = (acc[15] * inv);
-		(o + 16)[0] = (acc[16] * inv);
-		(o + 17)[0] = (acc[17] * inv);
-		(o + 18)[0] = (acc[18] * inv);
-		(o + 19)[0] = (acc[19] * inv);
-		(o + 20)[0] = (acc[20] * inv);
-		(o + 21)[0] = (acc[21] * inv);
-		(o + 22)[0] = (acc[22] * inv);
-		(o + 23)[0] = (acc[23] * inv);
-		(o + 24)[0] = (acc[24] * inv);
-		(o + 25)[0] = (acc[25] * inv);
-		(o + 26)[0] = (acc[26] * inv);
-		(o + 27)[0] = (acc[27] * inv);
-		(o + 28)[0] = (acc[28] * inv);
-		(o + 29)[0] = (acc[29] * inv);
-		(o + 30)[0] = (acc[30] * inv);
-		(o + 31)[0] = (acc[31] * inv);
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 128 floats
+ * apart.  2x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 32; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[128 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
+ * 128 floats apart, values 128.  The row is done in chunks of
+ * 4 vectors so 2x4 accumulators stay in registers. */
+static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 128 + 0)[0] * al1);
+		float a1_2 = ((o + 128 + 1)[0] * al1);
+		float a1_3 = ((o + 128 + 2)[0] * al1);
+		float a1_4 = ((o + 128 + 3)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 128 + 0)[0] = a1_1;
+		(o + 128 + 1)[0] = a1_2;
+		(o + 128 + 2)[0] = a1_3;
+		(o + 128 + 3)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 128 + 4)[0] * al1);
+		float a1_2 = ((o + 128 + 5)[0] * al1);
+		float a1_3 = ((o + 128 + 6)[0] * al1);
+		float a1_4 = ((o + 128 + 7)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 128 + 4)[0] = a1_1;
+		(o + 128 + 5)[0] = a1_2;
+		(o + 128 + 6)[0] = a1_3;
+		(o + 128 + 7)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 128 + 8)[0] * al1);
+		float a1_2 = ((o + 128 + 9)[0] * al1);
+		float a1_3 = ((o + 128 + 10)[0] * al1);
+		float a1_4 = ((o + 128 + 11)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 128 + 8)[0] = a1_1;
+		(o + 128 + 9)[0] = a1_2;
+		(o + 128 + 10)[0] = a1_3;
+		(o + 128 + 11)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 128 + 12)[0] * al1);
+		float a1_2 = ((o + 128 + 13)[0] * al1);
+		float a1_3 = ((o + 128 + 14)[0] * al1);
+		float a1_4 = ((o + 128 + 15)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 128 + 12)[0] = a1_1;
+		(o + 128 + 13)[0] = a1_2;
+		(o + 128 + 14)[0] = a1_3;
+		(o + 128 + 15)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 128 + 16)[0] * al1);
+		float a1_2 = ((o + 128 + 17)[0] * al1);
+		float a1_3 = ((o + 128 + 18)[0] * al1);
+		float a1_4 = ((o + 128 + 19)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 128 + 16)[0] = a1_1;
+		(o + 128 + 17)[0] = a1_2;
+		(o + 128 + 18)[0] = a1_3;
+		(o + 128 + 19)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 128 + 20)[0] * al1);
+		float a1_2 = ((o + 128 + 21)[0] * al1);
+		float a1_3 = ((o + 128 + 22)[0] * al1);
+		float a1_4 = ((o + 128 + 23)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 128 + 20)[0] = a1_1;
+		(o + 128 + 21)[0] = a1_2;
+		(o + 128 + 22)[0] = a1_3;
+		(o + 128 + 23)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 128 + 24)[0] * al1);
+		float a1_2 = ((o + 128 + 25)[0] * al1);
+		float a1_3 = ((o + 128 + 26)[0] * al1);
+		float a1_4 = ((o + 128 + 27)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 128 + 24)[0] = a1_1;
+		(o + 128 + 25)[0] = a1_2;
+		(o + 128 + 26)[0] = a1_3;
+		(o + 128 + 27)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 128 + 28)[0] * al1);
+		float a1_2 = ((o + 128 + 29)[0] * al1);
+		float a1_3 = ((o + 128 + 30)[0] * al1);
+		float a1_4 = ((o + 128 + 31)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 128 + 28)[0] = a1_1;
+		(o + 128 + 29)[0] = a1_2;
+		(o + 128 + 30)[0] = a1_3;
+		(o + 128 + 31)[0] = a1_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 128 floats
+ * apart.  3x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		float a2_0 = 0.0f;
+		float a2_1 = 0.0f;
+		float a2_2 = 0.0f;
+		float a2_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 32; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[128 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+			{
+				const float qb = (q[256 + d]);
+				a2_0 = (qb * k0 + a2_0);
+				a2_1 = (qb * k1 + a2_1);
+				a2_2 = (qb * k2 + a2_2);
+				a2_3 = (qb * k3 + a2_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+		(s + 128 + c + 0)[0] = a2_0;
+		(s + 128 + c + 1)[0] = a2_1;
+		(s + 128 + c + 2)[0] = a2_2;
+		(s + 128 + c + 3)[0] = a2_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
+ * 128 floats apart, values 128.  The row is done in chunks of
+ * 4 vectors so 3x4 accumulators stay in registers. */
+static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	const float al2 = (alpha[2]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 128 + 0)[0] * al1);
+		float a1_2 = ((o + 128 + 1)[0] * al1);
+		float a1_3 = ((o + 128 + 2)[0] * al1);
+		float a1_4 = ((o + 128 + 3)[0] * al1);
+		float a2_1 = ((o + 256 + 0)[0] * al2);
+		float a2_2 = ((o + 256 + 1)[0] * al2);
+		float a2_3 = ((o + 256 + 2)[0] * al2);
+		float a2_4 = ((o + 256 + 3)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 128 + 0)[0] = a1_1;
+		(o + 128 + 1)[0] = a1_2;
+		(o + 128 + 2)[0] = a1_3;
+		(o + 128 + 3)[0] = a1_4;
+		(o + 256 + 0)[0] = a2_1;
+		(o + 256 + 1)[0] = a2_2;
+		(o + 256 + 2)[0] = a2_3;
+		(o + 256 + 3)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 128 + 4)[0] * al1);
+		float a1_2 = ((o + 128 + 5)[0] * al1);
+		float a1_3 = ((o + 128 + 6)[0] * al1);
+		float a1_4 = ((o + 128 + 7)[0] * al1);
+		float a2_1 = ((o + 256 + 4)[0] * al2);
+		float a2_2 = ((o + 256 + 5)[0] * al2);
+		float a2_3 = ((o + 256 + 6)[0] * al2);
+		float a2_4 = ((o + 256 + 7)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 128 + 4)[0] = a1_1;
+		(o + 128 + 5)[0] = a1_2;
+		(o + 128 + 6)[0] = a1_3;
+		(o + 128 + 7)[0] = a1_4;
+		(o + 256 + 4)[0] = a2_1;
+		(o + 256 + 5)[0] = a2_2;
+		(o + 256 + 6)[0] = a2_3;
+		(o + 256 + 7)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 128 + 8)[0] * al1);
+		float a1_2 = ((o + 128 + 9)[0] * al1);
+		float a1_3 = ((o + 128 + 10)[0] * al1);
+		float a1_4 = ((o + 128 + 11)[0] * al1);
+		float a2_1 = ((o + 256 + 8)[0] * al2);
+		float a2_2 = ((o + 256 + 9)[0] * al2);
+		float a2_3 = ((o + 256 + 10)[0] * al2);
+		float a2_4 = ((o + 256 + 11)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 128 + 8)[0] = a1_1;
+		(o + 128 + 9)[0] = a1_2;
+		(o + 128 + 10)[0] = a1_3;
+		(o + 128 + 11)[0] = a1_4;
+		(o + 256 + 8)[0] = a2_1;
+		(o + 256 + 9)[0] = a2_2;
+		(o + 256 + 10)[0] = a2_3;
+		(o + 256 + 11)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 128 + 12)[0] * al1);
+		float a1_2 = ((o + 128 + 13)[0] * al1);
+		float a1_3 = ((o + 128 + 14)[0] * al1);
+		float a1_4 = ((o + 128 + 15)[0] * al1);
+		float a2_1 = ((o + 256 + 12)[0] * al2);
+		float a2_2 = ((o + 256 + 13)[0] * al2);
+		float a2_3 = ((o + 256 + 14)[0] * al2);
+		float a2_4 = ((o + 256 + 15)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 128 + 12)[0] = a1_1;
+		(o + 128 + 13)[0] = a1_2;
+		(o + 128 + 14)[0] = a1_3;
+		(o + 128 + 15)[0] = a1_4;
+		(o + 256 + 12)[0] = a2_1;
+		(o + 256 + 13)[0] = a2_2;
+		(o + 256 + 14)[0] = a2_3;
+		(o + 256 + 15)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 128 + 16)[0] * al1);
+		float a1_2 = ((o + 128 + 17)[0] * al1);
+		float a1_3 = ((o + 128 + 18)[0] * al1);
+		float a1_4 = ((o + 128 + 19)[0] * al1);
+		float a2_1 = ((o + 256 + 16)[0] * al2);
+		float a2_2 = ((o + 256 + 17)[0] * al2);
+		float a2_3 = ((o + 256 + 18)[0] * al2);
+		float a2_4 = ((o + 256 + 19)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 128 + 16)[0] = a1_1;
+		(o + 128 + 17)[0] = a1_2;
+		(o + 128 + 18)[0] = a1_3;
+		(o + 128 + 19)[0] = a1_4;
+		(o + 256 + 16)[0] = a2_1;
+		(o + 256 + 17)[0] = a2_2;
+		(o + 256 + 18)[0] = a2_3;
+		(o + 256 + 19)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 128 + 20)[0] * al1);
+		float a1_2 = ((o + 128 + 21)[0] * al1);
+		float a1_3 = ((o + 128 + 22)[0] * al1);
+		float a1_4 = ((o + 128 + 23)[0] * al1);
+		float a2_1 = ((o + 256 + 20)[0] * al2);
+		float a2_2 = ((o + 256 + 21)[0] * al2);
+		float a2_3 = ((o + 256 + 22)[0] * al2);
+		float a2_4 = ((o + 256 + 23)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 128 + 20)[0] = a1_1;
+		(o + 128 + 21)[0] = a1_2;
+		(o + 128 + 22)[0] = a1_3;
+		(o + 128 + 23)[0] = a1_4;
+		(o + 256 + 20)[0] = a2_1;
+		(o + 256 + 21)[0] = a2_2;
+		(o + 256 + 22)[0] = a2_3;
+		(o + 256 + 23)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 128 + 24)[0] * al1);
+		float a1_2 = ((o + 128 + 25)[0] * al1);
+		float a1_3 = ((o + 128 + 26)[0] * al1);
+		float a1_4 = ((o + 128 + 27)[0] * al1);
+		float a2_1 = ((o + 256 + 24)[0] * al2);
+		float a2_2 = ((o + 256 + 25)[0] * al2);
+		float a2_3 = ((o + 256 + 26)[0] * al2);
+		float a2_4 = ((o + 256 + 27)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 128 + 24)[0] = a1_1;
+		(o + 128 + 25)[0] = a1_2;
+		(o + 128 + 26)[0] = a1_3;
+		(o + 128 + 27)[0] = a1_4;
+		(o + 256 + 24)[0] = a2_1;
+		(o + 256 + 25)[0] = a2_2;
+		(o + 256 + 26)[0] = a2_3;
+		(o + 256 + 27)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 128 + 28)[0] * al1);
+		float a1_2 = ((o + 128 + 29)[0] * al1);
+		float a1_3 = ((o + 128 + 30)[0] * al1);
+		float a1_4 = ((o + 128 + 31)[0] * al1);
+		float a2_1 = ((o + 256 + 28)[0] * al2);
+		float a2_2 = ((o + 256 + 29)[0] * al2);
+		float a2_3 = ((o + 256 + 30)[0] * al2);
+		float a2_4 = ((o + 256 + 31)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 128 + 28)[0] = a1_1;
+		(o + 128 + 29)[0] = a1_2;
+		(o + 128 + 30)[0] = a1_3;
+		(o + 128 + 31)[0] = a1_4;
+		(o + 256 + 28)[0] = a2_1;
+		(o + 256 + 29)[0] = a2_2;
+		(o + 256 + 30)[0] = a2_3;
+		(o + 256 + 31)[0] = a2_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 128 floats
+ * apart.  4x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		float a2_0 = 0.0f;
+		float a2_1 = 0.0f;
+		float a2_2 = 0.0f;
+		float a2_3 = 0.0f;
+		float a3_0 = 0.0f;
+		float a3_1 = 0.0f;
+		float a3_2 = 0.0f;
+		float a3_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 32; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[128 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+			{
+				const float qb = (q[256 + d]);
+				a2_0 = (qb * k0 + a2_0);
+				a2_1 = (qb * k1 + a2_1);
+				a2_2 = (qb * k2 + a2_2);
+				a2_3 = (qb * k3 + a2_3);
+			}
+			{
+				const float qb = (q[384 + d]);
+				a3_0 = (qb * k0 + a3_0);
+				a3_1 = (qb * k1 + a3_1);
+				a3_2 = (qb * k2 + a3_2);
+				a3_3 = (qb * k3 + a3_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+		(s + 128 + c + 0)[0] = a2_0;
+		(s + 128 + c + 1)[0] = a2_1;
+		(s + 128 + c + 2)[0] = a2_2;
+		(s + 128 + c + 3)[0] = a2_3;
+		(s + 192 + c + 0)[0] = a3_0;
+		(s + 192 + c + 1)[0] = a3_1;
+		(s + 192 + c + 2)[0] = a3_2;
+		(s + 192 + c + 3)[0] = a3_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
+ * 128 floats apart, values 128.  The row is done in chunks of
+ * 4 vectors so 4x4 accumulators stay in registers. */
+static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	const float al2 = (alpha[2]);
+	const float al3 = (alpha[3]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 128 + 0)[0] * al1);
+		float a1_2 = ((o + 128 + 1)[0] * al1);
+		float a1_3 = ((o + 128 + 2)[0] * al1);
+		float a1_4 = ((o + 128 + 3)[0] * al1);
+		float a2_1 = ((o + 256 + 0)[0] * al2);
+		float a2_2 = ((o + 256 + 1)[0] * al2);
+		float a2_3 = ((o + 256 + 2)[0] * al2);
+		float a2_4 = ((o + 256 + 3)[0] * al2);
+		float a3_1 = ((o + 384 + 0)[0] * al3);
+		float a3_2 = ((o + 384 + 1)[0] * al3);
+		float a3_3 = ((o + 384 + 2)[0] * al3);
+		float a3_4 = ((o + 384 + 3)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 128 + 0)[0] = a1_1;
+		(o + 128 + 1)[0] = a1_2;
+		(o + 128 + 2)[0] = a1_3;
+		(o + 128 + 3)[0] = a1_4;
+		(o + 256 + 0)[0] = a2_1;
+		(o + 256 + 1)[0] = a2_2;
+		(o + 256 + 2)[0] = a2_3;
+		(o + 256 + 3)[0] = a2_4;
+		(o + 384 + 0)[0] = a3_1;
+		(o + 384 + 1)[0] = a3_2;
+		(o + 384 + 2)[0] = a3_3;
+		(o + 384 + 3)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 128 + 4)[0] * al1);
+		float a1_2 = ((o + 128 + 5)[0] * al1);
+		float a1_3 = ((o + 128 + 6)[0] * al1);
+		float a1_4 = ((o + 128 + 7)[0] * al1);
+		float a2_1 = ((o + 256 + 4)[0] * al2);
+		float a2_2 = ((o + 256 + 5)[0] * al2);
+		float a2_3 = ((o + 256 + 6)[0] * al2);
+		float a2_4 = ((o + 256 + 7)[0] * al2);
+		float a3_1 = ((o + 384 + 4)[0] * al3);
+		float a3_2 = ((o + 384 + 5)[0] * al3);
+		float a3_3 = ((o + 384 + 6)[0] * al3);
+		float a3_4 = ((o + 384 + 7)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 128 + 4)[0] = a1_1;
+		(o + 128 + 5)[0] = a1_2;
+		(o + 128 + 6)[0] = a1_3;
+		(o + 128 + 7)[0] = a1_4;
+		(o + 256 + 4)[0] = a2_1;
+		(o + 256 + 5)[0] = a2_2;
+		(o + 256 + 6)[0] = a2_3;
+		(o + 256 + 7)[0] = a2_4;
+		(o + 384 + 4)[0] = a3_1;
+		(o + 384 + 5)[0] = a3_2;
+		(o + 384 + 6)[0] = a3_3;
+		(o + 384 + 7)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 128 + 8)[0] * al1);
+		float a1_2 = ((o + 128 + 9)[0] * al1);
+		float a1_3 = ((o + 128 + 10)[0] * al1);
+		float a1_4 = ((o + 128 + 11)[0] * al1);
+		float a2_1 = ((o + 256 + 8)[0] * al2);
+		float a2_2 = ((o + 256 + 9)[0] * al2);
+		float a2_3 = ((o + 256 + 10)[0] * al2);
+		float a2_4 = ((o + 256 + 11)[0] * al2);
+		float a3_1 = ((o + 384 + 8)[0] * al3);
+		float a3_2 = ((o + 384 + 9)[0] * al3);
+		float a3_3 = ((o + 384 + 10)[0] * al3);
+		float a3_4 = ((o + 384 + 11)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 128 + 8)[0] = a1_1;
+		(o + 128 + 9)[0] = a1_2;
+		(o + 128 + 10)[0] = a1_3;
+		(o + 128 + 11)[0] = a1_4;
+		(o + 256 + 8)[0] = a2_1;
+		(o + 256 + 9)[0] = a2_2;
+		(o + 256 + 10)[0] = a2_3;
+		(o + 256 + 11)[0] = a2_4;
+		(o + 384 + 8)[0] = a3_1;
+		(o + 384 + 9)[0] = a3_2;
+		(o + 384 + 10)[0] = a3_3;
+		(o + 384 + 11)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 128 + 12)[0] * al1);
+		float a1_2 = ((o + 128 + 13)[0] * al1);
+		float a1_3 = ((o + 128 + 14)[0] * al1);
+		float a1_4 = ((o + 128 + 15)[0] * al1);
+		float a2_1 = ((o + 256 + 12)[0] * al2);
+		float a2_2 = ((o + 256 + 13)[0] * al2);
+		float a2_3 = ((o + 256 + 14)[0] * al2);
+		float a2_4 = ((o + 256 + 15)[0] * al2);
+		float a3_1 = ((o + 384 + 12)[0] * al3);
+		float a3_2 = ((o + 384 + 13)[0] * al3);
+		float a3_3 = ((o + 384 + 14)[0] * al3);
+		float a3_4 = ((o + 384 + 15)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 128 + 12)[0] = a1_1;
+		(o + 128 + 13)[0] = a1_2;
+		(o + 128 + 14)[0] = a1_3;
+		(o + 128 + 15)[0] = a1_4;
+		(o + 256 + 12)[0] = a2_1;
+		(o + 256 + 13)[0] = a2_2;
+		(o + 256 + 14)[0] = a2_3;
+		(o + 256 + 15)[0] = a2_4;
+		(o + 384 + 12)[0] = a3_1;
+		(o + 384 + 13)[0] = a3_2;
+		(o + 384 + 14)[0] = a3_3;
+		(o + 384 + 15)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 128 + 16)[0] * al1);
+		float a1_2 = ((o + 128 + 17)[0] * al1);
+		float a1_3 = ((o + 128 + 18)[0] * al1);
+		float a1_4 = ((o + 128 + 19)[0] * al1);
+		float a2_1 = ((o + 256 + 16)[0] * al2);
+		float a2_2 = ((o + 256 + 17)[0] * al2);
+		float a2_3 = ((o + 256 + 18)[0] * al2);
+		float a2_4 = ((o + 256 + 19)[0] * al2);
+		float a3_1 = ((o + 384 + 16)[0] * al3);
+		float a3_2 = ((o + 384 + 17)[0] * al3);
+		float a3_3 = ((o + 384 + 18)[0] * al3);
+		float a3_4 = ((o + 384 + 19)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 128 + 16)[0] = a1_1;
+		(o + 128 + 17)[0] = a1_2;
+		(o + 128 + 18)[0] = a1_3;
+		(o + 128 + 19)[0] = a1_4;
+		(o + 256 + 16)[0] = a2_1;
+		(o + 256 + 17)[0] = a2_2;
+		(o + 256 + 18)[0] = a2_3;
+		(o + 256 + 19)[0] = a2_4;
+		(o + 384 + 16)[0] = a3_1;
+		(o + 384 + 17)[0] = a3_2;
+		(o + 384 + 18)[0] = a3_3;
+		(o + 384 + 19)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 128 + 20)[0] * al1);
+		float a1_2 = ((o + 128 + 21)[0] * al1);
+		float a1_3 = ((o + 128 + 22)[0] * al1);
+		float a1_4 = ((o + 128 + 23)[0] * al1);
+		float a2_1 = ((o + 256 + 20)[0] * al2);
+		float a2_2 = ((o + 256 + 21)[0] * al2);
+		float a2_3 = ((o + 256 + 22)[0] * al2);
+		float a2_4 = ((o + 256 + 23)[0] * al2);
+		float a3_1 = ((o + 384 + 20)[0] * al3);
+		float a3_2 = ((o + 384 + 21)[0] * al3);
+		float a3_3 = ((o + 384 + 22)[0] * al3);
+		float a3_4 = ((o + 384 + 23)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 128 + 20)[0] = a1_1;
+		(o + 128 + 21)[0] = a1_2;
+		(o + 128 + 22)[0] = a1_3;
+		(o + 128 + 23)[0] = a1_4;
+		(o + 256 + 20)[0] = a2_1;
+		(o + 256 + 21)[0] = a2_2;
+		(o + 256 + 22)[0] = a2_3;
+		(o + 256 + 23)[0] = a2_4;
+		(o + 384 + 20)[0] = a3_1;
+		(o + 384 + 21)[0] = a3_2;
+		(o + 384 + 22)[0] = a3_3;
+		(o + 384 + 23)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 128 + 24)[0] * al1);
+		float a1_2 = ((o + 128 + 25)[0] * al1);
+		float a1_3 = ((o + 128 + 26)[0] * al1);
+		float a1_4 = ((o + 128 + 27)[0] * al1);
+		float a2_1 = ((o + 256 + 24)[0] * al2);
+		float a2_2 = ((o + 256 + 25)[0] * al2);
+		float a2_3 = ((o + 256 + 26)[0] * al2);
+		float a2_4 = ((o + 256 + 27)[0] * al2);
+		float a3_1 = ((o + 384 + 24)[0] * al3);
+		float a3_2 = ((o + 384 + 25)[0] * al3);
+		float a3_3 = ((o + 384 + 26)[0] * al3);
+		float a3_4 = ((o + 384 + 27)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 128 + 24)[0] = a1_1;
+		(o + 128 + 25)[0] = a1_2;
+		(o + 128 + 26)[0] = a1_3;
+		(o + 128 + 27)[0] = a1_4;
+		(o + 256 + 24)[0] = a2_1;
+		(o + 256 + 25)[0] = a2_2;
+		(o + 256 + 26)[0] = a2_3;
+		(o + 256 + 27)[0] = a2_4;
+		(o + 384 + 24)[0] = a3_1;
+		(o + 384 + 25)[0] = a3_2;
+		(o + 384 + 26)[0] = a3_3;
+		(o + 384 + 27)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 128 + 28)[0] * al1);
+		float a1_2 = ((o + 128 + 29)[0] * al1);
+		float a1_3 = ((o + 128 + 30)[0] * al1);
+		float a1_4 = ((o + 128 + 31)[0] * al1);
+		float a2_1 = ((o + 256 + 28)[0] * al2);
+		float a2_2 = ((o + 256 + 29)[0] * al2);
+		float a2_3 = ((o + 256 + 30)[0] * al2);
+		float a2_4 = ((o + 256 + 31)[0] * al2);
+		float a3_1 = ((o + 384 + 28)[0] * al3);
+		float a3_2 = ((o + 384 + 29)[0] * al3);
+		float a3_3 = ((o + 384 + 30)[0] * al3);
+		float a3_4 = ((o + 384 + 31)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 128) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 128 + 28)[0] = a1_1;
+		(o + 128 + 29)[0] = a1_2;
+		(o + 128 + 30)[0] = a1_3;
+		(o + 128 + 31)[0] = a1_4;
+		(o + 256 + 28)[0] = a2_1;
+		(o + 256 + 29)[0] = a2_2;
+		(o + 256 + 30)[0] = a2_3;
+		(o + 256 + 31)[0] = a2_4;
+		(o + 384 + 28)[0] = a3_1;
+		(o + 384 + 29)[0] = a3_2;
+		(o + 384 + 30)[0] = a3_3;
+		(o + 384 + 31)[0] = a3_4;
 	}
 }
 
@@ -342,22 +1815,161 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
+/* Work items are (batch, head, block of 64 query rows).  For each block of
+ * 64 keys: pack it once, then per micro-tile of 4 rows compute scores,
+ * update the online softmax (running max m, sum l), accumulate P V into out.
+ * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+ * row's limit are masked. */
 void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias)
 {
 	(void)bias;
-	for (size_t b = 0; b < batch; ++b) {
+	const size_t nqb = (seq_q + 63) / 64;
+	for (size_t w = 0; w < batch * 4 * nqb; ++w) {
+		const size_t b = w / (4 * nqb);
+		const size_t hh = w / nqb % 4;
+		const size_t i0 = w % nqb * 64;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+		const size_t hk = hh;
+		const float *qh = q + ((b * seq_q + i0) * 4 + hh) * 32;
+		float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
+		const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
+		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
+		_Alignas(64) float kt[2048];
+		_Alignas(64) float s[256];
+		float m[64], l[64], alpha[4];
+		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
-		for (size_t i = 0; i < seq_q; ++i) {
-			const size_t lim = seq_kv;
-			const size_t n = lim < nkv ? lim : nkv;
-			for (size_t hh = 0; hh < 4; ++hh)
-				mha_f32_h4_dk32_padding__scalar_row(q + ((b * seq_q + i) * 4 + hh) * 32,
-				        k + ((b * seq_kv + 0) * 4 + hh) * 32,
-				        v + ((b * seq_kv + 0) * 4 + hh) * 32,
-				        out + ((b * seq_q + i) * 4 + hh) * 32, n);
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 128;
+			const size_t c = seq_kv;
+			lim[r] = c < nkv ? c : nkv;
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+			(o + 0)[0] = 0.0f;
+			(o + 1)[0] = 0.0f;
+			(o + 2)[0] = 0.0f;
+			(o + 3)[0] = 0.0f;
+			(o + 4)[0] = 0.0f;
+			(o + 5)[0] = 0.0f;
+			(o + 6)[0] = 0.0f;
+			(o + 7)[0] = 0.0f;
+			(o + 8)[0] = 0.0f;
+			(o + 9)[0] = 0.0f;
+			(o + 10)[0] = 0.0f;
+			(o + 11)[0] = 0.0f;
+			(o + 12)[0] = 0.0f;
+			(o + 13)[0] = 0.0f;
+			(o + 14)[0] = 0.0f;
+			(o + 15)[0] = 0.0f;
+			(o + 16)[0] = 0.0f;
+			(o + 17)[0] = 0.0f;
+			(o + 18)[0] = 0.0f;
+			(o + 19)[0] = 0.0f;
+			(o + 20)[0] = 0.0f;
+			(o + 21)[0] = 0.0f;
+			(o + 22)[0] = 0.0f;
+			(o + 23)[0] = 0.0f;
+			(o + 24)[0] = 0.0f;
+			(o + 25)[0] = 0.0f;
+			(o + 26)[0] = 0.0f;
+			(o + 27)[0] = 0.0f;
+			(o + 28)[0] = 0.0f;
+			(o + 29)[0] = 0.0f;
+			(o + 30)[0] = 0.0f;
+			(o + 31)[0] = 0.0f;
+		}
+
+		/* rows see keys [0, lim[r]); lim grows with r */
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+			mha_f32_h4_dk32_padding__scalar_pack(kh + j0 * 128, kt, nb);
+			for (size_t r0 = 0; r0 < rows; r0 += 4) {
+				const size_t mr = rows - r0 < 4 ? rows - r0 : 4;
+				if (j0 >= lim[r0 + mr - 1])
+					continue; /* no row of this tile sees these keys */
+				switch (mr) {
+				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qh + r0 * 128, kt, s); break;
+				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qh + r0 * 128, kt, s); break;
+				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qh + r0 * 128, kt, s); break;
+				case 4: mha_f32_h4_dk32_padding__scalar_qk4(qh + r0 * 128, kt, s); break;
+				default: break;
+				}
+				/* mask only where a row's limit falls inside the block */
+				const int edge = j0 + 64 > lim[r0];
+				for (size_t r = 0; r < mr; ++r) {
+					float *sr = s + r * 64;
+					if (edge) {
+						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
+						for (size_t j = vis; j < 64; ++j)
+							sr[j] = -INFINITY;
+					}
+					float vm = (sr)[0];
+					for (size_t j = 1; j < 64; j += 1)
+						vm = mha_f32_h4_dk32_padding__scalar_max(vm, (sr + j)[0]);
+					const float bm = vm;
+					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
+					/* a row with no visible key yet keeps zero weights */
+					const float ms = mn == -INFINITY ? 0.0f : mn;
+					const float vms = (ms);
+					float vsum = 0.0f;
+					for (size_t j = 0; j < 64; j += 1) {
+						const float p = mha_f32_h4_dk32_padding__scalar_exp(((sr + j)[0] - vms));
+						(sr + j)[0] = p;
+						vsum = (vsum + p);
+					}
+					alpha[r] = mha_f32_h4_dk32_padding__scalar_exp((m[r0 + r] - ms));
+					l[r0 + r] = l[r0 + r] * alpha[r] + vsum;
+					m[r0 + r] = mn;
+				}
+				switch (mr) {
+				case 1: mha_f32_h4_dk32_padding__scalar_pv1(s, vh + j0 * 128, oh + r0 * 128, alpha, nb); break;
+				case 2: mha_f32_h4_dk32_padding__scalar_pv2(s, vh + j0 * 128, oh + r0 * 128, alpha, nb); break;
+				case 3: mha_f32_h4_dk32_padding__scalar_pv3(s, vh + j0 * 128, oh + r0 * 128, alpha, nb); break;
+				case 4: mha_f32_h4_dk32_padding__scalar_pv4(s, vh + j0 * 128, oh + r0 * 128, alpha, nb); break;
+				default: break;
+				}
+			}
+		}
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 128;
+			const float inv = (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+			(o + 0)[0] = ((o + 0)[0] * inv);
+			(o + 1)[0] = ((o + 1)[0] * inv);
+			(o + 2)[0] = ((o + 2)[0] * inv);
+			(o + 3)[0] = ((o + 3)[0] * inv);
+			(o + 4)[0] = ((o + 4)[0] * inv);
+			(o + 5)[0] = ((o + 5)[0] * inv);
+			(o + 6)[0] = ((o + 6)[0] * inv);
+			(o + 7)[0] = ((o + 7)[0] * inv);
+			(o + 8)[0] = ((o + 8)[0] * inv);
+			(o + 9)[0] = ((o + 9)[0] * inv);
+			(o + 10)[0] = ((o + 10)[0] * inv);
+			(o + 11)[0] = ((o + 11)[0] * inv);
+			(o + 12)[0] = ((o + 12)[0] * inv);
+			(o + 13)[0] = ((o + 13)[0] * inv);
+			(o + 14)[0] = ((o + 14)[0] * inv);
+			(o + 15)[0] = ((o + 15)[0] * inv);
+			(o + 16)[0] = ((o + 16)[0] * inv);
+			(o + 17)[0] = ((o + 17)[0] * inv);
+			(o + 18)[0] = ((o + 18)[0] * inv);
+			(o + 19)[0] = ((o + 19)[0] * inv);
+			(o + 20)[0] = ((o + 20)[0] * inv);
+			(o + 21)[0] = ((o + 21)[0] * inv);
+			(o + 22)[0] = ((o + 22)[0] * inv);
+			(o + 23)[0] = ((o + 23)[0] * inv);
+			(o + 24)[0] = ((o + 24)[0] * inv);
+			(o + 25)[0] = ((o + 25)[0] * inv);
+			(o + 26)[0] = ((o + 26)[0] * inv);
+			(o + 27)[0] = ((o + 27)[0] * inv);
+			(o + 28)[0] = ((o + 28)[0] * inv);
+			(o + 29)[0] = ((o + 29)[0] * inv);
+			(o + 30)[0] = ((o + 30)[0] * inv);
+			(o + 31)[0] = ((o + 31)[0] * inv);
 		}
 	}
 }

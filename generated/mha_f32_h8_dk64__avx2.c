@@ -4,6 +4,7 @@
  * mha_f32_h8_dk64__avx2: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -50,122 +51,1281 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp(__m256 x)
 	return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
 }
 
-/* One query row of one head against keys 0..n-1: online softmax over blocks
- * of 64 keys (running max m, rescaled sum l), weighted sum of values.
- * k, v point at key/value 0 of the head; consecutive keys are 512
- * floats apart, values 512. */
-static inline void mha_f32_h8_dk64__avx2_row(const float *restrict q, const float *restrict k,
-        const float *restrict v, float *restrict o, size_t n)
+/* Pack nb keys of one head (rows 512 floats apart) transposed and
+ * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
+static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict k, float *restrict kt, size_t nb)
 {
-	__m256 qv[8], acc[8];
-	_Alignas(64) float s[64];
-	float m = -INFINITY, l = 0.0f;
+	for (size_t j = 0; j < nb; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
+	for (size_t j = nb; j < 64; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = 0.0f;
+}
 
-	if (n == 0) {
-		_mm256_storeu_ps(o + 0, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 8, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 16, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 24, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 32, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 40, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 48, _mm256_setzero_ps());
-		_mm256_storeu_ps(o + 56, _mm256_setzero_ps());
-		return;
+/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
+ * apart.  1x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 1x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
 	}
 	{
-		const __m256 vscale = _mm256_set1_ps(0x1p-3f);
-		qv[0] = _mm256_mul_ps(_mm256_loadu_ps(q + 0), vscale);
-		qv[1] = _mm256_mul_ps(_mm256_loadu_ps(q + 8), vscale);
-		qv[2] = _mm256_mul_ps(_mm256_loadu_ps(q + 16), vscale);
-		qv[3] = _mm256_mul_ps(_mm256_loadu_ps(q + 24), vscale);
-		qv[4] = _mm256_mul_ps(_mm256_loadu_ps(q + 32), vscale);
-		qv[5] = _mm256_mul_ps(_mm256_loadu_ps(q + 40), vscale);
-		qv[6] = _mm256_mul_ps(_mm256_loadu_ps(q + 48), vscale);
-		qv[7] = _mm256_mul_ps(_mm256_loadu_ps(q + 56), vscale);
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
 	}
-	acc[0] = _mm256_setzero_ps();
-	acc[1] = _mm256_setzero_ps();
-	acc[2] = _mm256_setzero_ps();
-	acc[3] = _mm256_setzero_ps();
-	acc[4] = _mm256_setzero_ps();
-	acc[5] = _mm256_setzero_ps();
-	acc[6] = _mm256_setzero_ps();
-	acc[7] = _mm256_setzero_ps();
-
-	for (size_t j0 = 0; j0 < n; j0 += 64) {
-		const size_t nb = n - j0 < 64 ? n - j0 : 64;
-		const float *kj = k + j0 * 512;
-		const float *vj = v + j0 * 512;
-
-		/* scores of this block */
-		for (size_t j = 0; j < nb; ++j, kj += 512) {
-			__m256 t0 = _mm256_mul_ps(qv[0], _mm256_loadu_ps(kj));
-			__m256 t1 = _mm256_mul_ps(qv[1], _mm256_loadu_ps(kj + 8));
-			t0 = _mm256_fmadd_ps(qv[2], _mm256_loadu_ps(kj + 16), t0);
-			t1 = _mm256_fmadd_ps(qv[3], _mm256_loadu_ps(kj + 24), t1);
-			t0 = _mm256_fmadd_ps(qv[4], _mm256_loadu_ps(kj + 32), t0);
-			t1 = _mm256_fmadd_ps(qv[5], _mm256_loadu_ps(kj + 40), t1);
-			t0 = _mm256_fmadd_ps(qv[6], _mm256_loadu_ps(kj + 48), t0);
-			t1 = _mm256_fmadd_ps(qv[7], _mm256_loadu_ps(kj + 56), t1);
-			s[j] = mha_f32_h8_dk64__avx2_hsum(_mm256_add_ps(t0, t1));
-		}
-		/* pad to whole vectors with -inf, whose exp is 0 */
-		const size_t nr = (nb + 7) & ~(size_t)7;
-		for (size_t j = nb; j < nr; ++j)
-			s[j] = -INFINITY;
-
-		/* new running max, weights exp(s - max), their sum */
-		__m256 vm = _mm256_load_ps(s);
-		for (size_t j = 8; j < nr; j += 8)
-			vm = _mm256_max_ps(vm, _mm256_load_ps(s + j));
-		const float bm = mha_f32_h8_dk64__avx2_hmax(vm);
-		const float mn = m > bm ? m : bm;
-		const __m256 vmn = _mm256_set1_ps(mn);
-		__m256 vsum = _mm256_setzero_ps();
-		for (size_t j = 0; j < nr; j += 8) {
-			const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(s + j), vmn));
-			_mm256_store_ps(s + j, p);
-			vsum = _mm256_add_ps(vsum, p);
-		}
-		const float alpha = _mm256_cvtss_f32(mha_f32_h8_dk64__avx2_exp(_mm256_set1_ps(m - mn)));
-		l = l * alpha + mha_f32_h8_dk64__avx2_hsum(vsum);
-		m = mn;
-
-		/* rescale the accumulator, add this block's weighted values */
-		{
-			const __m256 va = _mm256_set1_ps(alpha);
-			acc[0] = _mm256_mul_ps(acc[0], va);
-			acc[1] = _mm256_mul_ps(acc[1], va);
-			acc[2] = _mm256_mul_ps(acc[2], va);
-			acc[3] = _mm256_mul_ps(acc[3], va);
-			acc[4] = _mm256_mul_ps(acc[4], va);
-			acc[5] = _mm256_mul_ps(acc[5], va);
-			acc[6] = _mm256_mul_ps(acc[6], va);
-			acc[7] = _mm256_mul_ps(acc[7], va);
-		}
-		for (size_t j = 0; j < nb; ++j, vj += 512) {
-			const __m256 pj = _mm256_set1_ps(s[j]);
-			acc[0] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 0), acc[0]);
-			acc[1] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8), acc[1]);
-			acc[2] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 16), acc[2]);
-			acc[3] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 24), acc[3]);
-			acc[4] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 32), acc[4]);
-			acc[5] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 40), acc[5]);
-			acc[6] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 48), acc[6]);
-			acc[7] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 56), acc[7]);
-		}
-	}
-
 	{
-		const __m256 inv = _mm256_set1_ps(1.0f / l);
-		_mm256_storeu_ps(o + 0, _mm256_mul_ps(acc[0], inv));
-		_mm256_storeu_ps(o + 8, _mm256_mul_ps(acc[1], inv));
-		_mm256_storeu_ps(o + 16, _mm256_mul_ps(acc[2], inv));
-		_mm256_storeu_ps(o + 24, _mm256_mul_ps(acc[3], inv));
-		_mm256_storeu_ps(o + 32, _mm256_mul_ps(acc[4], inv));
-		_mm256_storeu_ps(o + 40, _mm256_mul_ps(acc[5], inv));
-		_mm256_storeu_ps(o + 48, _mm256_mul_ps(acc[6], inv));
-		_mm256_storeu_ps(o + 56, _mm256_mul_ps(acc[7], inv));
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
+ * apart.  2x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		__m256 a1_0 = _mm256_setzero_ps();
+		__m256 a1_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[512 + d]);
+				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
+				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+		_mm256_store_ps(s + 64 + c + 0, a1_0);
+		_mm256_store_ps(s + 64 + c + 8, a1_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 2x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	const __m256 al1 = _mm256_set1_ps(alpha[1]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		_mm256_storeu_ps(o + 512 + 0, a1_1);
+		_mm256_storeu_ps(o + 512 + 8, a1_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
+		_mm256_storeu_ps(o + 512 + 16, a1_1);
+		_mm256_storeu_ps(o + 512 + 24, a1_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+		_mm256_storeu_ps(o + 512 + 32, a1_1);
+		_mm256_storeu_ps(o + 512 + 40, a1_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		_mm256_storeu_ps(o + 512 + 48, a1_1);
+		_mm256_storeu_ps(o + 512 + 56, a1_2);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
+ * apart.  3x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		__m256 a1_0 = _mm256_setzero_ps();
+		__m256 a1_1 = _mm256_setzero_ps();
+		__m256 a2_0 = _mm256_setzero_ps();
+		__m256 a2_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[512 + d]);
+				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
+				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
+				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
+				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+		_mm256_store_ps(s + 64 + c + 0, a1_0);
+		_mm256_store_ps(s + 64 + c + 8, a1_1);
+		_mm256_store_ps(s + 128 + c + 0, a2_0);
+		_mm256_store_ps(s + 128 + c + 8, a2_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 3x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	const __m256 al1 = _mm256_set1_ps(alpha[1]);
+	const __m256 al2 = _mm256_set1_ps(alpha[2]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		_mm256_storeu_ps(o + 512 + 0, a1_1);
+		_mm256_storeu_ps(o + 512 + 8, a1_2);
+		_mm256_storeu_ps(o + 1024 + 0, a2_1);
+		_mm256_storeu_ps(o + 1024 + 8, a2_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
+		_mm256_storeu_ps(o + 512 + 16, a1_1);
+		_mm256_storeu_ps(o + 512 + 24, a1_2);
+		_mm256_storeu_ps(o + 1024 + 16, a2_1);
+		_mm256_storeu_ps(o + 1024 + 24, a2_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+		_mm256_storeu_ps(o + 512 + 32, a1_1);
+		_mm256_storeu_ps(o + 512 + 40, a1_2);
+		_mm256_storeu_ps(o + 1024 + 32, a2_1);
+		_mm256_storeu_ps(o + 1024 + 40, a2_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		_mm256_storeu_ps(o + 512 + 48, a1_1);
+		_mm256_storeu_ps(o + 512 + 56, a1_2);
+		_mm256_storeu_ps(o + 1024 + 48, a2_1);
+		_mm256_storeu_ps(o + 1024 + 56, a2_2);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
+ * apart.  4x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		__m256 a1_0 = _mm256_setzero_ps();
+		__m256 a1_1 = _mm256_setzero_ps();
+		__m256 a2_0 = _mm256_setzero_ps();
+		__m256 a2_1 = _mm256_setzero_ps();
+		__m256 a3_0 = _mm256_setzero_ps();
+		__m256 a3_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[512 + d]);
+				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
+				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
+				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
+				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
+				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
+				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+		_mm256_store_ps(s + 64 + c + 0, a1_0);
+		_mm256_store_ps(s + 64 + c + 8, a1_1);
+		_mm256_store_ps(s + 128 + c + 0, a2_0);
+		_mm256_store_ps(s + 128 + c + 8, a2_1);
+		_mm256_store_ps(s + 192 + c + 0, a3_0);
+		_mm256_store_ps(s + 192 + c + 8, a3_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 4x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	const __m256 al1 = _mm256_set1_ps(alpha[1]);
+	const __m256 al2 = _mm256_set1_ps(alpha[2]);
+	const __m256 al3 = _mm256_set1_ps(alpha[3]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		_mm256_storeu_ps(o + 512 + 0, a1_1);
+		_mm256_storeu_ps(o + 512 + 8, a1_2);
+		_mm256_storeu_ps(o + 1024 + 0, a2_1);
+		_mm256_storeu_ps(o + 1024 + 8, a2_2);
+		_mm256_storeu_ps(o + 1536 + 0, a3_1);
+		_mm256_storeu_ps(o + 1536 + 8, a3_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
+		_mm256_storeu_ps(o + 512 + 16, a1_1);
+		_mm256_storeu_ps(o + 512 + 24, a1_2);
+		_mm256_storeu_ps(o + 1024 + 16, a2_1);
+		_mm256_storeu_ps(o + 1024 + 24, a2_2);
+		_mm256_storeu_ps(o + 1536 + 16, a3_1);
+		_mm256_storeu_ps(o + 1536 + 24, a3_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+		_mm256_storeu_ps(o + 512 + 32, a1_1);
+		_mm256_storeu_ps(o + 512 + 40, a1_2);
+		_mm256_storeu_ps(o + 1024 + 32, a2_1);
+		_mm256_storeu_ps(o + 1024 + 40, a2_2);
+		_mm256_storeu_ps(o + 1536 + 32, a3_1);
+		_mm256_storeu_ps(o + 1536 + 40, a3_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		_mm256_storeu_ps(o + 512 + 48, a1_1);
+		_mm256_storeu_ps(o + 512 + 56, a1_2);
+		_mm256_storeu_ps(o + 1024 + 48, a2_1);
+		_mm256_storeu_ps(o + 1024 + 56, a2_2);
+		_mm256_storeu_ps(o + 1536 + 48, a3_1);
+		_mm256_storeu_ps(o + 1536 + 56, a3_2);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 512 floats
+ * apart.  5x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		__m256 a1_0 = _mm256_setzero_ps();
+		__m256 a1_1 = _mm256_setzero_ps();
+		__m256 a2_0 = _mm256_setzero_ps();
+		__m256 a2_1 = _mm256_setzero_ps();
+		__m256 a3_0 = _mm256_setzero_ps();
+		__m256 a3_1 = _mm256_setzero_ps();
+		__m256 a4_0 = _mm256_setzero_ps();
+		__m256 a4_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[512 + d]);
+				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
+				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
+				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
+				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
+				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
+				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
+				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
+				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+		_mm256_store_ps(s + 64 + c + 0, a1_0);
+		_mm256_store_ps(s + 64 + c + 8, a1_1);
+		_mm256_store_ps(s + 128 + c + 0, a2_0);
+		_mm256_store_ps(s + 128 + c + 8, a2_1);
+		_mm256_store_ps(s + 192 + c + 0, a3_0);
+		_mm256_store_ps(s + 192 + c + 8, a3_1);
+		_mm256_store_ps(s + 256 + c + 0, a4_0);
+		_mm256_store_ps(s + 256 + c + 8, a4_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 5x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	const __m256 al1 = _mm256_set1_ps(alpha[1]);
+	const __m256 al2 = _mm256_set1_ps(alpha[2]);
+	const __m256 al3 = _mm256_set1_ps(alpha[3]);
+	const __m256 al4 = _mm256_set1_ps(alpha[4]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		_mm256_storeu_ps(o + 512 + 0, a1_1);
+		_mm256_storeu_ps(o + 512 + 8, a1_2);
+		_mm256_storeu_ps(o + 1024 + 0, a2_1);
+		_mm256_storeu_ps(o + 1024 + 8, a2_2);
+		_mm256_storeu_ps(o + 1536 + 0, a3_1);
+		_mm256_storeu_ps(o + 1536 + 8, a3_2);
+		_mm256_storeu_ps(o + 2048 + 0, a4_1);
+		_mm256_storeu_ps(o + 2048 + 8, a4_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
+		_mm256_storeu_ps(o + 512 + 16, a1_1);
+		_mm256_storeu_ps(o + 512 + 24, a1_2);
+		_mm256_storeu_ps(o + 1024 + 16, a2_1);
+		_mm256_storeu_ps(o + 1024 + 24, a2_2);
+		_mm256_storeu_ps(o + 1536 + 16, a3_1);
+		_mm256_storeu_ps(o + 1536 + 24, a3_2);
+		_mm256_storeu_ps(o + 2048 + 16, a4_1);
+		_mm256_storeu_ps(o + 2048 + 24, a4_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+		_mm256_storeu_ps(o + 512 + 32, a1_1);
+		_mm256_storeu_ps(o + 512 + 40, a1_2);
+		_mm256_storeu_ps(o + 1024 + 32, a2_1);
+		_mm256_storeu_ps(o + 1024 + 40, a2_2);
+		_mm256_storeu_ps(o + 1536 + 32, a3_1);
+		_mm256_storeu_ps(o + 1536 + 40, a3_2);
+		_mm256_storeu_ps(o + 2048 + 32, a4_1);
+		_mm256_storeu_ps(o + 2048 + 40, a4_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		_mm256_storeu_ps(o + 512 + 48, a1_1);
+		_mm256_storeu_ps(o + 512 + 56, a1_2);
+		_mm256_storeu_ps(o + 1024 + 48, a2_1);
+		_mm256_storeu_ps(o + 1024 + 56, a2_2);
+		_mm256_storeu_ps(o + 1536 + 48, a3_1);
+		_mm256_storeu_ps(o + 1536 + 56, a3_2);
+		_mm256_storeu_ps(o + 2048 + 48, a4_1);
+		_mm256_storeu_ps(o + 2048 + 56, a4_2);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 512 floats
+ * apart.  6x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		__m256 a0_0 = _mm256_setzero_ps();
+		__m256 a0_1 = _mm256_setzero_ps();
+		__m256 a1_0 = _mm256_setzero_ps();
+		__m256 a1_1 = _mm256_setzero_ps();
+		__m256 a2_0 = _mm256_setzero_ps();
+		__m256 a2_1 = _mm256_setzero_ps();
+		__m256 a3_0 = _mm256_setzero_ps();
+		__m256 a3_1 = _mm256_setzero_ps();
+		__m256 a4_0 = _mm256_setzero_ps();
+		__m256 a4_1 = _mm256_setzero_ps();
+		__m256 a5_0 = _mm256_setzero_ps();
+		__m256 a5_1 = _mm256_setzero_ps();
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const __m256 k0 = _mm256_load_ps(kp + 0);
+			const __m256 k1 = _mm256_load_ps(kp + 8);
+			{
+				const __m256 qb = _mm256_set1_ps(q[0 + d]);
+				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
+				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[512 + d]);
+				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
+				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
+				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
+				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
+				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
+				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
+				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
+				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
+			}
+			{
+				const __m256 qb = _mm256_set1_ps(q[2560 + d]);
+				a5_0 = _mm256_fmadd_ps(qb, k0, a5_0);
+				a5_1 = _mm256_fmadd_ps(qb, k1, a5_1);
+			}
+		}
+		_mm256_store_ps(s + 0 + c + 0, a0_0);
+		_mm256_store_ps(s + 0 + c + 8, a0_1);
+		_mm256_store_ps(s + 64 + c + 0, a1_0);
+		_mm256_store_ps(s + 64 + c + 8, a1_1);
+		_mm256_store_ps(s + 128 + c + 0, a2_0);
+		_mm256_store_ps(s + 128 + c + 8, a2_1);
+		_mm256_store_ps(s + 192 + c + 0, a3_0);
+		_mm256_store_ps(s + 192 + c + 8, a3_1);
+		_mm256_store_ps(s + 256 + c + 0, a4_0);
+		_mm256_store_ps(s + 256 + c + 8, a4_1);
+		_mm256_store_ps(s + 320 + c + 0, a5_0);
+		_mm256_store_ps(s + 320 + c + 8, a5_1);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 2 vectors so 6x2 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const __m256 al0 = _mm256_set1_ps(alpha[0]);
+	const __m256 al1 = _mm256_set1_ps(alpha[1]);
+	const __m256 al2 = _mm256_set1_ps(alpha[2]);
+	const __m256 al3 = _mm256_set1_ps(alpha[3]);
+	const __m256 al4 = _mm256_set1_ps(alpha[4]);
+	const __m256 al5 = _mm256_set1_ps(alpha[5]);
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
+		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 0), al5);
+		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 8), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 0);
+			const __m256 v2 = _mm256_loadu_ps(vp + 8);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
+				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 0, a0_1);
+		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		_mm256_storeu_ps(o + 512 + 0, a1_1);
+		_mm256_storeu_ps(o + 512 + 8, a1_2);
+		_mm256_storeu_ps(o + 1024 + 0, a2_1);
+		_mm256_storeu_ps(o + 1024 + 8, a2_2);
+		_mm256_storeu_ps(o + 1536 + 0, a3_1);
+		_mm256_storeu_ps(o + 1536 + 8, a3_2);
+		_mm256_storeu_ps(o + 2048 + 0, a4_1);
+		_mm256_storeu_ps(o + 2048 + 8, a4_2);
+		_mm256_storeu_ps(o + 2560 + 0, a5_1);
+		_mm256_storeu_ps(o + 2560 + 8, a5_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
+		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 16), al5);
+		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 24), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 16);
+			const __m256 v2 = _mm256_loadu_ps(vp + 24);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
+				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 16, a0_1);
+		_mm256_storeu_ps(o + 0 + 24, a0_2);
+		_mm256_storeu_ps(o + 512 + 16, a1_1);
+		_mm256_storeu_ps(o + 512 + 24, a1_2);
+		_mm256_storeu_ps(o + 1024 + 16, a2_1);
+		_mm256_storeu_ps(o + 1024 + 24, a2_2);
+		_mm256_storeu_ps(o + 1536 + 16, a3_1);
+		_mm256_storeu_ps(o + 1536 + 24, a3_2);
+		_mm256_storeu_ps(o + 2048 + 16, a4_1);
+		_mm256_storeu_ps(o + 2048 + 24, a4_2);
+		_mm256_storeu_ps(o + 2560 + 16, a5_1);
+		_mm256_storeu_ps(o + 2560 + 24, a5_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
+		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 32), al5);
+		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 40), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 32);
+			const __m256 v2 = _mm256_loadu_ps(vp + 40);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
+				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 32, a0_1);
+		_mm256_storeu_ps(o + 0 + 40, a0_2);
+		_mm256_storeu_ps(o + 512 + 32, a1_1);
+		_mm256_storeu_ps(o + 512 + 40, a1_2);
+		_mm256_storeu_ps(o + 1024 + 32, a2_1);
+		_mm256_storeu_ps(o + 1024 + 40, a2_2);
+		_mm256_storeu_ps(o + 1536 + 32, a3_1);
+		_mm256_storeu_ps(o + 1536 + 40, a3_2);
+		_mm256_storeu_ps(o + 2048 + 32, a4_1);
+		_mm256_storeu_ps(o + 2048 + 40, a4_2);
+		_mm256_storeu_ps(o + 2560 + 32, a5_1);
+		_mm256_storeu_ps(o + 2560 + 40, a5_2);
+	}
+	{
+		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
+		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
+		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
+		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
+		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
+		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
+		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
+		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
+		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al4);
+		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
+		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 48), al5);
+		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 56), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const __m256 v1 = _mm256_loadu_ps(vp + 48);
+			const __m256 v2 = _mm256_loadu_ps(vp + 56);
+			{
+				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
+				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
+				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
+				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
+				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
+				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
+			}
+			{
+				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
+				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
+			}
+		}
+		_mm256_storeu_ps(o + 0 + 48, a0_1);
+		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		_mm256_storeu_ps(o + 512 + 48, a1_1);
+		_mm256_storeu_ps(o + 512 + 56, a1_2);
+		_mm256_storeu_ps(o + 1024 + 48, a2_1);
+		_mm256_storeu_ps(o + 1024 + 56, a2_2);
+		_mm256_storeu_ps(o + 1536 + 48, a3_1);
+		_mm256_storeu_ps(o + 1536 + 56, a3_2);
+		_mm256_storeu_ps(o + 2048 + 48, a4_1);
+		_mm256_storeu_ps(o + 2048 + 56, a4_2);
+		_mm256_storeu_ps(o + 2560 + 48, a5_1);
+		_mm256_storeu_ps(o + 2560 + 56, a5_2);
 	}
 }
 
@@ -173,20 +1333,115 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
+/* Work items are (batch, head, block of 64 query rows).  For each block of
+ * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
+ * update the online softmax (running max m, sum l), accumulate P V into out.
+ * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+ * row's limit are masked. */
 void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias)
 {
 	(void)kv_len;
 	(void)bias;
-	for (size_t b = 0; b < batch; ++b) {
-		for (size_t i = 0; i < seq_q; ++i) {
-			const size_t n = seq_kv;
-			for (size_t hh = 0; hh < 8; ++hh)
-				mha_f32_h8_dk64__avx2_row(q + ((b * seq_q + i) * 8 + hh) * 64,
-				        k + ((b * seq_kv + 0) * 8 + hh) * 64,
-				        v + ((b * seq_kv + 0) * 8 + hh) * 64,
-				        out + ((b * seq_q + i) * 8 + hh) * 64, n);
+	const size_t nqb = (seq_q + 63) / 64;
+	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
+		const size_t b = w / (8 * nqb);
+		const size_t hh = w / nqb % 8;
+		const size_t i0 = w % nqb * 64;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+		const size_t hk = hh;
+		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
+		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
+		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
+		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
+		_Alignas(64) float kt[4096];
+		_Alignas(64) float s[384];
+		float m[64], l[64], alpha[6];
+		size_t lim[64] = {0};
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			lim[r] = seq_kv;
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+			_mm256_storeu_ps(o + 0, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 8, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 16, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 24, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 32, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 40, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 48, _mm256_setzero_ps());
+			_mm256_storeu_ps(o + 56, _mm256_setzero_ps());
+		}
+
+		/* rows see keys [0, lim[r]); lim grows with r */
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+			mha_f32_h8_dk64__avx2_pack(kh + j0 * 512, kt, nb);
+			for (size_t r0 = 0; r0 < rows; r0 += 6) {
+				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
+				if (j0 >= lim[r0 + mr - 1])
+					continue; /* no row of this tile sees these keys */
+				switch (mr) {
+				case 1: mha_f32_h8_dk64__avx2_qk1(qh + r0 * 512, kt, s); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qh + r0 * 512, kt, s); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qh + r0 * 512, kt, s); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qh + r0 * 512, kt, s); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qh + r0 * 512, kt, s); break;
+				case 6: mha_f32_h8_dk64__avx2_qk6(qh + r0 * 512, kt, s); break;
+				default: break;
+				}
+				/* mask only where a row's limit falls inside the block */
+				const int edge = j0 + 64 > lim[r0];
+				for (size_t r = 0; r < mr; ++r) {
+					float *sr = s + r * 64;
+					if (edge) {
+						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
+						for (size_t j = vis; j < 64; ++j)
+							sr[j] = -INFINITY;
+					}
+					__m256 vm = _mm256_load_ps(sr);
+					for (size_t j = 8; j < 64; j += 8)
+						vm = _mm256_max_ps(vm, _mm256_load_ps(sr + j));
+					const float bm = mha_f32_h8_dk64__avx2_hmax(vm);
+					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
+					/* a row with no visible key yet keeps zero weights */
+					const float ms = mn == -INFINITY ? 0.0f : mn;
+					const __m256 vms = _mm256_set1_ps(ms);
+					__m256 vsum = _mm256_setzero_ps();
+					for (size_t j = 0; j < 64; j += 8) {
+						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(sr + j), vms));
+						_mm256_store_ps(sr + j, p);
+						vsum = _mm256_add_ps(vsum, p);
+					}
+					alpha[r] = _mm256_cvtss_f32(mha_f32_h8_dk64__avx2_exp(_mm256_set1_ps(m[r0 + r] - ms)));
+					l[r0 + r] = l[r0 + r] * alpha[r] + mha_f32_h8_dk64__avx2_hsum(vsum);
+					m[r0 + r] = mn;
+				}
+				switch (mr) {
+				case 1: mha_f32_h8_dk64__avx2_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 2: mha_f32_h8_dk64__avx2_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 3: mha_f32_h8_dk64__avx2_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 4: mha_f32_h8_dk64__avx2_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 5: mha_f32_h8_dk64__avx2_pv5(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 6: mha_f32_h8_dk64__avx2_pv6(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				default: break;
+				}
+			}
+		}
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			const __m256 inv = _mm256_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+			_mm256_storeu_ps(o + 0, _mm256_mul_ps(_mm256_loadu_ps(o + 0), inv));
+			_mm256_storeu_ps(o + 8, _mm256_mul_ps(_mm256_loadu_ps(o + 8), inv));
+			_mm256_storeu_ps(o + 16, _mm256_mul_ps(_mm256_loadu_ps(o + 16), inv));
+			_mm256_storeu_ps(o + 24, _mm256_mul_ps(_mm256_loadu_ps(o + 24), inv));
+			_mm256_storeu_ps(o + 32, _mm256_mul_ps(_mm256_loadu_ps(o + 32), inv));
+			_mm256_storeu_ps(o + 40, _mm256_mul_ps(_mm256_loadu_ps(o + 40), inv));
+			_mm256_storeu_ps(o + 48, _mm256_mul_ps(_mm256_loadu_ps(o + 48), inv));
+			_mm256_storeu_ps(o + 56, _mm256_mul_ps(_mm256_loadu_ps(o + 56), inv));
 		}
 	}
 }

@@ -4,6 +4,7 @@
  * mha_f32_h8_dk64__scalar: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 4x4; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -53,511 +54,3247 @@ static inline float mha_f32_h8_dk64__scalar_exp(float x)
 	return (x >= (-0x1.5d589ep+6f) ? y : 0.0f);
 }
 
-/* One query row of one head against keys 0..n-1: online softmax over blocks
- * of 64 keys (running max m, rescaled sum l), weighted sum of values.
- * k, v point at key/value 0 of the head; consecutive keys are 512
- * floats apart, values 512. */
-static inline void mha_f32_h8_dk64__scalar_row(const float *restrict q, const float *restrict k,
-        const float *restrict v, float *restrict o, size_t n)
+/* Pack nb keys of one head (rows 512 floats apart) transposed and
+ * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
+static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict k, float *restrict kt, size_t nb)
 {
-	float qv[64], acc[64];
-	_Alignas(64) float s[64];
-	float m = -INFINITY, l = 0.0f;
+	for (size_t j = 0; j < nb; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
+	for (size_t j = nb; j < 64; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = 0.0f;
+}
 
-	if (n == 0) {
-		(o + 0)[0] = 0.0f;
-		(o + 1)[0] = 0.0f;
-		(o + 2)[0] = 0.0f;
-		(o + 3)[0] = 0.0f;
-		(o + 4)[0] = 0.0f;
-		(o + 5)[0] = 0.0f;
-		(o + 6)[0] = 0.0f;
-		(o + 7)[0] = 0.0f;
-		(o + 8)[0] = 0.0f;
-		(o + 9)[0] = 0.0f;
-		(o + 10)[0] = 0.0f;
-		(o + 11)[0] = 0.0f;
-		(o + 12)[0] = 0.0f;
-		(o + 13)[0] = 0.0f;
-		(o + 14)[0] = 0.0f;
-		(o + 15)[0] = 0.0f;
-		(o + 16)[0] = 0.0f;
-		(o + 17)[0] = 0.0f;
-		(o + 18)[0] = 0.0f;
-		(o + 19)[0] = 0.0f;
-		(o + 20)[0] = 0.0f;
-		(o + 21)[0] = 0.0f;
-		(o + 22)[0] = 0.0f;
-		(o + 23)[0] = 0.0f;
-		(o + 24)[0] = 0.0f;
-		(o + 25)[0] = 0.0f;
-		(o + 26)[0] = 0.0f;
-		(o + 27)[0] = 0.0f;
-		(o + 28)[0] = 0.0f;
-		(o + 29)[0] = 0.0f;
-		(o + 30)[0] = 0.0f;
-		(o + 31)[0] = 0.0f;
-		(o + 32)[0] = 0.0f;
-		(o + 33)[0] = 0.0f;
-		(o + 34)[0] = 0.0f;
-		(o + 35)[0] = 0.0f;
-		(o + 36)[0] = 0.0f;
-		(o + 37)[0] = 0.0f;
-		(o + 38)[0] = 0.0f;
-		(o + 39)[0] = 0.0f;
-		(o + 40)[0] = 0.0f;
-		(o + 41)[0] = 0.0f;
-		(o + 42)[0] = 0.0f;
-		(o + 43)[0] = 0.0f;
-		(o + 44)[0] = 0.0f;
-		(o + 45)[0] = 0.0f;
-		(o + 46)[0] = 0.0f;
-		(o + 47)[0] = 0.0f;
-		(o + 48)[0] = 0.0f;
-		(o + 49)[0] = 0.0f;
-		(o + 50)[0] = 0.0f;
-		(o + 51)[0] = 0.0f;
-		(o + 52)[0] = 0.0f;
-		(o + 53)[0] = 0.0f;
-		(o + 54)[0] = 0.0f;
-		(o + 55)[0] = 0.0f;
-		(o + 56)[0] = 0.0f;
-		(o + 57)[0] = 0.0f;
-		(o + 58)[0] = 0.0f;
-		(o + 59)[0] = 0.0f;
-		(o + 60)[0] = 0.0f;
-		(o + 61)[0] = 0.0f;
-		(o + 62)[0] = 0.0f;
-		(o + 63)[0] = 0.0f;
-		return;
+/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
+ * apart.  1x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 1x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
 	}
 	{
-		const float vscale = (0x1p-3f);
-		qv[0] = ((q + 0)[0] * vscale);
-		qv[1] = ((q + 1)[0] * vscale);
-		qv[2] = ((q + 2)[0] * vscale);
-		qv[3] = ((q + 3)[0] * vscale);
-		qv[4] = ((q + 4)[0] * vscale);
-		qv[5] = ((q + 5)[0] * vscale);
-		qv[6] = ((q + 6)[0] * vscale);
-		qv[7] = ((q + 7)[0] * vscale);
-		qv[8] = ((q + 8)[0] * vscale);
-		qv[9] = ((q + 9)[0] * vscale);
-		qv[10] = ((q + 10)[0] * vscale);
-		qv[11] = ((q + 11)[0] * vscale);
-		qv[12] = ((q + 12)[0] * vscale);
-		qv[13] = ((q + 13)[0] * vscale);
-		qv[14] = ((q + 14)[0] * vscale);
-		qv[15] = ((q + 15)[0] * vscale);
-		qv[16] = ((q + 16)[0] * vscale);
-		qv[17] = ((q + 17)[0] * vscale);
-		qv[18] = ((q + 18)[0] * vscale);
-		qv[19] = ((q + 19)[0] * vscale);
-		qv[20] = ((q + 20)[0] * vscale);
-		qv[21] = ((q + 21)[0] * vscale);
-		qv[22] = ((q + 22)[0] * vscale);
-		qv[23] = ((q + 23)[0] * vscale);
-		qv[24] = ((q + 24)[0] * vscale);
-		qv[25] = ((q + 25)[0] * vscale);
-		qv[26] = ((q + 26)[0] * vscale);
-		qv[27] = ((q + 27)[0] * vscale);
-		qv[28] = ((q + 28)[0] * vscale);
-		qv[29] = ((q + 29)[0] * vscale);
-		qv[30] = ((q + 30)[0] * vscale);
-		qv[31] = ((q + 31)[0] * vscale);
-		qv[32] = ((q + 32)[0] * vscale);
-		qv[33] = ((q + 33)[0] * vscale);
-		qv[34] = ((q + 34)[0] * vscale);
-		qv[35] = ((q + 35)[0] * vscale);
-		qv[36] = ((q + 36)[0] * vscale);
-		qv[37] = ((q + 37)[0] * vscale);
-		qv[38] = ((q + 38)[0] * vscale);
-		qv[39] = ((q + 39)[0] * vscale);
-		qv[40] = ((q + 40)[0] * vscale);
-		qv[41] = ((q + 41)[0] * vscale);
-		qv[42] = ((q + 42)[0] * vscale);
-		qv[43] = ((q + 43)[0] * vscale);
-		qv[44] = ((q + 44)[0] * vscale);
-		qv[45] = ((q + 45)[0] * vscale);
-		qv[46] = ((q + 46)[0] * vscale);
-		qv[47] = ((q + 47)[0] * vscale);
-		qv[48] = ((q + 48)[0] * vscale);
-		qv[49] = ((q + 49)[0] * vscale);
-		qv[50] = ((q + 50)[0] * vscale);
-		qv[51] = ((q + 51)[0] * vscale);
-		qv[52] = ((q + 52)[0] * vscale);
-		qv[53] = ((q + 53)[0] * vscale);
-		qv[54] = ((q + 54)[0] * vscale);
-		qv[55] = ((q + 55)[0] * vscale);
-		qv[56] = ((q + 56)[0] * vscale);
-		qv[57] = ((q + 57)[0] * vscale);
-		qv[58] = ((q + 58)[0] * vscale);
-		qv[59] = ((q + 59)[0] * vscale);
-		qv[60] = ((q + 60)[0] * vscale);
-		qv[61] = ((q + 61)[0] * vscale);
-		qv[62] = ((q + 62)[0] * vscale);
-		qv[63] = ((q + 63)[0] * vscale);
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
 	}
-	acc[0] = 0.0f;
-	acc[1] = 0.0f;
-	acc[2] = 0.0f;
-	acc[3] = 0.0f;
-	acc[4] = 0.0f;
-	acc[5] = 0.0f;
-	acc[6] = 0.0f;
-	acc[7] = 0.0f;
-	acc[8] = 0.0f;
-	acc[9] = 0.0f;
-	acc[10] = 0.0f;
-	acc[11] = 0.0f;
-	acc[12] = 0.0f;
-	acc[13] = 0.0f;
-	acc[14] = 0.0f;
-	acc[15] = 0.0f;
-	acc[16] = 0.0f;
-	acc[17] = 0.0f;
-	acc[18] = 0.0f;
-	acc[19] = 0.0f;
-	acc[20] = 0.0f;
-	acc[21] = 0.0f;
-	acc[22] = 0.0f;
-	acc[23] = 0.0f;
-	acc[24] = 0.0f;
-	acc[25] = 0.0f;
-	acc[26] = 0.0f;
-	acc[27] = 0.0f;
-	acc[28] = 0.0f;
-	acc[29] = 0.0f;
-	acc[30] = 0.0f;
-	acc[31] = 0.0f;
-	acc[32] = 0.0f;
-	acc[33] = 0.0f;
-	acc[34] = 0.0f;
-	acc[35] = 0.0f;
-	acc[36] = 0.0f;
-	acc[37] = 0.0f;
-	acc[38] = 0.0f;
-	acc[39] = 0.0f;
-	acc[40] = 0.0f;
-	acc[41] = 0.0f;
-	acc[42] = 0.0f;
-	acc[43] = 0.0f;
-	acc[44] = 0.0f;
-	acc[45] = 0.0f;
-	acc[46] = 0.0f;
-	acc[47] = 0.0f;
-	acc[48] = 0.0f;
-	acc[49] = 0.0f;
-	acc[50] = 0.0f;
-	acc[51] = 0.0f;
-	acc[52] = 0.0f;
-	acc[53] = 0.0f;
-	acc[54] = 0.0f;
-	acc[55] = 0.0f;
-	acc[56] = 0.0f;
-	acc[57] = 0.0f;
-	acc[58] = 0.0f;
-	acc[59] = 0.0f;
-	acc[60] = 0.0f;
-	acc[61] = 0.0f;
-	acc[62] = 0.0f;
-	acc[63] = 0.0f;
-
-	for (size_t j0 = 0; j0 < n; j0 += 64) {
-		const size_t nb = n - j0 < 64 ? n - j0 : 64;
-		const float *kj = k + j0 * 512;
-		const float *vj = v + j0 * 512;
-
-		/* scores of this block */
-		for (size_t j = 0; j < nb; ++j, kj += 512) {
-			float t0 = (qv[0] * (kj)[0]);
-			float t1 = (qv[1] * (kj + 1)[0]);
-			t0 = (qv[2] * (kj + 2)[0] + t0);
-			t1 = (qv[3] * (kj + 3)[0] + t1);
-			t0 = (qv[4] * (kj + 4)[0] + t0);
-			t1 = (qv[5] * (kj + 5)[0] + t1);
-			t0 = (qv[6] * (kj + 6)[0] + t0);
-			t1 = (qv[7] * (kj + 7)[0] + t1);
-			t0 = (qv[8] * (kj + 8)[0] + t0);
-			t1 = (qv[9] * (kj + 9)[0] + t1);
-			t0 = (qv[10] * (kj + 10)[0] + t0);
-			t1 = (qv[11] * (kj + 11)[0] + t1);
-			t0 = (qv[12] * (kj + 12)[0] + t0);
-			t1 = (qv[13] * (kj + 13)[0] + t1);
-			t0 = (qv[14] * (kj + 14)[0] + t0);
-			t1 = (qv[15] * (kj + 15)[0] + t1);
-			t0 = (qv[16] * (kj + 16)[0] + t0);
-			t1 = (qv[17] * (kj + 17)[0] + t1);
-			t0 = (qv[18] * (kj + 18)[0] + t0);
-			t1 = (qv[19] * (kj + 19)[0] + t1);
-			t0 = (qv[20] * (kj + 20)[0] + t0);
-			t1 = (qv[21] * (kj + 21)[0] + t1);
-			t0 = (qv[22] * (kj + 22)[0] + t0);
-			t1 = (qv[23] * (kj + 23)[0] + t1);
-			t0 = (qv[24] * (kj + 24)[0] + t0);
-			t1 = (qv[25] * (kj + 25)[0] + t1);
-			t0 = (qv[26] * (kj + 26)[0] + t0);
-			t1 = (qv[27] * (kj + 27)[0] + t1);
-			t0 = (qv[28] * (kj + 28)[0] + t0);
-			t1 = (qv[29] * (kj + 29)[0] + t1);
-			t0 = (qv[30] * (kj + 30)[0] + t0);
-			t1 = (qv[31] * (kj + 31)[0] + t1);
-			t0 = (qv[32] * (kj + 32)[0] + t0);
-			t1 = (qv[33] * (kj + 33)[0] + t1);
-			t0 = (qv[34] * (kj + 34)[0] + t0);
-			t1 = (qv[35] * (kj + 35)[0] + t1);
-			t0 = (qv[36] * (kj + 36)[0] + t0);
-			t1 = (qv[37] * (kj + 37)[0] + t1);
-			t0 = (qv[38] * (kj + 38)[0] + t0);
-			t1 = (qv[39] * (kj + 39)[0] + t1);
-			t0 = (qv[40] * (kj + 40)[0] + t0);
-			t1 = (qv[41] * (kj + 41)[0] + t1);
-			t0 = (qv[42] * (kj + 42)[0] + t0);
-			t1 = (qv[43] * (kj + 43)[0] + t1);
-			t0 = (qv[44] * (kj + 44)[0] + t0);
-			t1 = (qv[45] * (kj + 45)[0] + t1);
-			t0 = (qv[46] * (kj + 46)[0] + t0);
-			t1 = (qv[47] * (kj + 47)[0] + t1);
-			t0 = (qv[48] * (kj + 48)[0] + t0);
-			t1 = (qv[49] * (kj + 49)[0] + t1);
-			t0 = (qv[50] * (kj + 50)[0] + t0);
-			t1 = (qv[51] * (kj + 51)[0] + t1);
-			t0 = (qv[52] * (kj + 52)[0] + t0);
-			t1 = (qv[53] * (kj + 53)[0] + t1);
-			t0 = (qv[54] * (kj + 54)[0] + t0);
-			t1 = (qv[55] * (kj + 55)[0] + t1);
-			t0 = (qv[56] * (kj + 56)[0] + t0);
-			t1 = (qv[57] * (kj + 57)[0] + t1);
-			t0 = (qv[58] * (kj + 58)[0] + t0);
-			t1 = (qv[59] * (kj + 59)[0] + t1);
-			t0 = (qv[60] * (kj + 60)[0] + t0);
-			t1 = (qv[61] * (kj + 61)[0] + t1);
-			t0 = (qv[62] * (kj + 62)[0] + t0);
-			t1 = (qv[63] * (kj + 63)[0] + t1);
-			s[j] = (t0 + t1);
-		}
-		const size_t nr = nb;
-
-		/* new running max, weights exp(s - max), their sum */
-		float vm = (s)[0];
-		for (size_t j = 1; j < nr; j += 1)
-			vm = mha_f32_h8_dk64__scalar_max(vm, (s + j)[0]);
-		const float bm = vm;
-		const float mn = m > bm ? m : bm;
-		const float vmn = (mn);
-		float vsum = 0.0f;
-		for (size_t j = 0; j < nr; j += 1) {
-			const float p = mha_f32_h8_dk64__scalar_exp(((s + j)[0] - vmn));
-			(s + j)[0] = p;
-			vsum = (vsum + p);
-		}
-		const float alpha = mha_f32_h8_dk64__scalar_exp((m - mn));
-		l = l * alpha + vsum;
-		m = mn;
-
-		/* rescale the accumulator, add this block's weighted values */
-		{
-			const float va = (alpha);
-			acc[0] = (acc[0] * va);
-			acc[1] = (acc[1] * va);
-			acc[2] = (acc[2] * va);
-			acc[3] = (acc[3] * va);
-			acc[4] = (acc[4] * va);
-			acc[5] = (acc[5] * va);
-			acc[6] = (acc[6] * va);
-			acc[7] = (acc[7] * va);
-			acc[8] = (acc[8] * va);
-			acc[9] = (acc[9] * va);
-			acc[10] = (acc[10] * va);
-			acc[11] = (acc[11] * va);
-			acc[12] = (acc[12] * va);
-			acc[13] = (acc[13] * va);
-			acc[14] = (acc[14] * va);
-			acc[15] = (acc[15] * va);
-			acc[16] = (acc[16] * va);
-			acc[17] = (acc[17] * va);
-			acc[18] = (acc[18] * va);
-			acc[19] = (acc[19] * va);
-			acc[20] = (acc[20] * va);
-			acc[21] = (acc[21] * va);
-			acc[22] = (acc[22] * va);
-			acc[23] = (acc[23] * va);
-			acc[24] = (acc[24] * va);
-			acc[25] = (acc[25] * va);
-			acc[26] = (acc[26] * va);
-			acc[27] = (acc[27] * va);
-			acc[28] = (acc[28] * va);
-			acc[29] = (acc[29] * va);
-			acc[30] = (acc[30] * va);
-			acc[31] = (acc[31] * va);
-			acc[32] = (acc[32] * va);
-			acc[33] = (acc[33] * va);
-			acc[34] = (acc[34] * va);
-			acc[35] = (acc[35] * va);
-			acc[36] = (acc[36] * va);
-			acc[37] = (acc[37] * va);
-			acc[38] = (acc[38] * va);
-			acc[39] = (acc[39] * va);
-			acc[40] = (acc[40] * va);
-			acc[41] = (acc[41] * va);
-			acc[42] = (acc[42] * va);
-			acc[43] = (acc[43] * va);
-			acc[44] = (acc[44] * va);
-			acc[45] = (acc[45] * va);
-			acc[46] = (acc[46] * va);
-			acc[47] = (acc[47] * va);
-			acc[48] = (acc[48] * va);
-			acc[49] = (acc[49] * va);
-			acc[50] = (acc[50] * va);
-			acc[51] = (acc[51] * va);
-			acc[52] = (acc[52] * va);
-			acc[53] = (acc[53] * va);
-			acc[54] = (acc[54] * va);
-			acc[55] = (acc[55] * va);
-			acc[56] = (acc[56] * va);
-			acc[57] = (acc[57] * va);
-			acc[58] = (acc[58] * va);
-			acc[59] = (acc[59] * va);
-			acc[60] = (acc[60] * va);
-			acc[61] = (acc[61] * va);
-			acc[62] = (acc[62] * va);
-			acc[63] = (acc[63] * va);
-		}
-		for (size_t j = 0; j < nb; ++j, vj += 512) {
-			const float pj = (s[j]);
-			acc[0] = (pj * (vj + 0)[0] + acc[0]);
-			acc[1] = (pj * (vj + 1)[0] + acc[1]);
-			acc[2] = (pj * (vj + 2)[0] + acc[2]);
-			acc[3] = (pj * (vj + 3)[0] + acc[3]);
-			acc[4] = (pj * (vj + 4)[0] + acc[4]);
-			acc[5] = (pj * (vj + 5)[0] + acc[5]);
-			acc[6] = (pj * (vj + 6)[0] + acc[6]);
-			acc[7] = (pj * (vj + 7)[0] + acc[7]);
-			acc[8] = (pj * (vj + 8)[0] + acc[8]);
-			acc[9] = (pj * (vj + 9)[0] + acc[9]);
-			acc[10] = (pj * (vj + 10)[0] + acc[10]);
-			acc[11] = (pj * (vj + 11)[0] + acc[11]);
-			acc[12] = (pj * (vj + 12)[0] + acc[12]);
-			acc[13] = (pj * (vj + 13)[0] + acc[13]);
-			acc[14] = (pj * (vj + 14)[0] + acc[14]);
-			acc[15] = (pj * (vj + 15)[0] + acc[15]);
-			acc[16] = (pj * (vj + 16)[0] + acc[16]);
-			acc[17] = (pj * (vj + 17)[0] + acc[17]);
-			acc[18] = (pj * (vj + 18)[0] + acc[18]);
-			acc[19] = (pj * (vj + 19)[0] + acc[19]);
-			acc[20] = (pj * (vj + 20)[0] + acc[20]);
-			acc[21] = (pj * (vj + 21)[0] + acc[21]);
-			acc[22] = (pj * (vj + 22)[0] + acc[22]);
-			acc[23] = (pj * (vj + 23)[0] + acc[23]);
-			acc[24] = (pj * (vj + 24)[0] + acc[24]);
-			acc[25] = (pj * (vj + 25)[0] + acc[25]);
-			acc[26] = (pj * (vj + 26)[0] + acc[26]);
-			acc[27] = (pj * (vj + 27)[0] + acc[27]);
-			acc[28] = (pj * (vj + 28)[0] + acc[28]);
-			acc[29] = (pj * (vj + 29)[0] + acc[29]);
-			acc[30] = (pj * (vj + 30)[0] + acc[30]);
-			acc[31] = (pj * (vj + 31)[0] + acc[31]);
-			acc[32] = (pj * (vj + 32)[0] + acc[32]);
-			acc[33] = (pj * (vj + 33)[0] + acc[33]);
-			acc[34] = (pj * (vj + 34)[0] + acc[34]);
-			acc[35] = (pj * (vj + 35)[0] + acc[35]);
-			acc[36] = (pj * (vj + 36)[0] + acc[36]);
-			acc[37] = (pj * (vj + 37)[0] + acc[37]);
-			acc[38] = (pj * (vj + 38)[0] + acc[38]);
-			acc[39] = (pj * (vj + 39)[0] + acc[39]);
-			acc[40] = (pj * (vj + 40)[0] + acc[40]);
-			acc[41] = (pj * (vj + 41)[0] + acc[41]);
-			acc[42] = (pj * (vj + 42)[0] + acc[42]);
-			acc[43] = (pj * (vj + 43)[0] + acc[43]);
-			acc[44] = (pj * (vj + 44)[0] + acc[44]);
-			acc[45] = (pj * (vj + 45)[0] + acc[45]);
-			acc[46] = (pj * (vj + 46)[0] + acc[46]);
-			acc[47] = (pj * (vj + 47)[0] + acc[47]);
-			acc[48] = (pj * (vj + 48)[0] + acc[48]);
-			acc[49] = (pj * (vj + 49)[0] + acc[49]);
-			acc[50] = (pj * (vj + 50)[0] + acc[50]);
-			acc[51] = (pj * (vj + 51)[0] + acc[51]);
-			acc[52] = (pj * (vj + 52)[0] + acc[52]);
-			acc[53] = (pj * (vj + 53)[0] + acc[53]);
-			acc[54] = (pj * (vj + 54)[0] + acc[54]);
-			acc[55] = (pj * (vj + 55)[0] + acc[55]);
-			acc[56] = (pj * (vj + 56)[0] + acc[56]);
-			acc[57] = (pj * (vj + 57)[0] + acc[57]);
-			acc[58] = (pj * (vj + 58)[0] + acc[58]);
-			acc[59] = (pj * (vj + 59)[0] + acc[59]);
-			acc[60] = (pj * (vj + 60)[0] + acc[60]);
-			acc[61] = (pj * (vj + 61)[0] + acc[61]);
-			acc[62] = (pj * (vj + 62)[0] + acc[62]);
-			acc[63] = (pj * (vj + 63)[0] + acc[63]);
-		}
-	}
-
 	{
-		const float inv = (1.0f / l);
-		(o + 0)[0] = (acc[0] * inv);
-		(o + 1)[0] = (acc[1] * inv);
-		(o + 2)[0] = (acc[2] * inv);
-		(o + 3)[0] = (acc[3] * inv);
-		(o + 4)[0] = (acc[4] * inv);
-		(o + 5)[0] = (acc[5] * inv);
-		(o + 6)[0] = (acc[6] * inv);
-		(o + 7)[0] = (acc[7] * inv);
-		(o + 8)[0] = (acc[8] * inv);
-		(o + 9)[0] = (acc[9] * inv);
-		(o + 10)[0] = (acc[10] * inv);
-		(o + 11)[0] = (acc[11] * inv);
-		(o + 12)[0] = (acc[12] * inv);
-		(o + 13)[0] = (acc[13] * inv);
-		(o + 14)[0] = (acc[14] * inv);
-		(o + 15)[0] = (acc[15] * inv);
-		(o + 16)[0] = (acc[16] * inv);
-		(o + 17)[0] = (acc[17] * inv);
-		(o + 18)[0] = (acc[18] * inv);
-		(o + 19)[0] = (acc[19] * inv);
-		(o + 20)[0] = (acc[20] * inv);
-		(o + 21)[0] = (acc[21] * inv);
-		(o + 22)[0] = (acc[22] * inv);
-		(o + 23)[0] = (acc[23] * inv);
-		(o + 24)[0] = (acc[24] * inv);
-		(o + 25)[0] = (acc[25] * inv);
-		(o + 26)[0] = (acc[26] * inv);
-		(o + 27)[0] = (acc[27] * inv);
-		(o + 28)[0] = (acc[28] * inv);
-		(o + 29)[0] = (acc[29] * inv);
-		(o + 30)[0] = (acc[30] * inv);
-		(o + 31)[0] = (acc[31] * inv);
-		(o + 32)[0] = (acc[32] * inv);
-		(o + 33)[0] = (acc[33] * inv);
-		(o + 34)[0] = (acc[34] * inv);
-		(o + 35)[0] = (acc[35] * inv);
-		(o + 36)[0] = (acc[36] * inv);
-		(o + 37)[0] = (acc[37] * inv);
-		(o + 38)[0] = (acc[38] * inv);
-		(o + 39)[0] = (acc[39] * inv);
-		(o + 40)[0] = (acc[40] * inv);
-		(o + 41)[0] = (acc[41] * inv);
-		(o + 42)[0] = (acc[42] * inv);
-		(o + 43)[0] = (acc[43] * inv);
-		(o + 44)[0] = (acc[44] * inv);
-		(o + 45)[0] = (acc[45] * inv);
-		(o + 46)[0] = (acc[46] * inv);
-		(o + 47)[0] = (acc[47] * inv);
-		(o + 48)[0] = (acc[48] * inv);
-		(o + 49)[0] = (acc[49] * inv);
-		(o + 50)[0] = (acc[50] * inv);
-		(o + 51)[0] = (acc[51] * inv);
-		(o + 52)[0] = (acc[52] * inv);
-		(o + 53)[0] = (acc[53] * inv);
-		(o + 54)[0] = (acc[54] * inv);
-		(o + 55)[0] = (acc[55] * inv);
-		(o + 56)[0] = (acc[56] * inv);
-		(o + 57)[0] = (acc[57] * inv);
-		(o + 58)[0] = (acc[58] * inv);
-		(o + 59)[0] = (acc[59] * inv);
-		(o + 60)[0] = (acc[60] * inv);
-		(o + 61)[0] = (acc[61] * inv);
-		(o + 62)[0] = (acc[62] * inv);
-		(o + 63)[0] = (acc[63] * inv);
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 32)[0] * al0);
+		float a0_2 = ((o + 0 + 33)[0] * al0);
+		float a0_3 = ((o + 0 + 34)[0] * al0);
+		float a0_4 = ((o + 0 + 35)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 32)[0];
+			const float v2 = (vp + 33)[0];
+			const float v3 = (vp + 34)[0];
+			const float v4 = (vp + 35)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 32)[0] = a0_1;
+		(o + 0 + 33)[0] = a0_2;
+		(o + 0 + 34)[0] = a0_3;
+		(o + 0 + 35)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 36)[0] * al0);
+		float a0_2 = ((o + 0 + 37)[0] * al0);
+		float a0_3 = ((o + 0 + 38)[0] * al0);
+		float a0_4 = ((o + 0 + 39)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 36)[0];
+			const float v2 = (vp + 37)[0];
+			const float v3 = (vp + 38)[0];
+			const float v4 = (vp + 39)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 36)[0] = a0_1;
+		(o + 0 + 37)[0] = a0_2;
+		(o + 0 + 38)[0] = a0_3;
+		(o + 0 + 39)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 40)[0] * al0);
+		float a0_2 = ((o + 0 + 41)[0] * al0);
+		float a0_3 = ((o + 0 + 42)[0] * al0);
+		float a0_4 = ((o + 0 + 43)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 40)[0];
+			const float v2 = (vp + 41)[0];
+			const float v3 = (vp + 42)[0];
+			const float v4 = (vp + 43)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 40)[0] = a0_1;
+		(o + 0 + 41)[0] = a0_2;
+		(o + 0 + 42)[0] = a0_3;
+		(o + 0 + 43)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 44)[0] * al0);
+		float a0_2 = ((o + 0 + 45)[0] * al0);
+		float a0_3 = ((o + 0 + 46)[0] * al0);
+		float a0_4 = ((o + 0 + 47)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 44)[0];
+			const float v2 = (vp + 45)[0];
+			const float v3 = (vp + 46)[0];
+			const float v4 = (vp + 47)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 44)[0] = a0_1;
+		(o + 0 + 45)[0] = a0_2;
+		(o + 0 + 46)[0] = a0_3;
+		(o + 0 + 47)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 48)[0] * al0);
+		float a0_2 = ((o + 0 + 49)[0] * al0);
+		float a0_3 = ((o + 0 + 50)[0] * al0);
+		float a0_4 = ((o + 0 + 51)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 48)[0];
+			const float v2 = (vp + 49)[0];
+			const float v3 = (vp + 50)[0];
+			const float v4 = (vp + 51)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 48)[0] = a0_1;
+		(o + 0 + 49)[0] = a0_2;
+		(o + 0 + 50)[0] = a0_3;
+		(o + 0 + 51)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 52)[0] * al0);
+		float a0_2 = ((o + 0 + 53)[0] * al0);
+		float a0_3 = ((o + 0 + 54)[0] * al0);
+		float a0_4 = ((o + 0 + 55)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 52)[0];
+			const float v2 = (vp + 53)[0];
+			const float v3 = (vp + 54)[0];
+			const float v4 = (vp + 55)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 52)[0] = a0_1;
+		(o + 0 + 53)[0] = a0_2;
+		(o + 0 + 54)[0] = a0_3;
+		(o + 0 + 55)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 56)[0] * al0);
+		float a0_2 = ((o + 0 + 57)[0] * al0);
+		float a0_3 = ((o + 0 + 58)[0] * al0);
+		float a0_4 = ((o + 0 + 59)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 56)[0];
+			const float v2 = (vp + 57)[0];
+			const float v3 = (vp + 58)[0];
+			const float v4 = (vp + 59)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 56)[0] = a0_1;
+		(o + 0 + 57)[0] = a0_2;
+		(o + 0 + 58)[0] = a0_3;
+		(o + 0 + 59)[0] = a0_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 60)[0] * al0);
+		float a0_2 = ((o + 0 + 61)[0] * al0);
+		float a0_3 = ((o + 0 + 62)[0] * al0);
+		float a0_4 = ((o + 0 + 63)[0] * al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 60)[0];
+			const float v2 = (vp + 61)[0];
+			const float v3 = (vp + 62)[0];
+			const float v4 = (vp + 63)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+		}
+		(o + 0 + 60)[0] = a0_1;
+		(o + 0 + 61)[0] = a0_2;
+		(o + 0 + 62)[0] = a0_3;
+		(o + 0 + 63)[0] = a0_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
+ * apart.  2x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[512 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 2x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 512 + 0)[0] * al1);
+		float a1_2 = ((o + 512 + 1)[0] * al1);
+		float a1_3 = ((o + 512 + 2)[0] * al1);
+		float a1_4 = ((o + 512 + 3)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 512 + 0)[0] = a1_1;
+		(o + 512 + 1)[0] = a1_2;
+		(o + 512 + 2)[0] = a1_3;
+		(o + 512 + 3)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 512 + 4)[0] * al1);
+		float a1_2 = ((o + 512 + 5)[0] * al1);
+		float a1_3 = ((o + 512 + 6)[0] * al1);
+		float a1_4 = ((o + 512 + 7)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 512 + 4)[0] = a1_1;
+		(o + 512 + 5)[0] = a1_2;
+		(o + 512 + 6)[0] = a1_3;
+		(o + 512 + 7)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 512 + 8)[0] * al1);
+		float a1_2 = ((o + 512 + 9)[0] * al1);
+		float a1_3 = ((o + 512 + 10)[0] * al1);
+		float a1_4 = ((o + 512 + 11)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 512 + 8)[0] = a1_1;
+		(o + 512 + 9)[0] = a1_2;
+		(o + 512 + 10)[0] = a1_3;
+		(o + 512 + 11)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 512 + 12)[0] * al1);
+		float a1_2 = ((o + 512 + 13)[0] * al1);
+		float a1_3 = ((o + 512 + 14)[0] * al1);
+		float a1_4 = ((o + 512 + 15)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 512 + 12)[0] = a1_1;
+		(o + 512 + 13)[0] = a1_2;
+		(o + 512 + 14)[0] = a1_3;
+		(o + 512 + 15)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 512 + 16)[0] * al1);
+		float a1_2 = ((o + 512 + 17)[0] * al1);
+		float a1_3 = ((o + 512 + 18)[0] * al1);
+		float a1_4 = ((o + 512 + 19)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 512 + 16)[0] = a1_1;
+		(o + 512 + 17)[0] = a1_2;
+		(o + 512 + 18)[0] = a1_3;
+		(o + 512 + 19)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 512 + 20)[0] * al1);
+		float a1_2 = ((o + 512 + 21)[0] * al1);
+		float a1_3 = ((o + 512 + 22)[0] * al1);
+		float a1_4 = ((o + 512 + 23)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 512 + 20)[0] = a1_1;
+		(o + 512 + 21)[0] = a1_2;
+		(o + 512 + 22)[0] = a1_3;
+		(o + 512 + 23)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 512 + 24)[0] * al1);
+		float a1_2 = ((o + 512 + 25)[0] * al1);
+		float a1_3 = ((o + 512 + 26)[0] * al1);
+		float a1_4 = ((o + 512 + 27)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 512 + 24)[0] = a1_1;
+		(o + 512 + 25)[0] = a1_2;
+		(o + 512 + 26)[0] = a1_3;
+		(o + 512 + 27)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 512 + 28)[0] * al1);
+		float a1_2 = ((o + 512 + 29)[0] * al1);
+		float a1_3 = ((o + 512 + 30)[0] * al1);
+		float a1_4 = ((o + 512 + 31)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 512 + 28)[0] = a1_1;
+		(o + 512 + 29)[0] = a1_2;
+		(o + 512 + 30)[0] = a1_3;
+		(o + 512 + 31)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 32)[0] * al0);
+		float a0_2 = ((o + 0 + 33)[0] * al0);
+		float a0_3 = ((o + 0 + 34)[0] * al0);
+		float a0_4 = ((o + 0 + 35)[0] * al0);
+		float a1_1 = ((o + 512 + 32)[0] * al1);
+		float a1_2 = ((o + 512 + 33)[0] * al1);
+		float a1_3 = ((o + 512 + 34)[0] * al1);
+		float a1_4 = ((o + 512 + 35)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 32)[0];
+			const float v2 = (vp + 33)[0];
+			const float v3 = (vp + 34)[0];
+			const float v4 = (vp + 35)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 32)[0] = a0_1;
+		(o + 0 + 33)[0] = a0_2;
+		(o + 0 + 34)[0] = a0_3;
+		(o + 0 + 35)[0] = a0_4;
+		(o + 512 + 32)[0] = a1_1;
+		(o + 512 + 33)[0] = a1_2;
+		(o + 512 + 34)[0] = a1_3;
+		(o + 512 + 35)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 36)[0] * al0);
+		float a0_2 = ((o + 0 + 37)[0] * al0);
+		float a0_3 = ((o + 0 + 38)[0] * al0);
+		float a0_4 = ((o + 0 + 39)[0] * al0);
+		float a1_1 = ((o + 512 + 36)[0] * al1);
+		float a1_2 = ((o + 512 + 37)[0] * al1);
+		float a1_3 = ((o + 512 + 38)[0] * al1);
+		float a1_4 = ((o + 512 + 39)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 36)[0];
+			const float v2 = (vp + 37)[0];
+			const float v3 = (vp + 38)[0];
+			const float v4 = (vp + 39)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 36)[0] = a0_1;
+		(o + 0 + 37)[0] = a0_2;
+		(o + 0 + 38)[0] = a0_3;
+		(o + 0 + 39)[0] = a0_4;
+		(o + 512 + 36)[0] = a1_1;
+		(o + 512 + 37)[0] = a1_2;
+		(o + 512 + 38)[0] = a1_3;
+		(o + 512 + 39)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 40)[0] * al0);
+		float a0_2 = ((o + 0 + 41)[0] * al0);
+		float a0_3 = ((o + 0 + 42)[0] * al0);
+		float a0_4 = ((o + 0 + 43)[0] * al0);
+		float a1_1 = ((o + 512 + 40)[0] * al1);
+		float a1_2 = ((o + 512 + 41)[0] * al1);
+		float a1_3 = ((o + 512 + 42)[0] * al1);
+		float a1_4 = ((o + 512 + 43)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 40)[0];
+			const float v2 = (vp + 41)[0];
+			const float v3 = (vp + 42)[0];
+			const float v4 = (vp + 43)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 40)[0] = a0_1;
+		(o + 0 + 41)[0] = a0_2;
+		(o + 0 + 42)[0] = a0_3;
+		(o + 0 + 43)[0] = a0_4;
+		(o + 512 + 40)[0] = a1_1;
+		(o + 512 + 41)[0] = a1_2;
+		(o + 512 + 42)[0] = a1_3;
+		(o + 512 + 43)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 44)[0] * al0);
+		float a0_2 = ((o + 0 + 45)[0] * al0);
+		float a0_3 = ((o + 0 + 46)[0] * al0);
+		float a0_4 = ((o + 0 + 47)[0] * al0);
+		float a1_1 = ((o + 512 + 44)[0] * al1);
+		float a1_2 = ((o + 512 + 45)[0] * al1);
+		float a1_3 = ((o + 512 + 46)[0] * al1);
+		float a1_4 = ((o + 512 + 47)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 44)[0];
+			const float v2 = (vp + 45)[0];
+			const float v3 = (vp + 46)[0];
+			const float v4 = (vp + 47)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 44)[0] = a0_1;
+		(o + 0 + 45)[0] = a0_2;
+		(o + 0 + 46)[0] = a0_3;
+		(o + 0 + 47)[0] = a0_4;
+		(o + 512 + 44)[0] = a1_1;
+		(o + 512 + 45)[0] = a1_2;
+		(o + 512 + 46)[0] = a1_3;
+		(o + 512 + 47)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 48)[0] * al0);
+		float a0_2 = ((o + 0 + 49)[0] * al0);
+		float a0_3 = ((o + 0 + 50)[0] * al0);
+		float a0_4 = ((o + 0 + 51)[0] * al0);
+		float a1_1 = ((o + 512 + 48)[0] * al1);
+		float a1_2 = ((o + 512 + 49)[0] * al1);
+		float a1_3 = ((o + 512 + 50)[0] * al1);
+		float a1_4 = ((o + 512 + 51)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 48)[0];
+			const float v2 = (vp + 49)[0];
+			const float v3 = (vp + 50)[0];
+			const float v4 = (vp + 51)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 48)[0] = a0_1;
+		(o + 0 + 49)[0] = a0_2;
+		(o + 0 + 50)[0] = a0_3;
+		(o + 0 + 51)[0] = a0_4;
+		(o + 512 + 48)[0] = a1_1;
+		(o + 512 + 49)[0] = a1_2;
+		(o + 512 + 50)[0] = a1_3;
+		(o + 512 + 51)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 52)[0] * al0);
+		float a0_2 = ((o + 0 + 53)[0] * al0);
+		float a0_3 = ((o + 0 + 54)[0] * al0);
+		float a0_4 = ((o + 0 + 55)[0] * al0);
+		float a1_1 = ((o + 512 + 52)[0] * al1);
+		float a1_2 = ((o + 512 + 53)[0] * al1);
+		float a1_3 = ((o + 512 + 54)[0] * al1);
+		float a1_4 = ((o + 512 + 55)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 52)[0];
+			const float v2 = (vp + 53)[0];
+			const float v3 = (vp + 54)[0];
+			const float v4 = (vp + 55)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 52)[0] = a0_1;
+		(o + 0 + 53)[0] = a0_2;
+		(o + 0 + 54)[0] = a0_3;
+		(o + 0 + 55)[0] = a0_4;
+		(o + 512 + 52)[0] = a1_1;
+		(o + 512 + 53)[0] = a1_2;
+		(o + 512 + 54)[0] = a1_3;
+		(o + 512 + 55)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 56)[0] * al0);
+		float a0_2 = ((o + 0 + 57)[0] * al0);
+		float a0_3 = ((o + 0 + 58)[0] * al0);
+		float a0_4 = ((o + 0 + 59)[0] * al0);
+		float a1_1 = ((o + 512 + 56)[0] * al1);
+		float a1_2 = ((o + 512 + 57)[0] * al1);
+		float a1_3 = ((o + 512 + 58)[0] * al1);
+		float a1_4 = ((o + 512 + 59)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 56)[0];
+			const float v2 = (vp + 57)[0];
+			const float v3 = (vp + 58)[0];
+			const float v4 = (vp + 59)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 56)[0] = a0_1;
+		(o + 0 + 57)[0] = a0_2;
+		(o + 0 + 58)[0] = a0_3;
+		(o + 0 + 59)[0] = a0_4;
+		(o + 512 + 56)[0] = a1_1;
+		(o + 512 + 57)[0] = a1_2;
+		(o + 512 + 58)[0] = a1_3;
+		(o + 512 + 59)[0] = a1_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 60)[0] * al0);
+		float a0_2 = ((o + 0 + 61)[0] * al0);
+		float a0_3 = ((o + 0 + 62)[0] * al0);
+		float a0_4 = ((o + 0 + 63)[0] * al0);
+		float a1_1 = ((o + 512 + 60)[0] * al1);
+		float a1_2 = ((o + 512 + 61)[0] * al1);
+		float a1_3 = ((o + 512 + 62)[0] * al1);
+		float a1_4 = ((o + 512 + 63)[0] * al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 60)[0];
+			const float v2 = (vp + 61)[0];
+			const float v3 = (vp + 62)[0];
+			const float v4 = (vp + 63)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+		}
+		(o + 0 + 60)[0] = a0_1;
+		(o + 0 + 61)[0] = a0_2;
+		(o + 0 + 62)[0] = a0_3;
+		(o + 0 + 63)[0] = a0_4;
+		(o + 512 + 60)[0] = a1_1;
+		(o + 512 + 61)[0] = a1_2;
+		(o + 512 + 62)[0] = a1_3;
+		(o + 512 + 63)[0] = a1_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
+ * apart.  3x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		float a2_0 = 0.0f;
+		float a2_1 = 0.0f;
+		float a2_2 = 0.0f;
+		float a2_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[512 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+			{
+				const float qb = (q[1024 + d]);
+				a2_0 = (qb * k0 + a2_0);
+				a2_1 = (qb * k1 + a2_1);
+				a2_2 = (qb * k2 + a2_2);
+				a2_3 = (qb * k3 + a2_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+		(s + 128 + c + 0)[0] = a2_0;
+		(s + 128 + c + 1)[0] = a2_1;
+		(s + 128 + c + 2)[0] = a2_2;
+		(s + 128 + c + 3)[0] = a2_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 3x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	const float al2 = (alpha[2]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 512 + 0)[0] * al1);
+		float a1_2 = ((o + 512 + 1)[0] * al1);
+		float a1_3 = ((o + 512 + 2)[0] * al1);
+		float a1_4 = ((o + 512 + 3)[0] * al1);
+		float a2_1 = ((o + 1024 + 0)[0] * al2);
+		float a2_2 = ((o + 1024 + 1)[0] * al2);
+		float a2_3 = ((o + 1024 + 2)[0] * al2);
+		float a2_4 = ((o + 1024 + 3)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 512 + 0)[0] = a1_1;
+		(o + 512 + 1)[0] = a1_2;
+		(o + 512 + 2)[0] = a1_3;
+		(o + 512 + 3)[0] = a1_4;
+		(o + 1024 + 0)[0] = a2_1;
+		(o + 1024 + 1)[0] = a2_2;
+		(o + 1024 + 2)[0] = a2_3;
+		(o + 1024 + 3)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 512 + 4)[0] * al1);
+		float a1_2 = ((o + 512 + 5)[0] * al1);
+		float a1_3 = ((o + 512 + 6)[0] * al1);
+		float a1_4 = ((o + 512 + 7)[0] * al1);
+		float a2_1 = ((o + 1024 + 4)[0] * al2);
+		float a2_2 = ((o + 1024 + 5)[0] * al2);
+		float a2_3 = ((o + 1024 + 6)[0] * al2);
+		float a2_4 = ((o + 1024 + 7)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 512 + 4)[0] = a1_1;
+		(o + 512 + 5)[0] = a1_2;
+		(o + 512 + 6)[0] = a1_3;
+		(o + 512 + 7)[0] = a1_4;
+		(o + 1024 + 4)[0] = a2_1;
+		(o + 1024 + 5)[0] = a2_2;
+		(o + 1024 + 6)[0] = a2_3;
+		(o + 1024 + 7)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 512 + 8)[0] * al1);
+		float a1_2 = ((o + 512 + 9)[0] * al1);
+		float a1_3 = ((o + 512 + 10)[0] * al1);
+		float a1_4 = ((o + 512 + 11)[0] * al1);
+		float a2_1 = ((o + 1024 + 8)[0] * al2);
+		float a2_2 = ((o + 1024 + 9)[0] * al2);
+		float a2_3 = ((o + 1024 + 10)[0] * al2);
+		float a2_4 = ((o + 1024 + 11)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 512 + 8)[0] = a1_1;
+		(o + 512 + 9)[0] = a1_2;
+		(o + 512 + 10)[0] = a1_3;
+		(o + 512 + 11)[0] = a1_4;
+		(o + 1024 + 8)[0] = a2_1;
+		(o + 1024 + 9)[0] = a2_2;
+		(o + 1024 + 10)[0] = a2_3;
+		(o + 1024 + 11)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 512 + 12)[0] * al1);
+		float a1_2 = ((o + 512 + 13)[0] * al1);
+		float a1_3 = ((o + 512 + 14)[0] * al1);
+		float a1_4 = ((o + 512 + 15)[0] * al1);
+		float a2_1 = ((o + 1024 + 12)[0] * al2);
+		float a2_2 = ((o + 1024 + 13)[0] * al2);
+		float a2_3 = ((o + 1024 + 14)[0] * al2);
+		float a2_4 = ((o + 1024 + 15)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 512 + 12)[0] = a1_1;
+		(o + 512 + 13)[0] = a1_2;
+		(o + 512 + 14)[0] = a1_3;
+		(o + 512 + 15)[0] = a1_4;
+		(o + 1024 + 12)[0] = a2_1;
+		(o + 1024 + 13)[0] = a2_2;
+		(o + 1024 + 14)[0] = a2_3;
+		(o + 1024 + 15)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 512 + 16)[0] * al1);
+		float a1_2 = ((o + 512 + 17)[0] * al1);
+		float a1_3 = ((o + 512 + 18)[0] * al1);
+		float a1_4 = ((o + 512 + 19)[0] * al1);
+		float a2_1 = ((o + 1024 + 16)[0] * al2);
+		float a2_2 = ((o + 1024 + 17)[0] * al2);
+		float a2_3 = ((o + 1024 + 18)[0] * al2);
+		float a2_4 = ((o + 1024 + 19)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 512 + 16)[0] = a1_1;
+		(o + 512 + 17)[0] = a1_2;
+		(o + 512 + 18)[0] = a1_3;
+		(o + 512 + 19)[0] = a1_4;
+		(o + 1024 + 16)[0] = a2_1;
+		(o + 1024 + 17)[0] = a2_2;
+		(o + 1024 + 18)[0] = a2_3;
+		(o + 1024 + 19)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 512 + 20)[0] * al1);
+		float a1_2 = ((o + 512 + 21)[0] * al1);
+		float a1_3 = ((o + 512 + 22)[0] * al1);
+		float a1_4 = ((o + 512 + 23)[0] * al1);
+		float a2_1 = ((o + 1024 + 20)[0] * al2);
+		float a2_2 = ((o + 1024 + 21)[0] * al2);
+		float a2_3 = ((o + 1024 + 22)[0] * al2);
+		float a2_4 = ((o + 1024 + 23)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 512 + 20)[0] = a1_1;
+		(o + 512 + 21)[0] = a1_2;
+		(o + 512 + 22)[0] = a1_3;
+		(o + 512 + 23)[0] = a1_4;
+		(o + 1024 + 20)[0] = a2_1;
+		(o + 1024 + 21)[0] = a2_2;
+		(o + 1024 + 22)[0] = a2_3;
+		(o + 1024 + 23)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 512 + 24)[0] * al1);
+		float a1_2 = ((o + 512 + 25)[0] * al1);
+		float a1_3 = ((o + 512 + 26)[0] * al1);
+		float a1_4 = ((o + 512 + 27)[0] * al1);
+		float a2_1 = ((o + 1024 + 24)[0] * al2);
+		float a2_2 = ((o + 1024 + 25)[0] * al2);
+		float a2_3 = ((o + 1024 + 26)[0] * al2);
+		float a2_4 = ((o + 1024 + 27)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 512 + 24)[0] = a1_1;
+		(o + 512 + 25)[0] = a1_2;
+		(o + 512 + 26)[0] = a1_3;
+		(o + 512 + 27)[0] = a1_4;
+		(o + 1024 + 24)[0] = a2_1;
+		(o + 1024 + 25)[0] = a2_2;
+		(o + 1024 + 26)[0] = a2_3;
+		(o + 1024 + 27)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 512 + 28)[0] * al1);
+		float a1_2 = ((o + 512 + 29)[0] * al1);
+		float a1_3 = ((o + 512 + 30)[0] * al1);
+		float a1_4 = ((o + 512 + 31)[0] * al1);
+		float a2_1 = ((o + 1024 + 28)[0] * al2);
+		float a2_2 = ((o + 1024 + 29)[0] * al2);
+		float a2_3 = ((o + 1024 + 30)[0] * al2);
+		float a2_4 = ((o + 1024 + 31)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 512 + 28)[0] = a1_1;
+		(o + 512 + 29)[0] = a1_2;
+		(o + 512 + 30)[0] = a1_3;
+		(o + 512 + 31)[0] = a1_4;
+		(o + 1024 + 28)[0] = a2_1;
+		(o + 1024 + 29)[0] = a2_2;
+		(o + 1024 + 30)[0] = a2_3;
+		(o + 1024 + 31)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 32)[0] * al0);
+		float a0_2 = ((o + 0 + 33)[0] * al0);
+		float a0_3 = ((o + 0 + 34)[0] * al0);
+		float a0_4 = ((o + 0 + 35)[0] * al0);
+		float a1_1 = ((o + 512 + 32)[0] * al1);
+		float a1_2 = ((o + 512 + 33)[0] * al1);
+		float a1_3 = ((o + 512 + 34)[0] * al1);
+		float a1_4 = ((o + 512 + 35)[0] * al1);
+		float a2_1 = ((o + 1024 + 32)[0] * al2);
+		float a2_2 = ((o + 1024 + 33)[0] * al2);
+		float a2_3 = ((o + 1024 + 34)[0] * al2);
+		float a2_4 = ((o + 1024 + 35)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 32)[0];
+			const float v2 = (vp + 33)[0];
+			const float v3 = (vp + 34)[0];
+			const float v4 = (vp + 35)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 32)[0] = a0_1;
+		(o + 0 + 33)[0] = a0_2;
+		(o + 0 + 34)[0] = a0_3;
+		(o + 0 + 35)[0] = a0_4;
+		(o + 512 + 32)[0] = a1_1;
+		(o + 512 + 33)[0] = a1_2;
+		(o + 512 + 34)[0] = a1_3;
+		(o + 512 + 35)[0] = a1_4;
+		(o + 1024 + 32)[0] = a2_1;
+		(o + 1024 + 33)[0] = a2_2;
+		(o + 1024 + 34)[0] = a2_3;
+		(o + 1024 + 35)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 36)[0] * al0);
+		float a0_2 = ((o + 0 + 37)[0] * al0);
+		float a0_3 = ((o + 0 + 38)[0] * al0);
+		float a0_4 = ((o + 0 + 39)[0] * al0);
+		float a1_1 = ((o + 512 + 36)[0] * al1);
+		float a1_2 = ((o + 512 + 37)[0] * al1);
+		float a1_3 = ((o + 512 + 38)[0] * al1);
+		float a1_4 = ((o + 512 + 39)[0] * al1);
+		float a2_1 = ((o + 1024 + 36)[0] * al2);
+		float a2_2 = ((o + 1024 + 37)[0] * al2);
+		float a2_3 = ((o + 1024 + 38)[0] * al2);
+		float a2_4 = ((o + 1024 + 39)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 36)[0];
+			const float v2 = (vp + 37)[0];
+			const float v3 = (vp + 38)[0];
+			const float v4 = (vp + 39)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 36)[0] = a0_1;
+		(o + 0 + 37)[0] = a0_2;
+		(o + 0 + 38)[0] = a0_3;
+		(o + 0 + 39)[0] = a0_4;
+		(o + 512 + 36)[0] = a1_1;
+		(o + 512 + 37)[0] = a1_2;
+		(o + 512 + 38)[0] = a1_3;
+		(o + 512 + 39)[0] = a1_4;
+		(o + 1024 + 36)[0] = a2_1;
+		(o + 1024 + 37)[0] = a2_2;
+		(o + 1024 + 38)[0] = a2_3;
+		(o + 1024 + 39)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 40)[0] * al0);
+		float a0_2 = ((o + 0 + 41)[0] * al0);
+		float a0_3 = ((o + 0 + 42)[0] * al0);
+		float a0_4 = ((o + 0 + 43)[0] * al0);
+		float a1_1 = ((o + 512 + 40)[0] * al1);
+		float a1_2 = ((o + 512 + 41)[0] * al1);
+		float a1_3 = ((o + 512 + 42)[0] * al1);
+		float a1_4 = ((o + 512 + 43)[0] * al1);
+		float a2_1 = ((o + 1024 + 40)[0] * al2);
+		float a2_2 = ((o + 1024 + 41)[0] * al2);
+		float a2_3 = ((o + 1024 + 42)[0] * al2);
+		float a2_4 = ((o + 1024 + 43)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 40)[0];
+			const float v2 = (vp + 41)[0];
+			const float v3 = (vp + 42)[0];
+			const float v4 = (vp + 43)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 40)[0] = a0_1;
+		(o + 0 + 41)[0] = a0_2;
+		(o + 0 + 42)[0] = a0_3;
+		(o + 0 + 43)[0] = a0_4;
+		(o + 512 + 40)[0] = a1_1;
+		(o + 512 + 41)[0] = a1_2;
+		(o + 512 + 42)[0] = a1_3;
+		(o + 512 + 43)[0] = a1_4;
+		(o + 1024 + 40)[0] = a2_1;
+		(o + 1024 + 41)[0] = a2_2;
+		(o + 1024 + 42)[0] = a2_3;
+		(o + 1024 + 43)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 44)[0] * al0);
+		float a0_2 = ((o + 0 + 45)[0] * al0);
+		float a0_3 = ((o + 0 + 46)[0] * al0);
+		float a0_4 = ((o + 0 + 47)[0] * al0);
+		float a1_1 = ((o + 512 + 44)[0] * al1);
+		float a1_2 = ((o + 512 + 45)[0] * al1);
+		float a1_3 = ((o + 512 + 46)[0] * al1);
+		float a1_4 = ((o + 512 + 47)[0] * al1);
+		float a2_1 = ((o + 1024 + 44)[0] * al2);
+		float a2_2 = ((o + 1024 + 45)[0] * al2);
+		float a2_3 = ((o + 1024 + 46)[0] * al2);
+		float a2_4 = ((o + 1024 + 47)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 44)[0];
+			const float v2 = (vp + 45)[0];
+			const float v3 = (vp + 46)[0];
+			const float v4 = (vp + 47)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 44)[0] = a0_1;
+		(o + 0 + 45)[0] = a0_2;
+		(o + 0 + 46)[0] = a0_3;
+		(o + 0 + 47)[0] = a0_4;
+		(o + 512 + 44)[0] = a1_1;
+		(o + 512 + 45)[0] = a1_2;
+		(o + 512 + 46)[0] = a1_3;
+		(o + 512 + 47)[0] = a1_4;
+		(o + 1024 + 44)[0] = a2_1;
+		(o + 1024 + 45)[0] = a2_2;
+		(o + 1024 + 46)[0] = a2_3;
+		(o + 1024 + 47)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 48)[0] * al0);
+		float a0_2 = ((o + 0 + 49)[0] * al0);
+		float a0_3 = ((o + 0 + 50)[0] * al0);
+		float a0_4 = ((o + 0 + 51)[0] * al0);
+		float a1_1 = ((o + 512 + 48)[0] * al1);
+		float a1_2 = ((o + 512 + 49)[0] * al1);
+		float a1_3 = ((o + 512 + 50)[0] * al1);
+		float a1_4 = ((o + 512 + 51)[0] * al1);
+		float a2_1 = ((o + 1024 + 48)[0] * al2);
+		float a2_2 = ((o + 1024 + 49)[0] * al2);
+		float a2_3 = ((o + 1024 + 50)[0] * al2);
+		float a2_4 = ((o + 1024 + 51)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 48)[0];
+			const float v2 = (vp + 49)[0];
+			const float v3 = (vp + 50)[0];
+			const float v4 = (vp + 51)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 48)[0] = a0_1;
+		(o + 0 + 49)[0] = a0_2;
+		(o + 0 + 50)[0] = a0_3;
+		(o + 0 + 51)[0] = a0_4;
+		(o + 512 + 48)[0] = a1_1;
+		(o + 512 + 49)[0] = a1_2;
+		(o + 512 + 50)[0] = a1_3;
+		(o + 512 + 51)[0] = a1_4;
+		(o + 1024 + 48)[0] = a2_1;
+		(o + 1024 + 49)[0] = a2_2;
+		(o + 1024 + 50)[0] = a2_3;
+		(o + 1024 + 51)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 52)[0] * al0);
+		float a0_2 = ((o + 0 + 53)[0] * al0);
+		float a0_3 = ((o + 0 + 54)[0] * al0);
+		float a0_4 = ((o + 0 + 55)[0] * al0);
+		float a1_1 = ((o + 512 + 52)[0] * al1);
+		float a1_2 = ((o + 512 + 53)[0] * al1);
+		float a1_3 = ((o + 512 + 54)[0] * al1);
+		float a1_4 = ((o + 512 + 55)[0] * al1);
+		float a2_1 = ((o + 1024 + 52)[0] * al2);
+		float a2_2 = ((o + 1024 + 53)[0] * al2);
+		float a2_3 = ((o + 1024 + 54)[0] * al2);
+		float a2_4 = ((o + 1024 + 55)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 52)[0];
+			const float v2 = (vp + 53)[0];
+			const float v3 = (vp + 54)[0];
+			const float v4 = (vp + 55)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 52)[0] = a0_1;
+		(o + 0 + 53)[0] = a0_2;
+		(o + 0 + 54)[0] = a0_3;
+		(o + 0 + 55)[0] = a0_4;
+		(o + 512 + 52)[0] = a1_1;
+		(o + 512 + 53)[0] = a1_2;
+		(o + 512 + 54)[0] = a1_3;
+		(o + 512 + 55)[0] = a1_4;
+		(o + 1024 + 52)[0] = a2_1;
+		(o + 1024 + 53)[0] = a2_2;
+		(o + 1024 + 54)[0] = a2_3;
+		(o + 1024 + 55)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 56)[0] * al0);
+		float a0_2 = ((o + 0 + 57)[0] * al0);
+		float a0_3 = ((o + 0 + 58)[0] * al0);
+		float a0_4 = ((o + 0 + 59)[0] * al0);
+		float a1_1 = ((o + 512 + 56)[0] * al1);
+		float a1_2 = ((o + 512 + 57)[0] * al1);
+		float a1_3 = ((o + 512 + 58)[0] * al1);
+		float a1_4 = ((o + 512 + 59)[0] * al1);
+		float a2_1 = ((o + 1024 + 56)[0] * al2);
+		float a2_2 = ((o + 1024 + 57)[0] * al2);
+		float a2_3 = ((o + 1024 + 58)[0] * al2);
+		float a2_4 = ((o + 1024 + 59)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 56)[0];
+			const float v2 = (vp + 57)[0];
+			const float v3 = (vp + 58)[0];
+			const float v4 = (vp + 59)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 56)[0] = a0_1;
+		(o + 0 + 57)[0] = a0_2;
+		(o + 0 + 58)[0] = a0_3;
+		(o + 0 + 59)[0] = a0_4;
+		(o + 512 + 56)[0] = a1_1;
+		(o + 512 + 57)[0] = a1_2;
+		(o + 512 + 58)[0] = a1_3;
+		(o + 512 + 59)[0] = a1_4;
+		(o + 1024 + 56)[0] = a2_1;
+		(o + 1024 + 57)[0] = a2_2;
+		(o + 1024 + 58)[0] = a2_3;
+		(o + 1024 + 59)[0] = a2_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 60)[0] * al0);
+		float a0_2 = ((o + 0 + 61)[0] * al0);
+		float a0_3 = ((o + 0 + 62)[0] * al0);
+		float a0_4 = ((o + 0 + 63)[0] * al0);
+		float a1_1 = ((o + 512 + 60)[0] * al1);
+		float a1_2 = ((o + 512 + 61)[0] * al1);
+		float a1_3 = ((o + 512 + 62)[0] * al1);
+		float a1_4 = ((o + 512 + 63)[0] * al1);
+		float a2_1 = ((o + 1024 + 60)[0] * al2);
+		float a2_2 = ((o + 1024 + 61)[0] * al2);
+		float a2_3 = ((o + 1024 + 62)[0] * al2);
+		float a2_4 = ((o + 1024 + 63)[0] * al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 60)[0];
+			const float v2 = (vp + 61)[0];
+			const float v3 = (vp + 62)[0];
+			const float v4 = (vp + 63)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+		}
+		(o + 0 + 60)[0] = a0_1;
+		(o + 0 + 61)[0] = a0_2;
+		(o + 0 + 62)[0] = a0_3;
+		(o + 0 + 63)[0] = a0_4;
+		(o + 512 + 60)[0] = a1_1;
+		(o + 512 + 61)[0] = a1_2;
+		(o + 512 + 62)[0] = a1_3;
+		(o + 512 + 63)[0] = a1_4;
+		(o + 1024 + 60)[0] = a2_1;
+		(o + 1024 + 61)[0] = a2_2;
+		(o + 1024 + 62)[0] = a2_3;
+		(o + 1024 + 63)[0] = a2_4;
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
+ * apart.  4x4 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 4) {
+		float a0_0 = 0.0f;
+		float a0_1 = 0.0f;
+		float a0_2 = 0.0f;
+		float a0_3 = 0.0f;
+		float a1_0 = 0.0f;
+		float a1_1 = 0.0f;
+		float a1_2 = 0.0f;
+		float a1_3 = 0.0f;
+		float a2_0 = 0.0f;
+		float a2_1 = 0.0f;
+		float a2_2 = 0.0f;
+		float a2_3 = 0.0f;
+		float a3_0 = 0.0f;
+		float a3_1 = 0.0f;
+		float a3_2 = 0.0f;
+		float a3_3 = 0.0f;
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float k0 = (kp + 0)[0];
+			const float k1 = (kp + 1)[0];
+			const float k2 = (kp + 2)[0];
+			const float k3 = (kp + 3)[0];
+			{
+				const float qb = (q[0 + d]);
+				a0_0 = (qb * k0 + a0_0);
+				a0_1 = (qb * k1 + a0_1);
+				a0_2 = (qb * k2 + a0_2);
+				a0_3 = (qb * k3 + a0_3);
+			}
+			{
+				const float qb = (q[512 + d]);
+				a1_0 = (qb * k0 + a1_0);
+				a1_1 = (qb * k1 + a1_1);
+				a1_2 = (qb * k2 + a1_2);
+				a1_3 = (qb * k3 + a1_3);
+			}
+			{
+				const float qb = (q[1024 + d]);
+				a2_0 = (qb * k0 + a2_0);
+				a2_1 = (qb * k1 + a2_1);
+				a2_2 = (qb * k2 + a2_2);
+				a2_3 = (qb * k3 + a2_3);
+			}
+			{
+				const float qb = (q[1536 + d]);
+				a3_0 = (qb * k0 + a3_0);
+				a3_1 = (qb * k1 + a3_1);
+				a3_2 = (qb * k2 + a3_2);
+				a3_3 = (qb * k3 + a3_3);
+			}
+		}
+		(s + 0 + c + 0)[0] = a0_0;
+		(s + 0 + c + 1)[0] = a0_1;
+		(s + 0 + c + 2)[0] = a0_2;
+		(s + 0 + c + 3)[0] = a0_3;
+		(s + 64 + c + 0)[0] = a1_0;
+		(s + 64 + c + 1)[0] = a1_1;
+		(s + 64 + c + 2)[0] = a1_2;
+		(s + 64 + c + 3)[0] = a1_3;
+		(s + 128 + c + 0)[0] = a2_0;
+		(s + 128 + c + 1)[0] = a2_1;
+		(s + 128 + c + 2)[0] = a2_2;
+		(s + 128 + c + 3)[0] = a2_3;
+		(s + 192 + c + 0)[0] = a3_0;
+		(s + 192 + c + 1)[0] = a3_1;
+		(s + 192 + c + 2)[0] = a3_2;
+		(s + 192 + c + 3)[0] = a3_3;
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 4x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float al0 = (alpha[0]);
+	const float al1 = (alpha[1]);
+	const float al2 = (alpha[2]);
+	const float al3 = (alpha[3]);
+	{
+		float a0_1 = ((o + 0 + 0)[0] * al0);
+		float a0_2 = ((o + 0 + 1)[0] * al0);
+		float a0_3 = ((o + 0 + 2)[0] * al0);
+		float a0_4 = ((o + 0 + 3)[0] * al0);
+		float a1_1 = ((o + 512 + 0)[0] * al1);
+		float a1_2 = ((o + 512 + 1)[0] * al1);
+		float a1_3 = ((o + 512 + 2)[0] * al1);
+		float a1_4 = ((o + 512 + 3)[0] * al1);
+		float a2_1 = ((o + 1024 + 0)[0] * al2);
+		float a2_2 = ((o + 1024 + 1)[0] * al2);
+		float a2_3 = ((o + 1024 + 2)[0] * al2);
+		float a2_4 = ((o + 1024 + 3)[0] * al2);
+		float a3_1 = ((o + 1536 + 0)[0] * al3);
+		float a3_2 = ((o + 1536 + 1)[0] * al3);
+		float a3_3 = ((o + 1536 + 2)[0] * al3);
+		float a3_4 = ((o + 1536 + 3)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 0)[0];
+			const float v2 = (vp + 1)[0];
+			const float v3 = (vp + 2)[0];
+			const float v4 = (vp + 3)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 0)[0] = a0_1;
+		(o + 0 + 1)[0] = a0_2;
+		(o + 0 + 2)[0] = a0_3;
+		(o + 0 + 3)[0] = a0_4;
+		(o + 512 + 0)[0] = a1_1;
+		(o + 512 + 1)[0] = a1_2;
+		(o + 512 + 2)[0] = a1_3;
+		(o + 512 + 3)[0] = a1_4;
+		(o + 1024 + 0)[0] = a2_1;
+		(o + 1024 + 1)[0] = a2_2;
+		(o + 1024 + 2)[0] = a2_3;
+		(o + 1024 + 3)[0] = a2_4;
+		(o + 1536 + 0)[0] = a3_1;
+		(o + 1536 + 1)[0] = a3_2;
+		(o + 1536 + 2)[0] = a3_3;
+		(o + 1536 + 3)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 4)[0] * al0);
+		float a0_2 = ((o + 0 + 5)[0] * al0);
+		float a0_3 = ((o + 0 + 6)[0] * al0);
+		float a0_4 = ((o + 0 + 7)[0] * al0);
+		float a1_1 = ((o + 512 + 4)[0] * al1);
+		float a1_2 = ((o + 512 + 5)[0] * al1);
+		float a1_3 = ((o + 512 + 6)[0] * al1);
+		float a1_4 = ((o + 512 + 7)[0] * al1);
+		float a2_1 = ((o + 1024 + 4)[0] * al2);
+		float a2_2 = ((o + 1024 + 5)[0] * al2);
+		float a2_3 = ((o + 1024 + 6)[0] * al2);
+		float a2_4 = ((o + 1024 + 7)[0] * al2);
+		float a3_1 = ((o + 1536 + 4)[0] * al3);
+		float a3_2 = ((o + 1536 + 5)[0] * al3);
+		float a3_3 = ((o + 1536 + 6)[0] * al3);
+		float a3_4 = ((o + 1536 + 7)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 4)[0];
+			const float v2 = (vp + 5)[0];
+			const float v3 = (vp + 6)[0];
+			const float v4 = (vp + 7)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 4)[0] = a0_1;
+		(o + 0 + 5)[0] = a0_2;
+		(o + 0 + 6)[0] = a0_3;
+		(o + 0 + 7)[0] = a0_4;
+		(o + 512 + 4)[0] = a1_1;
+		(o + 512 + 5)[0] = a1_2;
+		(o + 512 + 6)[0] = a1_3;
+		(o + 512 + 7)[0] = a1_4;
+		(o + 1024 + 4)[0] = a2_1;
+		(o + 1024 + 5)[0] = a2_2;
+		(o + 1024 + 6)[0] = a2_3;
+		(o + 1024 + 7)[0] = a2_4;
+		(o + 1536 + 4)[0] = a3_1;
+		(o + 1536 + 5)[0] = a3_2;
+		(o + 1536 + 6)[0] = a3_3;
+		(o + 1536 + 7)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 8)[0] * al0);
+		float a0_2 = ((o + 0 + 9)[0] * al0);
+		float a0_3 = ((o + 0 + 10)[0] * al0);
+		float a0_4 = ((o + 0 + 11)[0] * al0);
+		float a1_1 = ((o + 512 + 8)[0] * al1);
+		float a1_2 = ((o + 512 + 9)[0] * al1);
+		float a1_3 = ((o + 512 + 10)[0] * al1);
+		float a1_4 = ((o + 512 + 11)[0] * al1);
+		float a2_1 = ((o + 1024 + 8)[0] * al2);
+		float a2_2 = ((o + 1024 + 9)[0] * al2);
+		float a2_3 = ((o + 1024 + 10)[0] * al2);
+		float a2_4 = ((o + 1024 + 11)[0] * al2);
+		float a3_1 = ((o + 1536 + 8)[0] * al3);
+		float a3_2 = ((o + 1536 + 9)[0] * al3);
+		float a3_3 = ((o + 1536 + 10)[0] * al3);
+		float a3_4 = ((o + 1536 + 11)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 8)[0];
+			const float v2 = (vp + 9)[0];
+			const float v3 = (vp + 10)[0];
+			const float v4 = (vp + 11)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 8)[0] = a0_1;
+		(o + 0 + 9)[0] = a0_2;
+		(o + 0 + 10)[0] = a0_3;
+		(o + 0 + 11)[0] = a0_4;
+		(o + 512 + 8)[0] = a1_1;
+		(o + 512 + 9)[0] = a1_2;
+		(o + 512 + 10)[0] = a1_3;
+		(o + 512 + 11)[0] = a1_4;
+		(o + 1024 + 8)[0] = a2_1;
+		(o + 1024 + 9)[0] = a2_2;
+		(o + 1024 + 10)[0] = a2_3;
+		(o + 1024 + 11)[0] = a2_4;
+		(o + 1536 + 8)[0] = a3_1;
+		(o + 1536 + 9)[0] = a3_2;
+		(o + 1536 + 10)[0] = a3_3;
+		(o + 1536 + 11)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 12)[0] * al0);
+		float a0_2 = ((o + 0 + 13)[0] * al0);
+		float a0_3 = ((o + 0 + 14)[0] * al0);
+		float a0_4 = ((o + 0 + 15)[0] * al0);
+		float a1_1 = ((o + 512 + 12)[0] * al1);
+		float a1_2 = ((o + 512 + 13)[0] * al1);
+		float a1_3 = ((o + 512 + 14)[0] * al1);
+		float a1_4 = ((o + 512 + 15)[0] * al1);
+		float a2_1 = ((o + 1024 + 12)[0] * al2);
+		float a2_2 = ((o + 1024 + 13)[0] * al2);
+		float a2_3 = ((o + 1024 + 14)[0] * al2);
+		float a2_4 = ((o + 1024 + 15)[0] * al2);
+		float a3_1 = ((o + 1536 + 12)[0] * al3);
+		float a3_2 = ((o + 1536 + 13)[0] * al3);
+		float a3_3 = ((o + 1536 + 14)[0] * al3);
+		float a3_4 = ((o + 1536 + 15)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 12)[0];
+			const float v2 = (vp + 13)[0];
+			const float v3 = (vp + 14)[0];
+			const float v4 = (vp + 15)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 12)[0] = a0_1;
+		(o + 0 + 13)[0] = a0_2;
+		(o + 0 + 14)[0] = a0_3;
+		(o + 0 + 15)[0] = a0_4;
+		(o + 512 + 12)[0] = a1_1;
+		(o + 512 + 13)[0] = a1_2;
+		(o + 512 + 14)[0] = a1_3;
+		(o + 512 + 15)[0] = a1_4;
+		(o + 1024 + 12)[0] = a2_1;
+		(o + 1024 + 13)[0] = a2_2;
+		(o + 1024 + 14)[0] = a2_3;
+		(o + 1024 + 15)[0] = a2_4;
+		(o + 1536 + 12)[0] = a3_1;
+		(o + 1536 + 13)[0] = a3_2;
+		(o + 1536 + 14)[0] = a3_3;
+		(o + 1536 + 15)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 16)[0] * al0);
+		float a0_2 = ((o + 0 + 17)[0] * al0);
+		float a0_3 = ((o + 0 + 18)[0] * al0);
+		float a0_4 = ((o + 0 + 19)[0] * al0);
+		float a1_1 = ((o + 512 + 16)[0] * al1);
+		float a1_2 = ((o + 512 + 17)[0] * al1);
+		float a1_3 = ((o + 512 + 18)[0] * al1);
+		float a1_4 = ((o + 512 + 19)[0] * al1);
+		float a2_1 = ((o + 1024 + 16)[0] * al2);
+		float a2_2 = ((o + 1024 + 17)[0] * al2);
+		float a2_3 = ((o + 1024 + 18)[0] * al2);
+		float a2_4 = ((o + 1024 + 19)[0] * al2);
+		float a3_1 = ((o + 1536 + 16)[0] * al3);
+		float a3_2 = ((o + 1536 + 17)[0] * al3);
+		float a3_3 = ((o + 1536 + 18)[0] * al3);
+		float a3_4 = ((o + 1536 + 19)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 16)[0];
+			const float v2 = (vp + 17)[0];
+			const float v3 = (vp + 18)[0];
+			const float v4 = (vp + 19)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 16)[0] = a0_1;
+		(o + 0 + 17)[0] = a0_2;
+		(o + 0 + 18)[0] = a0_3;
+		(o + 0 + 19)[0] = a0_4;
+		(o + 512 + 16)[0] = a1_1;
+		(o + 512 + 17)[0] = a1_2;
+		(o + 512 + 18)[0] = a1_3;
+		(o + 512 + 19)[0] = a1_4;
+		(o + 1024 + 16)[0] = a2_1;
+		(o + 1024 + 17)[0] = a2_2;
+		(o + 1024 + 18)[0] = a2_3;
+		(o + 1024 + 19)[0] = a2_4;
+		(o + 1536 + 16)[0] = a3_1;
+		(o + 1536 + 17)[0] = a3_2;
+		(o + 1536 + 18)[0] = a3_3;
+		(o + 1536 + 19)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 20)[0] * al0);
+		float a0_2 = ((o + 0 + 21)[0] * al0);
+		float a0_3 = ((o + 0 + 22)[0] * al0);
+		float a0_4 = ((o + 0 + 23)[0] * al0);
+		float a1_1 = ((o + 512 + 20)[0] * al1);
+		float a1_2 = ((o + 512 + 21)[0] * al1);
+		float a1_3 = ((o + 512 + 22)[0] * al1);
+		float a1_4 = ((o + 512 + 23)[0] * al1);
+		float a2_1 = ((o + 1024 + 20)[0] * al2);
+		float a2_2 = ((o + 1024 + 21)[0] * al2);
+		float a2_3 = ((o + 1024 + 22)[0] * al2);
+		float a2_4 = ((o + 1024 + 23)[0] * al2);
+		float a3_1 = ((o + 1536 + 20)[0] * al3);
+		float a3_2 = ((o + 1536 + 21)[0] * al3);
+		float a3_3 = ((o + 1536 + 22)[0] * al3);
+		float a3_4 = ((o + 1536 + 23)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 20)[0];
+			const float v2 = (vp + 21)[0];
+			const float v3 = (vp + 22)[0];
+			const float v4 = (vp + 23)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 20)[0] = a0_1;
+		(o + 0 + 21)[0] = a0_2;
+		(o + 0 + 22)[0] = a0_3;
+		(o + 0 + 23)[0] = a0_4;
+		(o + 512 + 20)[0] = a1_1;
+		(o + 512 + 21)[0] = a1_2;
+		(o + 512 + 22)[0] = a1_3;
+		(o + 512 + 23)[0] = a1_4;
+		(o + 1024 + 20)[0] = a2_1;
+		(o + 1024 + 21)[0] = a2_2;
+		(o + 1024 + 22)[0] = a2_3;
+		(o + 1024 + 23)[0] = a2_4;
+		(o + 1536 + 20)[0] = a3_1;
+		(o + 1536 + 21)[0] = a3_2;
+		(o + 1536 + 22)[0] = a3_3;
+		(o + 1536 + 23)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 24)[0] * al0);
+		float a0_2 = ((o + 0 + 25)[0] * al0);
+		float a0_3 = ((o + 0 + 26)[0] * al0);
+		float a0_4 = ((o + 0 + 27)[0] * al0);
+		float a1_1 = ((o + 512 + 24)[0] * al1);
+		float a1_2 = ((o + 512 + 25)[0] * al1);
+		float a1_3 = ((o + 512 + 26)[0] * al1);
+		float a1_4 = ((o + 512 + 27)[0] * al1);
+		float a2_1 = ((o + 1024 + 24)[0] * al2);
+		float a2_2 = ((o + 1024 + 25)[0] * al2);
+		float a2_3 = ((o + 1024 + 26)[0] * al2);
+		float a2_4 = ((o + 1024 + 27)[0] * al2);
+		float a3_1 = ((o + 1536 + 24)[0] * al3);
+		float a3_2 = ((o + 1536 + 25)[0] * al3);
+		float a3_3 = ((o + 1536 + 26)[0] * al3);
+		float a3_4 = ((o + 1536 + 27)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 24)[0];
+			const float v2 = (vp + 25)[0];
+			const float v3 = (vp + 26)[0];
+			const float v4 = (vp + 27)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 24)[0] = a0_1;
+		(o + 0 + 25)[0] = a0_2;
+		(o + 0 + 26)[0] = a0_3;
+		(o + 0 + 27)[0] = a0_4;
+		(o + 512 + 24)[0] = a1_1;
+		(o + 512 + 25)[0] = a1_2;
+		(o + 512 + 26)[0] = a1_3;
+		(o + 512 + 27)[0] = a1_4;
+		(o + 1024 + 24)[0] = a2_1;
+		(o + 1024 + 25)[0] = a2_2;
+		(o + 1024 + 26)[0] = a2_3;
+		(o + 1024 + 27)[0] = a2_4;
+		(o + 1536 + 24)[0] = a3_1;
+		(o + 1536 + 25)[0] = a3_2;
+		(o + 1536 + 26)[0] = a3_3;
+		(o + 1536 + 27)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 28)[0] * al0);
+		float a0_2 = ((o + 0 + 29)[0] * al0);
+		float a0_3 = ((o + 0 + 30)[0] * al0);
+		float a0_4 = ((o + 0 + 31)[0] * al0);
+		float a1_1 = ((o + 512 + 28)[0] * al1);
+		float a1_2 = ((o + 512 + 29)[0] * al1);
+		float a1_3 = ((o + 512 + 30)[0] * al1);
+		float a1_4 = ((o + 512 + 31)[0] * al1);
+		float a2_1 = ((o + 1024 + 28)[0] * al2);
+		float a2_2 = ((o + 1024 + 29)[0] * al2);
+		float a2_3 = ((o + 1024 + 30)[0] * al2);
+		float a2_4 = ((o + 1024 + 31)[0] * al2);
+		float a3_1 = ((o + 1536 + 28)[0] * al3);
+		float a3_2 = ((o + 1536 + 29)[0] * al3);
+		float a3_3 = ((o + 1536 + 30)[0] * al3);
+		float a3_4 = ((o + 1536 + 31)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 28)[0];
+			const float v2 = (vp + 29)[0];
+			const float v3 = (vp + 30)[0];
+			const float v4 = (vp + 31)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 28)[0] = a0_1;
+		(o + 0 + 29)[0] = a0_2;
+		(o + 0 + 30)[0] = a0_3;
+		(o + 0 + 31)[0] = a0_4;
+		(o + 512 + 28)[0] = a1_1;
+		(o + 512 + 29)[0] = a1_2;
+		(o + 512 + 30)[0] = a1_3;
+		(o + 512 + 31)[0] = a1_4;
+		(o + 1024 + 28)[0] = a2_1;
+		(o + 1024 + 29)[0] = a2_2;
+		(o + 1024 + 30)[0] = a2_3;
+		(o + 1024 + 31)[0] = a2_4;
+		(o + 1536 + 28)[0] = a3_1;
+		(o + 1536 + 29)[0] = a3_2;
+		(o + 1536 + 30)[0] = a3_3;
+		(o + 1536 + 31)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 32)[0] * al0);
+		float a0_2 = ((o + 0 + 33)[0] * al0);
+		float a0_3 = ((o + 0 + 34)[0] * al0);
+		float a0_4 = ((o + 0 + 35)[0] * al0);
+		float a1_1 = ((o + 512 + 32)[0] * al1);
+		float a1_2 = ((o + 512 + 33)[0] * al1);
+		float a1_3 = ((o + 512 + 34)[0] * al1);
+		float a1_4 = ((o + 512 + 35)[0] * al1);
+		float a2_1 = ((o + 1024 + 32)[0] * al2);
+		float a2_2 = ((o + 1024 + 33)[0] * al2);
+		float a2_3 = ((o + 1024 + 34)[0] * al2);
+		float a2_4 = ((o + 1024 + 35)[0] * al2);
+		float a3_1 = ((o + 1536 + 32)[0] * al3);
+		float a3_2 = ((o + 1536 + 33)[0] * al3);
+		float a3_3 = ((o + 1536 + 34)[0] * al3);
+		float a3_4 = ((o + 1536 + 35)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 32)[0];
+			const float v2 = (vp + 33)[0];
+			const float v3 = (vp + 34)[0];
+			const float v4 = (vp + 35)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 32)[0] = a0_1;
+		(o + 0 + 33)[0] = a0_2;
+		(o + 0 + 34)[0] = a0_3;
+		(o + 0 + 35)[0] = a0_4;
+		(o + 512 + 32)[0] = a1_1;
+		(o + 512 + 33)[0] = a1_2;
+		(o + 512 + 34)[0] = a1_3;
+		(o + 512 + 35)[0] = a1_4;
+		(o + 1024 + 32)[0] = a2_1;
+		(o + 1024 + 33)[0] = a2_2;
+		(o + 1024 + 34)[0] = a2_3;
+		(o + 1024 + 35)[0] = a2_4;
+		(o + 1536 + 32)[0] = a3_1;
+		(o + 1536 + 33)[0] = a3_2;
+		(o + 1536 + 34)[0] = a3_3;
+		(o + 1536 + 35)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 36)[0] * al0);
+		float a0_2 = ((o + 0 + 37)[0] * al0);
+		float a0_3 = ((o + 0 + 38)[0] * al0);
+		float a0_4 = ((o + 0 + 39)[0] * al0);
+		float a1_1 = ((o + 512 + 36)[0] * al1);
+		float a1_2 = ((o + 512 + 37)[0] * al1);
+		float a1_3 = ((o + 512 + 38)[0] * al1);
+		float a1_4 = ((o + 512 + 39)[0] * al1);
+		float a2_1 = ((o + 1024 + 36)[0] * al2);
+		float a2_2 = ((o + 1024 + 37)[0] * al2);
+		float a2_3 = ((o + 1024 + 38)[0] * al2);
+		float a2_4 = ((o + 1024 + 39)[0] * al2);
+		float a3_1 = ((o + 1536 + 36)[0] * al3);
+		float a3_2 = ((o + 1536 + 37)[0] * al3);
+		float a3_3 = ((o + 1536 + 38)[0] * al3);
+		float a3_4 = ((o + 1536 + 39)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 36)[0];
+			const float v2 = (vp + 37)[0];
+			const float v3 = (vp + 38)[0];
+			const float v4 = (vp + 39)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 36)[0] = a0_1;
+		(o + 0 + 37)[0] = a0_2;
+		(o + 0 + 38)[0] = a0_3;
+		(o + 0 + 39)[0] = a0_4;
+		(o + 512 + 36)[0] = a1_1;
+		(o + 512 + 37)[0] = a1_2;
+		(o + 512 + 38)[0] = a1_3;
+		(o + 512 + 39)[0] = a1_4;
+		(o + 1024 + 36)[0] = a2_1;
+		(o + 1024 + 37)[0] = a2_2;
+		(o + 1024 + 38)[0] = a2_3;
+		(o + 1024 + 39)[0] = a2_4;
+		(o + 1536 + 36)[0] = a3_1;
+		(o + 1536 + 37)[0] = a3_2;
+		(o + 1536 + 38)[0] = a3_3;
+		(o + 1536 + 39)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 40)[0] * al0);
+		float a0_2 = ((o + 0 + 41)[0] * al0);
+		float a0_3 = ((o + 0 + 42)[0] * al0);
+		float a0_4 = ((o + 0 + 43)[0] * al0);
+		float a1_1 = ((o + 512 + 40)[0] * al1);
+		float a1_2 = ((o + 512 + 41)[0] * al1);
+		float a1_3 = ((o + 512 + 42)[0] * al1);
+		float a1_4 = ((o + 512 + 43)[0] * al1);
+		float a2_1 = ((o + 1024 + 40)[0] * al2);
+		float a2_2 = ((o + 1024 + 41)[0] * al2);
+		float a2_3 = ((o + 1024 + 42)[0] * al2);
+		float a2_4 = ((o + 1024 + 43)[0] * al2);
+		float a3_1 = ((o + 1536 + 40)[0] * al3);
+		float a3_2 = ((o + 1536 + 41)[0] * al3);
+		float a3_3 = ((o + 1536 + 42)[0] * al3);
+		float a3_4 = ((o + 1536 + 43)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 40)[0];
+			const float v2 = (vp + 41)[0];
+			const float v3 = (vp + 42)[0];
+			const float v4 = (vp + 43)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 40)[0] = a0_1;
+		(o + 0 + 41)[0] = a0_2;
+		(o + 0 + 42)[0] = a0_3;
+		(o + 0 + 43)[0] = a0_4;
+		(o + 512 + 40)[0] = a1_1;
+		(o + 512 + 41)[0] = a1_2;
+		(o + 512 + 42)[0] = a1_3;
+		(o + 512 + 43)[0] = a1_4;
+		(o + 1024 + 40)[0] = a2_1;
+		(o + 1024 + 41)[0] = a2_2;
+		(o + 1024 + 42)[0] = a2_3;
+		(o + 1024 + 43)[0] = a2_4;
+		(o + 1536 + 40)[0] = a3_1;
+		(o + 1536 + 41)[0] = a3_2;
+		(o + 1536 + 42)[0] = a3_3;
+		(o + 1536 + 43)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 44)[0] * al0);
+		float a0_2 = ((o + 0 + 45)[0] * al0);
+		float a0_3 = ((o + 0 + 46)[0] * al0);
+		float a0_4 = ((o + 0 + 47)[0] * al0);
+		float a1_1 = ((o + 512 + 44)[0] * al1);
+		float a1_2 = ((o + 512 + 45)[0] * al1);
+		float a1_3 = ((o + 512 + 46)[0] * al1);
+		float a1_4 = ((o + 512 + 47)[0] * al1);
+		float a2_1 = ((o + 1024 + 44)[0] * al2);
+		float a2_2 = ((o + 1024 + 45)[0] * al2);
+		float a2_3 = ((o + 1024 + 46)[0] * al2);
+		float a2_4 = ((o + 1024 + 47)[0] * al2);
+		float a3_1 = ((o + 1536 + 44)[0] * al3);
+		float a3_2 = ((o + 1536 + 45)[0] * al3);
+		float a3_3 = ((o + 1536 + 46)[0] * al3);
+		float a3_4 = ((o + 1536 + 47)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 44)[0];
+			const float v2 = (vp + 45)[0];
+			const float v3 = (vp + 46)[0];
+			const float v4 = (vp + 47)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 44)[0] = a0_1;
+		(o + 0 + 45)[0] = a0_2;
+		(o + 0 + 46)[0] = a0_3;
+		(o + 0 + 47)[0] = a0_4;
+		(o + 512 + 44)[0] = a1_1;
+		(o + 512 + 45)[0] = a1_2;
+		(o + 512 + 46)[0] = a1_3;
+		(o + 512 + 47)[0] = a1_4;
+		(o + 1024 + 44)[0] = a2_1;
+		(o + 1024 + 45)[0] = a2_2;
+		(o + 1024 + 46)[0] = a2_3;
+		(o + 1024 + 47)[0] = a2_4;
+		(o + 1536 + 44)[0] = a3_1;
+		(o + 1536 + 45)[0] = a3_2;
+		(o + 1536 + 46)[0] = a3_3;
+		(o + 1536 + 47)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 48)[0] * al0);
+		float a0_2 = ((o + 0 + 49)[0] * al0);
+		float a0_3 = ((o + 0 + 50)[0] * al0);
+		float a0_4 = ((o + 0 + 51)[0] * al0);
+		float a1_1 = ((o + 512 + 48)[0] * al1);
+		float a1_2 = ((o + 512 + 49)[0] * al1);
+		float a1_3 = ((o + 512 + 50)[0] * al1);
+		float a1_4 = ((o + 512 + 51)[0] * al1);
+		float a2_1 = ((o + 1024 + 48)[0] * al2);
+		float a2_2 = ((o + 1024 + 49)[0] * al2);
+		float a2_3 = ((o + 1024 + 50)[0] * al2);
+		float a2_4 = ((o + 1024 + 51)[0] * al2);
+		float a3_1 = ((o + 1536 + 48)[0] * al3);
+		float a3_2 = ((o + 1536 + 49)[0] * al3);
+		float a3_3 = ((o + 1536 + 50)[0] * al3);
+		float a3_4 = ((o + 1536 + 51)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 48)[0];
+			const float v2 = (vp + 49)[0];
+			const float v3 = (vp + 50)[0];
+			const float v4 = (vp + 51)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 48)[0] = a0_1;
+		(o + 0 + 49)[0] = a0_2;
+		(o + 0 + 50)[0] = a0_3;
+		(o + 0 + 51)[0] = a0_4;
+		(o + 512 + 48)[0] = a1_1;
+		(o + 512 + 49)[0] = a1_2;
+		(o + 512 + 50)[0] = a1_3;
+		(o + 512 + 51)[0] = a1_4;
+		(o + 1024 + 48)[0] = a2_1;
+		(o + 1024 + 49)[0] = a2_2;
+		(o + 1024 + 50)[0] = a2_3;
+		(o + 1024 + 51)[0] = a2_4;
+		(o + 1536 + 48)[0] = a3_1;
+		(o + 1536 + 49)[0] = a3_2;
+		(o + 1536 + 50)[0] = a3_3;
+		(o + 1536 + 51)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 52)[0] * al0);
+		float a0_2 = ((o + 0 + 53)[0] * al0);
+		float a0_3 = ((o + 0 + 54)[0] * al0);
+		float a0_4 = ((o + 0 + 55)[0] * al0);
+		float a1_1 = ((o + 512 + 52)[0] * al1);
+		float a1_2 = ((o + 512 + 53)[0] * al1);
+		float a1_3 = ((o + 512 + 54)[0] * al1);
+		float a1_4 = ((o + 512 + 55)[0] * al1);
+		float a2_1 = ((o + 1024 + 52)[0] * al2);
+		float a2_2 = ((o + 1024 + 53)[0] * al2);
+		float a2_3 = ((o + 1024 + 54)[0] * al2);
+		float a2_4 = ((o + 1024 + 55)[0] * al2);
+		float a3_1 = ((o + 1536 + 52)[0] * al3);
+		float a3_2 = ((o + 1536 + 53)[0] * al3);
+		float a3_3 = ((o + 1536 + 54)[0] * al3);
+		float a3_4 = ((o + 1536 + 55)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 52)[0];
+			const float v2 = (vp + 53)[0];
+			const float v3 = (vp + 54)[0];
+			const float v4 = (vp + 55)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 52)[0] = a0_1;
+		(o + 0 + 53)[0] = a0_2;
+		(o + 0 + 54)[0] = a0_3;
+		(o + 0 + 55)[0] = a0_4;
+		(o + 512 + 52)[0] = a1_1;
+		(o + 512 + 53)[0] = a1_2;
+		(o + 512 + 54)[0] = a1_3;
+		(o + 512 + 55)[0] = a1_4;
+		(o + 1024 + 52)[0] = a2_1;
+		(o + 1024 + 53)[0] = a2_2;
+		(o + 1024 + 54)[0] = a2_3;
+		(o + 1024 + 55)[0] = a2_4;
+		(o + 1536 + 52)[0] = a3_1;
+		(o + 1536 + 53)[0] = a3_2;
+		(o + 1536 + 54)[0] = a3_3;
+		(o + 1536 + 55)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 56)[0] * al0);
+		float a0_2 = ((o + 0 + 57)[0] * al0);
+		float a0_3 = ((o + 0 + 58)[0] * al0);
+		float a0_4 = ((o + 0 + 59)[0] * al0);
+		float a1_1 = ((o + 512 + 56)[0] * al1);
+		float a1_2 = ((o + 512 + 57)[0] * al1);
+		float a1_3 = ((o + 512 + 58)[0] * al1);
+		float a1_4 = ((o + 512 + 59)[0] * al1);
+		float a2_1 = ((o + 1024 + 56)[0] * al2);
+		float a2_2 = ((o + 1024 + 57)[0] * al2);
+		float a2_3 = ((o + 1024 + 58)[0] * al2);
+		float a2_4 = ((o + 1024 + 59)[0] * al2);
+		float a3_1 = ((o + 1536 + 56)[0] * al3);
+		float a3_2 = ((o + 1536 + 57)[0] * al3);
+		float a3_3 = ((o + 1536 + 58)[0] * al3);
+		float a3_4 = ((o + 1536 + 59)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 56)[0];
+			const float v2 = (vp + 57)[0];
+			const float v3 = (vp + 58)[0];
+			const float v4 = (vp + 59)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 56)[0] = a0_1;
+		(o + 0 + 57)[0] = a0_2;
+		(o + 0 + 58)[0] = a0_3;
+		(o + 0 + 59)[0] = a0_4;
+		(o + 512 + 56)[0] = a1_1;
+		(o + 512 + 57)[0] = a1_2;
+		(o + 512 + 58)[0] = a1_3;
+		(o + 512 + 59)[0] = a1_4;
+		(o + 1024 + 56)[0] = a2_1;
+		(o + 1024 + 57)[0] = a2_2;
+		(o + 1024 + 58)[0] = a2_3;
+		(o + 1024 + 59)[0] = a2_4;
+		(o + 1536 + 56)[0] = a3_1;
+		(o + 1536 + 57)[0] = a3_2;
+		(o + 1536 + 58)[0] = a3_3;
+		(o + 1536 + 59)[0] = a3_4;
+	}
+	{
+		float a0_1 = ((o + 0 + 60)[0] * al0);
+		float a0_2 = ((o + 0 + 61)[0] * al0);
+		float a0_3 = ((o + 0 + 62)[0] * al0);
+		float a0_4 = ((o + 0 + 63)[0] * al0);
+		float a1_1 = ((o + 512 + 60)[0] * al1);
+		float a1_2 = ((o + 512 + 61)[0] * al1);
+		float a1_3 = ((o + 512 + 62)[0] * al1);
+		float a1_4 = ((o + 512 + 63)[0] * al1);
+		float a2_1 = ((o + 1024 + 60)[0] * al2);
+		float a2_2 = ((o + 1024 + 61)[0] * al2);
+		float a2_3 = ((o + 1024 + 62)[0] * al2);
+		float a2_4 = ((o + 1024 + 63)[0] * al2);
+		float a3_1 = ((o + 1536 + 60)[0] * al3);
+		float a3_2 = ((o + 1536 + 61)[0] * al3);
+		float a3_3 = ((o + 1536 + 62)[0] * al3);
+		float a3_4 = ((o + 1536 + 63)[0] * al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float v1 = (vp + 60)[0];
+			const float v2 = (vp + 61)[0];
+			const float v3 = (vp + 62)[0];
+			const float v4 = (vp + 63)[0];
+			{
+				const float pb = (p[0 + j]);
+				a0_1 = (pb * v1 + a0_1);
+				a0_2 = (pb * v2 + a0_2);
+				a0_3 = (pb * v3 + a0_3);
+				a0_4 = (pb * v4 + a0_4);
+			}
+			{
+				const float pb = (p[64 + j]);
+				a1_1 = (pb * v1 + a1_1);
+				a1_2 = (pb * v2 + a1_2);
+				a1_3 = (pb * v3 + a1_3);
+				a1_4 = (pb * v4 + a1_4);
+			}
+			{
+				const float pb = (p[128 + j]);
+				a2_1 = (pb * v1 + a2_1);
+				a2_2 = (pb * v2 + a2_2);
+				a2_3 = (pb * v3 + a2_3);
+				a2_4 = (pb * v4 + a2_4);
+			}
+			{
+				const float pb = (p[192 + j]);
+				a3_1 = (pb * v1 + a3_1);
+				a3_2 = (pb * v2 + a3_2);
+				a3_3 = (pb * v3 + a3_3);
+				a3_4 = (pb * v4 + a3_4);
+			}
+		}
+		(o + 0 + 60)[0] = a0_1;
+		(o + 0 + 61)[0] = a0_2;
+		(o + 0 + 62)[0] = a0_3;
+		(o + 0 + 63)[0] = a0_4;
+		(o + 512 + 60)[0] = a1_1;
+		(o + 512 + 61)[0] = a1_2;
+		(o + 512 + 62)[0] = a1_3;
+		(o + 512 + 63)[0] = a1_4;
+		(o + 1024 + 60)[0] = a2_1;
+		(o + 1024 + 61)[0] = a2_2;
+		(o + 1024 + 62)[0] = a2_3;
+		(o + 1024 + 63)[0] = a2_4;
+		(o + 1536 + 60)[0] = a3_1;
+		(o + 1536 + 61)[0] = a3_2;
+		(o + 1536 + 62)[0] = a3_3;
+		(o + 1536 + 63)[0] = a3_4;
 	}
 }
 
@@ -565,20 +3302,223 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
+/* Work items are (batch, head, block of 64 query rows).  For each block of
+ * 64 keys: pack it once, then per micro-tile of 4 rows compute scores,
+ * update the online softmax (running max m, sum l), accumulate P V into out.
+ * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+ * row's limit are masked. */
 void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias)
 {
 	(void)kv_len;
 	(void)bias;
-	for (size_t b = 0; b < batch; ++b) {
-		for (size_t i = 0; i < seq_q; ++i) {
-			const size_t n = seq_kv;
-			for (size_t hh = 0; hh < 8; ++hh)
-				mha_f32_h8_dk64__scalar_row(q + ((b * seq_q + i) * 8 + hh) * 64,
-				        k + ((b * seq_kv + 0) * 8 + hh) * 64,
-				        v + ((b * seq_kv + 0) * 8 + hh) * 64,
-				        out + ((b * seq_q + i) * 8 + hh) * 64, n);
+	const size_t nqb = (seq_q + 63) / 64;
+	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
+		const size_t b = w / (8 * nqb);
+		const size_t hh = w / nqb % 8;
+		const size_t i0 = w % nqb * 64;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+		const size_t hk = hh;
+		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
+		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
+		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
+		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
+		_Alignas(64) float kt[4096];
+		_Alignas(64) float s[256];
+		float m[64], l[64], alpha[4];
+		size_t lim[64] = {0};
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			lim[r] = seq_kv;
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+			(o + 0)[0] = 0.0f;
+			(o + 1)[0] = 0.0f;
+			(o + 2)[0] = 0.0f;
+			(o + 3)[0] = 0.0f;
+			(o + 4)[0] = 0.0f;
+			(o + 5)[0] = 0.0f;
+			(o + 6)[0] = 0.0f;
+			(o + 7)[0] = 0.0f;
+			(o + 8)[0] = 0.0f;
+			(o + 9)[0] = 0.0f;
+			(o + 10)[0] = 0.0f;
+			(o + 11)[0] = 0.0f;
+			(o + 12)[0] = 0.0f;
+			(o + 13)[0] = 0.0f;
+			(o + 14)[0] = 0.0f;
+			(o + 15)[0] = 0.0f;
+			(o + 16)[0] = 0.0f;
+			(o + 17)[0] = 0.0f;
+			(o + 18)[0] = 0.0f;
+			(o + 19)[0] = 0.0f;
+			(o + 20)[0] = 0.0f;
+			(o + 21)[0] = 0.0f;
+			(o + 22)[0] = 0.0f;
+			(o + 23)[0] = 0.0f;
+			(o + 24)[0] = 0.0f;
+			(o + 25)[0] = 0.0f;
+			(o + 26)[0] = 0.0f;
+			(o + 27)[0] = 0.0f;
+			(o + 28)[0] = 0.0f;
+			(o + 29)[0] = 0.0f;
+			(o + 30)[0] = 0.0f;
+			(o + 31)[0] = 0.0f;
+			(o + 32)[0] = 0.0f;
+			(o + 33)[0] = 0.0f;
+			(o + 34)[0] = 0.0f;
+			(o + 35)[0] = 0.0f;
+			(o + 36)[0] = 0.0f;
+			(o + 37)[0] = 0.0f;
+			(o + 38)[0] = 0.0f;
+			(o + 39)[0] = 0.0f;
+			(o + 40)[0] = 0.0f;
+			(o + 41)[0] = 0.0f;
+			(o + 42)[0] = 0.0f;
+			(o + 43)[0] = 0.0f;
+			(o + 44)[0] = 0.0f;
+			(o + 45)[0] = 0.0f;
+			(o + 46)[0] = 0.0f;
+			(o + 47)[0] = 0.0f;
+			(o + 48)[0] = 0.0f;
+			(o + 49)[0] = 0.0f;
+			(o + 50)[0] = 0.0f;
+			(o + 51)[0] = 0.0f;
+			(o + 52)[0] = 0.0f;
+			(o + 53)[0] = 0.0f;
+			(o + 54)[0] = 0.0f;
+			(o + 55)[0] = 0.0f;
+			(o + 56)[0] = 0.0f;
+			(o + 57)[0] = 0.0f;
+			(o + 58)[0] = 0.0f;
+			(o + 59)[0] = 0.0f;
+			(o + 60)[0] = 0.0f;
+			(o + 61)[0] = 0.0f;
+			(o + 62)[0] = 0.0f;
+			(o + 63)[0] = 0.0f;
+		}
+
+		/* rows see keys [0, lim[r]); lim grows with r */
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+			mha_f32_h8_dk64__scalar_pack(kh + j0 * 512, kt, nb);
+			for (size_t r0 = 0; r0 < rows; r0 += 4) {
+				const size_t mr = rows - r0 < 4 ? rows - r0 : 4;
+				if (j0 >= lim[r0 + mr - 1])
+					continue; /* no row of this tile sees these keys */
+				switch (mr) {
+				case 1: mha_f32_h8_dk64__scalar_qk1(qh + r0 * 512, kt, s); break;
+				case 2: mha_f32_h8_dk64__scalar_qk2(qh + r0 * 512, kt, s); break;
+				case 3: mha_f32_h8_dk64__scalar_qk3(qh + r0 * 512, kt, s); break;
+				case 4: mha_f32_h8_dk64__scalar_qk4(qh + r0 * 512, kt, s); break;
+				default: break;
+				}
+				/* mask only where a row's limit falls inside the block */
+				const int edge = j0 + 64 > lim[r0];
+				for (size_t r = 0; r < mr; ++r) {
+					float *sr = s + r * 64;
+					if (edge) {
+						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
+						for (size_t j = vis; j < 64; ++j)
+							sr[j] = -INFINITY;
+					}
+					float vm = (sr)[0];
+					for (size_t j = 1; j < 64; j += 1)
+						vm = mha_f32_h8_dk64__scalar_max(vm, (sr + j)[0]);
+					const float bm = vm;
+					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
+					/* a row with no visible key yet keeps zero weights */
+					const float ms = mn == -INFINITY ? 0.0f : mn;
+					const float vms = (ms);
+					float vsum = 0.0f;
+					for (size_t j = 0; j < 64; j += 1) {
+						const float p = mha_f32_h8_dk64__scalar_exp(((sr + j)[0] - vms));
+						(sr + j)[0] = p;
+						vsum = (vsum + p);
+					}
+					alpha[r] = mha_f32_h8_dk64__scalar_exp((m[r0 + r] - ms));
+					l[r0 + r] = l[r0 + r] * alpha[r] + vsum;
+					m[r0 + r] = mn;
+				}
+				switch (mr) {
+				case 1: mha_f32_h8_dk64__scalar_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 2: mha_f32_h8_dk64__scalar_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 3: mha_f32_h8_dk64__scalar_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 4: mha_f32_h8_dk64__scalar_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				default: break;
+				}
+			}
+		}
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			const float inv = (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+			(o + 0)[0] = ((o + 0)[0] * inv);
+			(o + 1)[0] = ((o + 1)[0] * inv);
+			(o + 2)[0] = ((o + 2)[0] * inv);
+			(o + 3)[0] = ((o + 3)[0] * inv);
+			(o + 4)[0] = ((o + 4)[0] * inv);
+			(o + 5)[0] = ((o + 5)[0] * inv);
+			(o + 6)[0] = ((o + 6)[0] * inv);
+			(o + 7)[0] = ((o + 7)[0] * inv);
+			(o + 8)[0] = ((o + 8)[0] * inv);
+			(o + 9)[0] = ((o + 9)[0] * inv);
+			(o + 10)[0] = ((o + 10)[0] * inv);
+			(o + 11)[0] = ((o + 11)[0] * inv);
+			(o + 12)[0] = ((o + 12)[0] * inv);
+			(o + 13)[0] = ((o + 13)[0] * inv);
+			(o + 14)[0] = ((o + 14)[0] * inv);
+			(o + 15)[0] = ((o + 15)[0] * inv);
+			(o + 16)[0] = ((o + 16)[0] * inv);
+			(o + 17)[0] = ((o + 17)[0] * inv);
+			(o + 18)[0] = ((o + 18)[0] * inv);
+			(o + 19)[0] = ((o + 19)[0] * inv);
+			(o + 20)[0] = ((o + 20)[0] * inv);
+			(o + 21)[0] = ((o + 21)[0] * inv);
+			(o + 22)[0] = ((o + 22)[0] * inv);
+			(o + 23)[0] = ((o + 23)[0] * inv);
+			(o + 24)[0] = ((o + 24)[0] * inv);
+			(o + 25)[0] = ((o + 25)[0] * inv);
+			(o + 26)[0] = ((o + 26)[0] * inv);
+			(o + 27)[0] = ((o + 27)[0] * inv);
+			(o + 28)[0] = ((o + 28)[0] * inv);
+			(o + 29)[0] = ((o + 29)[0] * inv);
+			(o + 30)[0] = ((o + 30)[0] * inv);
+			(o + 31)[0] = ((o + 31)[0] * inv);
+			(o + 32)[0] = ((o + 32)[0] * inv);
+			(o + 33)[0] = ((o + 33)[0] * inv);
+			(o + 34)[0] = ((o + 34)[0] * inv);
+			(o + 35)[0] = ((o + 35)[0] * inv);
+			(o + 36)[0] = ((o + 36)[0] * inv);
+			(o + 37)[0] = ((o + 37)[0] * inv);
+			(o + 38)[0] = ((o + 38)[0] * inv);
+			(o + 39)[0] = ((o + 39)[0] * inv);
+			(o + 40)[0] = ((o + 40)[0] * inv);
+			(o + 41)[0] = ((o + 41)[0] * inv);
+			(o + 42)[0] = ((o + 42)[0] * inv);
+			(o + 43)[0] = ((o + 43)[0] * inv);
+			(o + 44)[0] = ((o + 44)[0] * inv);
+			(o + 45)[0] = ((o + 45)[0] * inv);
+			(o + 46)[0] = ((o + 46)[0] * inv);
+			(o + 47)[0] = ((o + 47)[0] * inv);
+			(o + 48)[0] = ((o + 48)[0] * inv);
+			(o + 49)[0] = ((o + 49)[0] * inv);
+			(o + 50)[0] = ((o + 50)[0] * inv);
+			(o + 51)[0] = ((o + 51)[0] * inv);
+			(o + 52)[0] = ((o + 52)[0] * inv);
+			(o + 53)[0] = ((o + 53)[0] * inv);
+			(o + 54)[0] = ((o + 54)[0] * inv);
+			(o + 55)[0] = ((o + 55)[0] * inv);
+			(o + 56)[0] = ((o + 56)[0] * inv);
+			(o + 57)[0] = ((o + 57)[0] * inv);
+			(o + 58)[0] = ((o + 58)[0] * inv);
+			(o + 59)[0] = ((o + 59)[0] * inv);
+			(o + 60)[0] = ((o + 60)[0] * inv);
+			(o + 61)[0] = ((o + 61)[0] * inv);
+			(o + 62)[0] = ((o + 62)[0] * inv);
+			(o + 63)[0] = ((o + 63)[0] * inv);
 		}
 	}
 }

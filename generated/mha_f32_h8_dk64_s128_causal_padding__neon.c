@@ -6,6 +6,7 @@
  * Causal mask, bottom-right aligned.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -37,178 +38,1971 @@ static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x
 	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(y), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
 }
 
-/* One query row of one head against keys 0..n-1: online softmax over blocks
- * of 64 keys (running max m, rescaled sum l), weighted sum of values.
- * k, v point at key/value 0 of the head; consecutive keys are 512
- * floats apart, values 512. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_row(const float *restrict q, const float *restrict k,
-        const float *restrict v, float *restrict o, size_t n)
+/* Pack nb keys of one head (rows 512 floats apart) transposed and
+ * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict k, float *restrict kt, size_t nb)
 {
-	float32x4_t qv[16], acc[16];
-	_Alignas(64) float s[64];
-	float m = -INFINITY, l = 0.0f;
+	for (size_t j = 0; j < nb; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
+	for (size_t j = nb; j < 64; ++j)
+		for (size_t d = 0; d < 64; ++d)
+			kt[d * 64 + j] = 0.0f;
+}
 
-	if (n == 0) {
-		vst1q_f32(o + 0, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 4, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 8, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 12, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 16, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 20, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 24, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 28, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 32, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 36, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 40, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 44, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 48, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 52, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 56, vdupq_n_f32(0.0f));
-		vst1q_f32(o + 60, vdupq_n_f32(0.0f));
-		return;
+/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
+ * apart.  1x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 1x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
 	}
 	{
-		const float32x4_t vscale = vdupq_n_f32(0x1p-3f);
-		qv[0] = vmulq_f32(vld1q_f32(q + 0), vscale);
-		qv[1] = vmulq_f32(vld1q_f32(q + 4), vscale);
-		qv[2] = vmulq_f32(vld1q_f32(q + 8), vscale);
-		qv[3] = vmulq_f32(vld1q_f32(q + 12), vscale);
-		qv[4] = vmulq_f32(vld1q_f32(q + 16), vscale);
-		qv[5] = vmulq_f32(vld1q_f32(q + 20), vscale);
-		qv[6] = vmulq_f32(vld1q_f32(q + 24), vscale);
-		qv[7] = vmulq_f32(vld1q_f32(q + 28), vscale);
-		qv[8] = vmulq_f32(vld1q_f32(q + 32), vscale);
-		qv[9] = vmulq_f32(vld1q_f32(q + 36), vscale);
-		qv[10] = vmulq_f32(vld1q_f32(q + 40), vscale);
-		qv[11] = vmulq_f32(vld1q_f32(q + 44), vscale);
-		qv[12] = vmulq_f32(vld1q_f32(q + 48), vscale);
-		qv[13] = vmulq_f32(vld1q_f32(q + 52), vscale);
-		qv[14] = vmulq_f32(vld1q_f32(q + 56), vscale);
-		qv[15] = vmulq_f32(vld1q_f32(q + 60), vscale);
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
 	}
-	acc[0] = vdupq_n_f32(0.0f);
-	acc[1] = vdupq_n_f32(0.0f);
-	acc[2] = vdupq_n_f32(0.0f);
-	acc[3] = vdupq_n_f32(0.0f);
-	acc[4] = vdupq_n_f32(0.0f);
-	acc[5] = vdupq_n_f32(0.0f);
-	acc[6] = vdupq_n_f32(0.0f);
-	acc[7] = vdupq_n_f32(0.0f);
-	acc[8] = vdupq_n_f32(0.0f);
-	acc[9] = vdupq_n_f32(0.0f);
-	acc[10] = vdupq_n_f32(0.0f);
-	acc[11] = vdupq_n_f32(0.0f);
-	acc[12] = vdupq_n_f32(0.0f);
-	acc[13] = vdupq_n_f32(0.0f);
-	acc[14] = vdupq_n_f32(0.0f);
-	acc[15] = vdupq_n_f32(0.0f);
-
-	for (size_t j0 = 0; j0 < n; j0 += 64) {
-		const size_t nb = n - j0 < 64 ? n - j0 : 64;
-		const float *kj = k + j0 * 512;
-		const float *vj = v + j0 * 512;
-
-		/* scores of this block */
-		for (size_t j = 0; j < nb; ++j, kj += 512) {
-			float32x4_t t0 = vmulq_f32(qv[0], vld1q_f32(kj));
-			float32x4_t t1 = vmulq_f32(qv[1], vld1q_f32(kj + 4));
-			t0 = vfmaq_f32(t0, qv[2], vld1q_f32(kj + 8));
-			t1 = vfmaq_f32(t1, qv[3], vld1q_f32(kj + 12));
-			t0 = vfmaq_f32(t0, qv[4], vld1q_f32(kj + 16));
-			t1 = vfmaq_f32(t1, qv[5], vld1q_f32(kj + 20));
-			t0 = vfmaq_f32(t0, qv[6], vld1q_f32(kj + 24));
-			t1 = vfmaq_f32(t1, qv[7], vld1q_f32(kj + 28));
-			t0 = vfmaq_f32(t0, qv[8], vld1q_f32(kj + 32));
-			t1 = vfmaq_f32(t1, qv[9], vld1q_f32(kj + 36));
-			t0 = vfmaq_f32(t0, qv[10], vld1q_f32(kj + 40));
-			t1 = vfmaq_f32(t1, qv[11], vld1q_f32(kj + 44));
-			t0 = vfmaq_f32(t0, qv[12], vld1q_f32(kj + 48));
-			t1 = vfmaq_f32(t1, qv[13], vld1q_f32(kj + 52));
-			t0 = vfmaq_f32(t0, qv[14], vld1q_f32(kj + 56));
-			t1 = vfmaq_f32(t1, qv[15], vld1q_f32(kj + 60));
-			s[j] = vaddvq_f32(vaddq_f32(t0, t1));
-		}
-		/* pad to whole vectors with -inf, whose exp is 0 */
-		const size_t nr = (nb + 3) & ~(size_t)3;
-		for (size_t j = nb; j < nr; ++j)
-			s[j] = -INFINITY;
-
-		/* new running max, weights exp(s - max), their sum */
-		float32x4_t vm = vld1q_f32(s);
-		for (size_t j = 4; j < nr; j += 4)
-			vm = vmaxq_f32(vm, vld1q_f32(s + j));
-		const float bm = vmaxvq_f32(vm);
-		const float mn = m > bm ? m : bm;
-		const float32x4_t vmn = vdupq_n_f32(mn);
-		float32x4_t vsum = vdupq_n_f32(0.0f);
-		for (size_t j = 0; j < nr; j += 4) {
-			const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(s + j), vmn));
-			vst1q_f32(s + j, p);
-			vsum = vaddq_f32(vsum, p);
-		}
-		const float alpha = vgetq_lane_f32(mha_f32_h8_dk64_s128_causal_padding__neon_exp(vdupq_n_f32(m - mn)), 0);
-		l = l * alpha + vaddvq_f32(vsum);
-		m = mn;
-
-		/* rescale the accumulator, add this block's weighted values */
-		{
-			const float32x4_t va = vdupq_n_f32(alpha);
-			acc[0] = vmulq_f32(acc[0], va);
-			acc[1] = vmulq_f32(acc[1], va);
-			acc[2] = vmulq_f32(acc[2], va);
-			acc[3] = vmulq_f32(acc[3], va);
-			acc[4] = vmulq_f32(acc[4], va);
-			acc[5] = vmulq_f32(acc[5], va);
-			acc[6] = vmulq_f32(acc[6], va);
-			acc[7] = vmulq_f32(acc[7], va);
-			acc[8] = vmulq_f32(acc[8], va);
-			acc[9] = vmulq_f32(acc[9], va);
-			acc[10] = vmulq_f32(acc[10], va);
-			acc[11] = vmulq_f32(acc[11], va);
-			acc[12] = vmulq_f32(acc[12], va);
-			acc[13] = vmulq_f32(acc[13], va);
-			acc[14] = vmulq_f32(acc[14], va);
-			acc[15] = vmulq_f32(acc[15], va);
-		}
-		for (size_t j = 0; j < nb; ++j, vj += 512) {
-			const float32x4_t pj = vdupq_n_f32(s[j]);
-			acc[0] = vfmaq_f32(acc[0], pj, vld1q_f32(vj + 0));
-			acc[1] = vfmaq_f32(acc[1], pj, vld1q_f32(vj + 4));
-			acc[2] = vfmaq_f32(acc[2], pj, vld1q_f32(vj + 8));
-			acc[3] = vfmaq_f32(acc[3], pj, vld1q_f32(vj + 12));
-			acc[4] = vfmaq_f32(acc[4], pj, vld1q_f32(vj + 16));
-			acc[5] = vfmaq_f32(acc[5], pj, vld1q_f32(vj + 20));
-			acc[6] = vfmaq_f32(acc[6], pj, vld1q_f32(vj + 24));
-			acc[7] = vfmaq_f32(acc[7], pj, vld1q_f32(vj + 28));
-			acc[8] = vfmaq_f32(acc[8], pj, vld1q_f32(vj + 32));
-			acc[9] = vfmaq_f32(acc[9], pj, vld1q_f32(vj + 36));
-			acc[10] = vfmaq_f32(acc[10], pj, vld1q_f32(vj + 40));
-			acc[11] = vfmaq_f32(acc[11], pj, vld1q_f32(vj + 44));
-			acc[12] = vfmaq_f32(acc[12], pj, vld1q_f32(vj + 48));
-			acc[13] = vfmaq_f32(acc[13], pj, vld1q_f32(vj + 52));
-			acc[14] = vfmaq_f32(acc[14], pj, vld1q_f32(vj + 56));
-			acc[15] = vfmaq_f32(acc[15], pj, vld1q_f32(vj + 60));
-		}
-	}
-
 	{
-		const float32x4_t inv = vdupq_n_f32(1.0f / l);
-		vst1q_f32(o + 0, vmulq_f32(acc[0], inv));
-		vst1q_f32(o + 4, vmulq_f32(acc[1], inv));
-		vst1q_f32(o + 8, vmulq_f32(acc[2], inv));
-		vst1q_f32(o + 12, vmulq_f32(acc[3], inv));
-		vst1q_f32(o + 16, vmulq_f32(acc[4], inv));
-		vst1q_f32(o + 20, vmulq_f32(acc[5], inv));
-		vst1q_f32(o + 24, vmulq_f32(acc[6], inv));
-		vst1q_f32(o + 28, vmulq_f32(acc[7], inv));
-		vst1q_f32(o + 32, vmulq_f32(acc[8], inv));
-		vst1q_f32(o + 36, vmulq_f32(acc[9], inv));
-		vst1q_f32(o + 40, vmulq_f32(acc[10], inv));
-		vst1q_f32(o + 44, vmulq_f32(acc[11], inv));
-		vst1q_f32(o + 48, vmulq_f32(acc[12], inv));
-		vst1q_f32(o + 52, vmulq_f32(acc[13], inv));
-		vst1q_f32(o + 56, vmulq_f32(acc[14], inv));
-		vst1q_f32(o + 60, vmulq_f32(acc[15], inv));
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
+ * apart.  2x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		float32x4_t a1_0 = vdupq_n_f32(0.0f);
+		float32x4_t a1_1 = vdupq_n_f32(0.0f);
+		float32x4_t a1_2 = vdupq_n_f32(0.0f);
+		float32x4_t a1_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
+				a1_0 = vfmaq_f32(a1_0, qb, k0);
+				a1_1 = vfmaq_f32(a1_1, qb, k1);
+				a1_2 = vfmaq_f32(a1_2, qb, k2);
+				a1_3 = vfmaq_f32(a1_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+		vst1q_f32(s + 64 + c + 0, a1_0);
+		vst1q_f32(s + 64 + c + 4, a1_1);
+		vst1q_f32(s + 64 + c + 8, a1_2);
+		vst1q_f32(s + 64 + c + 12, a1_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 2x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
+		vst1q_f32(o + 512 + 0, a1_1);
+		vst1q_f32(o + 512 + 4, a1_2);
+		vst1q_f32(o + 512 + 8, a1_3);
+		vst1q_f32(o + 512 + 12, a1_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
+		vst1q_f32(o + 512 + 16, a1_1);
+		vst1q_f32(o + 512 + 20, a1_2);
+		vst1q_f32(o + 512 + 24, a1_3);
+		vst1q_f32(o + 512 + 28, a1_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+		vst1q_f32(o + 512 + 32, a1_1);
+		vst1q_f32(o + 512 + 36, a1_2);
+		vst1q_f32(o + 512 + 40, a1_3);
+		vst1q_f32(o + 512 + 44, a1_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+		vst1q_f32(o + 512 + 48, a1_1);
+		vst1q_f32(o + 512 + 52, a1_2);
+		vst1q_f32(o + 512 + 56, a1_3);
+		vst1q_f32(o + 512 + 60, a1_4);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
+ * apart.  3x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		float32x4_t a1_0 = vdupq_n_f32(0.0f);
+		float32x4_t a1_1 = vdupq_n_f32(0.0f);
+		float32x4_t a1_2 = vdupq_n_f32(0.0f);
+		float32x4_t a1_3 = vdupq_n_f32(0.0f);
+		float32x4_t a2_0 = vdupq_n_f32(0.0f);
+		float32x4_t a2_1 = vdupq_n_f32(0.0f);
+		float32x4_t a2_2 = vdupq_n_f32(0.0f);
+		float32x4_t a2_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
+				a1_0 = vfmaq_f32(a1_0, qb, k0);
+				a1_1 = vfmaq_f32(a1_1, qb, k1);
+				a1_2 = vfmaq_f32(a1_2, qb, k2);
+				a1_3 = vfmaq_f32(a1_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
+				a2_0 = vfmaq_f32(a2_0, qb, k0);
+				a2_1 = vfmaq_f32(a2_1, qb, k1);
+				a2_2 = vfmaq_f32(a2_2, qb, k2);
+				a2_3 = vfmaq_f32(a2_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+		vst1q_f32(s + 64 + c + 0, a1_0);
+		vst1q_f32(s + 64 + c + 4, a1_1);
+		vst1q_f32(s + 64 + c + 8, a1_2);
+		vst1q_f32(s + 64 + c + 12, a1_3);
+		vst1q_f32(s + 128 + c + 0, a2_0);
+		vst1q_f32(s + 128 + c + 4, a2_1);
+		vst1q_f32(s + 128 + c + 8, a2_2);
+		vst1q_f32(s + 128 + c + 12, a2_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 3x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
+	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
+		vst1q_f32(o + 512 + 0, a1_1);
+		vst1q_f32(o + 512 + 4, a1_2);
+		vst1q_f32(o + 512 + 8, a1_3);
+		vst1q_f32(o + 512 + 12, a1_4);
+		vst1q_f32(o + 1024 + 0, a2_1);
+		vst1q_f32(o + 1024 + 4, a2_2);
+		vst1q_f32(o + 1024 + 8, a2_3);
+		vst1q_f32(o + 1024 + 12, a2_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
+		vst1q_f32(o + 512 + 16, a1_1);
+		vst1q_f32(o + 512 + 20, a1_2);
+		vst1q_f32(o + 512 + 24, a1_3);
+		vst1q_f32(o + 512 + 28, a1_4);
+		vst1q_f32(o + 1024 + 16, a2_1);
+		vst1q_f32(o + 1024 + 20, a2_2);
+		vst1q_f32(o + 1024 + 24, a2_3);
+		vst1q_f32(o + 1024 + 28, a2_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+		vst1q_f32(o + 512 + 32, a1_1);
+		vst1q_f32(o + 512 + 36, a1_2);
+		vst1q_f32(o + 512 + 40, a1_3);
+		vst1q_f32(o + 512 + 44, a1_4);
+		vst1q_f32(o + 1024 + 32, a2_1);
+		vst1q_f32(o + 1024 + 36, a2_2);
+		vst1q_f32(o + 1024 + 40, a2_3);
+		vst1q_f32(o + 1024 + 44, a2_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+		vst1q_f32(o + 512 + 48, a1_1);
+		vst1q_f32(o + 512 + 52, a1_2);
+		vst1q_f32(o + 512 + 56, a1_3);
+		vst1q_f32(o + 512 + 60, a1_4);
+		vst1q_f32(o + 1024 + 48, a2_1);
+		vst1q_f32(o + 1024 + 52, a2_2);
+		vst1q_f32(o + 1024 + 56, a2_3);
+		vst1q_f32(o + 1024 + 60, a2_4);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
+ * apart.  4x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		float32x4_t a1_0 = vdupq_n_f32(0.0f);
+		float32x4_t a1_1 = vdupq_n_f32(0.0f);
+		float32x4_t a1_2 = vdupq_n_f32(0.0f);
+		float32x4_t a1_3 = vdupq_n_f32(0.0f);
+		float32x4_t a2_0 = vdupq_n_f32(0.0f);
+		float32x4_t a2_1 = vdupq_n_f32(0.0f);
+		float32x4_t a2_2 = vdupq_n_f32(0.0f);
+		float32x4_t a2_3 = vdupq_n_f32(0.0f);
+		float32x4_t a3_0 = vdupq_n_f32(0.0f);
+		float32x4_t a3_1 = vdupq_n_f32(0.0f);
+		float32x4_t a3_2 = vdupq_n_f32(0.0f);
+		float32x4_t a3_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
+				a1_0 = vfmaq_f32(a1_0, qb, k0);
+				a1_1 = vfmaq_f32(a1_1, qb, k1);
+				a1_2 = vfmaq_f32(a1_2, qb, k2);
+				a1_3 = vfmaq_f32(a1_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
+				a2_0 = vfmaq_f32(a2_0, qb, k0);
+				a2_1 = vfmaq_f32(a2_1, qb, k1);
+				a2_2 = vfmaq_f32(a2_2, qb, k2);
+				a2_3 = vfmaq_f32(a2_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
+				a3_0 = vfmaq_f32(a3_0, qb, k0);
+				a3_1 = vfmaq_f32(a3_1, qb, k1);
+				a3_2 = vfmaq_f32(a3_2, qb, k2);
+				a3_3 = vfmaq_f32(a3_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+		vst1q_f32(s + 64 + c + 0, a1_0);
+		vst1q_f32(s + 64 + c + 4, a1_1);
+		vst1q_f32(s + 64 + c + 8, a1_2);
+		vst1q_f32(s + 64 + c + 12, a1_3);
+		vst1q_f32(s + 128 + c + 0, a2_0);
+		vst1q_f32(s + 128 + c + 4, a2_1);
+		vst1q_f32(s + 128 + c + 8, a2_2);
+		vst1q_f32(s + 128 + c + 12, a2_3);
+		vst1q_f32(s + 192 + c + 0, a3_0);
+		vst1q_f32(s + 192 + c + 4, a3_1);
+		vst1q_f32(s + 192 + c + 8, a3_2);
+		vst1q_f32(s + 192 + c + 12, a3_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 4x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
+	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
+	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
+		vst1q_f32(o + 512 + 0, a1_1);
+		vst1q_f32(o + 512 + 4, a1_2);
+		vst1q_f32(o + 512 + 8, a1_3);
+		vst1q_f32(o + 512 + 12, a1_4);
+		vst1q_f32(o + 1024 + 0, a2_1);
+		vst1q_f32(o + 1024 + 4, a2_2);
+		vst1q_f32(o + 1024 + 8, a2_3);
+		vst1q_f32(o + 1024 + 12, a2_4);
+		vst1q_f32(o + 1536 + 0, a3_1);
+		vst1q_f32(o + 1536 + 4, a3_2);
+		vst1q_f32(o + 1536 + 8, a3_3);
+		vst1q_f32(o + 1536 + 12, a3_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
+		vst1q_f32(o + 512 + 16, a1_1);
+		vst1q_f32(o + 512 + 20, a1_2);
+		vst1q_f32(o + 512 + 24, a1_3);
+		vst1q_f32(o + 512 + 28, a1_4);
+		vst1q_f32(o + 1024 + 16, a2_1);
+		vst1q_f32(o + 1024 + 20, a2_2);
+		vst1q_f32(o + 1024 + 24, a2_3);
+		vst1q_f32(o + 1024 + 28, a2_4);
+		vst1q_f32(o + 1536 + 16, a3_1);
+		vst1q_f32(o + 1536 + 20, a3_2);
+		vst1q_f32(o + 1536 + 24, a3_3);
+		vst1q_f32(o + 1536 + 28, a3_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+		vst1q_f32(o + 512 + 32, a1_1);
+		vst1q_f32(o + 512 + 36, a1_2);
+		vst1q_f32(o + 512 + 40, a1_3);
+		vst1q_f32(o + 512 + 44, a1_4);
+		vst1q_f32(o + 1024 + 32, a2_1);
+		vst1q_f32(o + 1024 + 36, a2_2);
+		vst1q_f32(o + 1024 + 40, a2_3);
+		vst1q_f32(o + 1024 + 44, a2_4);
+		vst1q_f32(o + 1536 + 32, a3_1);
+		vst1q_f32(o + 1536 + 36, a3_2);
+		vst1q_f32(o + 1536 + 40, a3_3);
+		vst1q_f32(o + 1536 + 44, a3_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+		vst1q_f32(o + 512 + 48, a1_1);
+		vst1q_f32(o + 512 + 52, a1_2);
+		vst1q_f32(o + 512 + 56, a1_3);
+		vst1q_f32(o + 512 + 60, a1_4);
+		vst1q_f32(o + 1024 + 48, a2_1);
+		vst1q_f32(o + 1024 + 52, a2_2);
+		vst1q_f32(o + 1024 + 56, a2_3);
+		vst1q_f32(o + 1024 + 60, a2_4);
+		vst1q_f32(o + 1536 + 48, a3_1);
+		vst1q_f32(o + 1536 + 52, a3_2);
+		vst1q_f32(o + 1536 + 56, a3_3);
+		vst1q_f32(o + 1536 + 60, a3_4);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 512 floats
+ * apart.  5x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		float32x4_t a1_0 = vdupq_n_f32(0.0f);
+		float32x4_t a1_1 = vdupq_n_f32(0.0f);
+		float32x4_t a1_2 = vdupq_n_f32(0.0f);
+		float32x4_t a1_3 = vdupq_n_f32(0.0f);
+		float32x4_t a2_0 = vdupq_n_f32(0.0f);
+		float32x4_t a2_1 = vdupq_n_f32(0.0f);
+		float32x4_t a2_2 = vdupq_n_f32(0.0f);
+		float32x4_t a2_3 = vdupq_n_f32(0.0f);
+		float32x4_t a3_0 = vdupq_n_f32(0.0f);
+		float32x4_t a3_1 = vdupq_n_f32(0.0f);
+		float32x4_t a3_2 = vdupq_n_f32(0.0f);
+		float32x4_t a3_3 = vdupq_n_f32(0.0f);
+		float32x4_t a4_0 = vdupq_n_f32(0.0f);
+		float32x4_t a4_1 = vdupq_n_f32(0.0f);
+		float32x4_t a4_2 = vdupq_n_f32(0.0f);
+		float32x4_t a4_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
+				a1_0 = vfmaq_f32(a1_0, qb, k0);
+				a1_1 = vfmaq_f32(a1_1, qb, k1);
+				a1_2 = vfmaq_f32(a1_2, qb, k2);
+				a1_3 = vfmaq_f32(a1_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
+				a2_0 = vfmaq_f32(a2_0, qb, k0);
+				a2_1 = vfmaq_f32(a2_1, qb, k1);
+				a2_2 = vfmaq_f32(a2_2, qb, k2);
+				a2_3 = vfmaq_f32(a2_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
+				a3_0 = vfmaq_f32(a3_0, qb, k0);
+				a3_1 = vfmaq_f32(a3_1, qb, k1);
+				a3_2 = vfmaq_f32(a3_2, qb, k2);
+				a3_3 = vfmaq_f32(a3_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
+				a4_0 = vfmaq_f32(a4_0, qb, k0);
+				a4_1 = vfmaq_f32(a4_1, qb, k1);
+				a4_2 = vfmaq_f32(a4_2, qb, k2);
+				a4_3 = vfmaq_f32(a4_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+		vst1q_f32(s + 64 + c + 0, a1_0);
+		vst1q_f32(s + 64 + c + 4, a1_1);
+		vst1q_f32(s + 64 + c + 8, a1_2);
+		vst1q_f32(s + 64 + c + 12, a1_3);
+		vst1q_f32(s + 128 + c + 0, a2_0);
+		vst1q_f32(s + 128 + c + 4, a2_1);
+		vst1q_f32(s + 128 + c + 8, a2_2);
+		vst1q_f32(s + 128 + c + 12, a2_3);
+		vst1q_f32(s + 192 + c + 0, a3_0);
+		vst1q_f32(s + 192 + c + 4, a3_1);
+		vst1q_f32(s + 192 + c + 8, a3_2);
+		vst1q_f32(s + 192 + c + 12, a3_3);
+		vst1q_f32(s + 256 + c + 0, a4_0);
+		vst1q_f32(s + 256 + c + 4, a4_1);
+		vst1q_f32(s + 256 + c + 8, a4_2);
+		vst1q_f32(s + 256 + c + 12, a4_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 5x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
+	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
+	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
+	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
+		vst1q_f32(o + 512 + 0, a1_1);
+		vst1q_f32(o + 512 + 4, a1_2);
+		vst1q_f32(o + 512 + 8, a1_3);
+		vst1q_f32(o + 512 + 12, a1_4);
+		vst1q_f32(o + 1024 + 0, a2_1);
+		vst1q_f32(o + 1024 + 4, a2_2);
+		vst1q_f32(o + 1024 + 8, a2_3);
+		vst1q_f32(o + 1024 + 12, a2_4);
+		vst1q_f32(o + 1536 + 0, a3_1);
+		vst1q_f32(o + 1536 + 4, a3_2);
+		vst1q_f32(o + 1536 + 8, a3_3);
+		vst1q_f32(o + 1536 + 12, a3_4);
+		vst1q_f32(o + 2048 + 0, a4_1);
+		vst1q_f32(o + 2048 + 4, a4_2);
+		vst1q_f32(o + 2048 + 8, a4_3);
+		vst1q_f32(o + 2048 + 12, a4_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
+		vst1q_f32(o + 512 + 16, a1_1);
+		vst1q_f32(o + 512 + 20, a1_2);
+		vst1q_f32(o + 512 + 24, a1_3);
+		vst1q_f32(o + 512 + 28, a1_4);
+		vst1q_f32(o + 1024 + 16, a2_1);
+		vst1q_f32(o + 1024 + 20, a2_2);
+		vst1q_f32(o + 1024 + 24, a2_3);
+		vst1q_f32(o + 1024 + 28, a2_4);
+		vst1q_f32(o + 1536 + 16, a3_1);
+		vst1q_f32(o + 1536 + 20, a3_2);
+		vst1q_f32(o + 1536 + 24, a3_3);
+		vst1q_f32(o + 1536 + 28, a3_4);
+		vst1q_f32(o + 2048 + 16, a4_1);
+		vst1q_f32(o + 2048 + 20, a4_2);
+		vst1q_f32(o + 2048 + 24, a4_3);
+		vst1q_f32(o + 2048 + 28, a4_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+		vst1q_f32(o + 512 + 32, a1_1);
+		vst1q_f32(o + 512 + 36, a1_2);
+		vst1q_f32(o + 512 + 40, a1_3);
+		vst1q_f32(o + 512 + 44, a1_4);
+		vst1q_f32(o + 1024 + 32, a2_1);
+		vst1q_f32(o + 1024 + 36, a2_2);
+		vst1q_f32(o + 1024 + 40, a2_3);
+		vst1q_f32(o + 1024 + 44, a2_4);
+		vst1q_f32(o + 1536 + 32, a3_1);
+		vst1q_f32(o + 1536 + 36, a3_2);
+		vst1q_f32(o + 1536 + 40, a3_3);
+		vst1q_f32(o + 1536 + 44, a3_4);
+		vst1q_f32(o + 2048 + 32, a4_1);
+		vst1q_f32(o + 2048 + 36, a4_2);
+		vst1q_f32(o + 2048 + 40, a4_3);
+		vst1q_f32(o + 2048 + 44, a4_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+		vst1q_f32(o + 512 + 48, a1_1);
+		vst1q_f32(o + 512 + 52, a1_2);
+		vst1q_f32(o + 512 + 56, a1_3);
+		vst1q_f32(o + 512 + 60, a1_4);
+		vst1q_f32(o + 1024 + 48, a2_1);
+		vst1q_f32(o + 1024 + 52, a2_2);
+		vst1q_f32(o + 1024 + 56, a2_3);
+		vst1q_f32(o + 1024 + 60, a2_4);
+		vst1q_f32(o + 1536 + 48, a3_1);
+		vst1q_f32(o + 1536 + 52, a3_2);
+		vst1q_f32(o + 1536 + 56, a3_3);
+		vst1q_f32(o + 1536 + 60, a3_4);
+		vst1q_f32(o + 2048 + 48, a4_1);
+		vst1q_f32(o + 2048 + 52, a4_2);
+		vst1q_f32(o + 2048 + 56, a4_3);
+		vst1q_f32(o + 2048 + 60, a4_4);
+	}
+}
+
+/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 512 floats
+ * apart.  6x16 accumulators in registers, one broadcast per row and d. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *restrict q, const float *restrict kt,
+        float *restrict s)
+{
+	for (size_t c = 0; c < 64; c += 16) {
+		float32x4_t a0_0 = vdupq_n_f32(0.0f);
+		float32x4_t a0_1 = vdupq_n_f32(0.0f);
+		float32x4_t a0_2 = vdupq_n_f32(0.0f);
+		float32x4_t a0_3 = vdupq_n_f32(0.0f);
+		float32x4_t a1_0 = vdupq_n_f32(0.0f);
+		float32x4_t a1_1 = vdupq_n_f32(0.0f);
+		float32x4_t a1_2 = vdupq_n_f32(0.0f);
+		float32x4_t a1_3 = vdupq_n_f32(0.0f);
+		float32x4_t a2_0 = vdupq_n_f32(0.0f);
+		float32x4_t a2_1 = vdupq_n_f32(0.0f);
+		float32x4_t a2_2 = vdupq_n_f32(0.0f);
+		float32x4_t a2_3 = vdupq_n_f32(0.0f);
+		float32x4_t a3_0 = vdupq_n_f32(0.0f);
+		float32x4_t a3_1 = vdupq_n_f32(0.0f);
+		float32x4_t a3_2 = vdupq_n_f32(0.0f);
+		float32x4_t a3_3 = vdupq_n_f32(0.0f);
+		float32x4_t a4_0 = vdupq_n_f32(0.0f);
+		float32x4_t a4_1 = vdupq_n_f32(0.0f);
+		float32x4_t a4_2 = vdupq_n_f32(0.0f);
+		float32x4_t a4_3 = vdupq_n_f32(0.0f);
+		float32x4_t a5_0 = vdupq_n_f32(0.0f);
+		float32x4_t a5_1 = vdupq_n_f32(0.0f);
+		float32x4_t a5_2 = vdupq_n_f32(0.0f);
+		float32x4_t a5_3 = vdupq_n_f32(0.0f);
+		const float *kp = kt + c;
+		for (size_t d = 0; d < 64; ++d, kp += 64) {
+			const float32x4_t k0 = vld1q_f32(kp + 0);
+			const float32x4_t k1 = vld1q_f32(kp + 4);
+			const float32x4_t k2 = vld1q_f32(kp + 8);
+			const float32x4_t k3 = vld1q_f32(kp + 12);
+			{
+				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
+				a0_0 = vfmaq_f32(a0_0, qb, k0);
+				a0_1 = vfmaq_f32(a0_1, qb, k1);
+				a0_2 = vfmaq_f32(a0_2, qb, k2);
+				a0_3 = vfmaq_f32(a0_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
+				a1_0 = vfmaq_f32(a1_0, qb, k0);
+				a1_1 = vfmaq_f32(a1_1, qb, k1);
+				a1_2 = vfmaq_f32(a1_2, qb, k2);
+				a1_3 = vfmaq_f32(a1_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
+				a2_0 = vfmaq_f32(a2_0, qb, k0);
+				a2_1 = vfmaq_f32(a2_1, qb, k1);
+				a2_2 = vfmaq_f32(a2_2, qb, k2);
+				a2_3 = vfmaq_f32(a2_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
+				a3_0 = vfmaq_f32(a3_0, qb, k0);
+				a3_1 = vfmaq_f32(a3_1, qb, k1);
+				a3_2 = vfmaq_f32(a3_2, qb, k2);
+				a3_3 = vfmaq_f32(a3_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
+				a4_0 = vfmaq_f32(a4_0, qb, k0);
+				a4_1 = vfmaq_f32(a4_1, qb, k1);
+				a4_2 = vfmaq_f32(a4_2, qb, k2);
+				a4_3 = vfmaq_f32(a4_3, qb, k3);
+			}
+			{
+				const float32x4_t qb = vdupq_n_f32(q[2560 + d]);
+				a5_0 = vfmaq_f32(a5_0, qb, k0);
+				a5_1 = vfmaq_f32(a5_1, qb, k1);
+				a5_2 = vfmaq_f32(a5_2, qb, k2);
+				a5_3 = vfmaq_f32(a5_3, qb, k3);
+			}
+		}
+		vst1q_f32(s + 0 + c + 0, a0_0);
+		vst1q_f32(s + 0 + c + 4, a0_1);
+		vst1q_f32(s + 0 + c + 8, a0_2);
+		vst1q_f32(s + 0 + c + 12, a0_3);
+		vst1q_f32(s + 64 + c + 0, a1_0);
+		vst1q_f32(s + 64 + c + 4, a1_1);
+		vst1q_f32(s + 64 + c + 8, a1_2);
+		vst1q_f32(s + 64 + c + 12, a1_3);
+		vst1q_f32(s + 128 + c + 0, a2_0);
+		vst1q_f32(s + 128 + c + 4, a2_1);
+		vst1q_f32(s + 128 + c + 8, a2_2);
+		vst1q_f32(s + 128 + c + 12, a2_3);
+		vst1q_f32(s + 192 + c + 0, a3_0);
+		vst1q_f32(s + 192 + c + 4, a3_1);
+		vst1q_f32(s + 192 + c + 8, a3_2);
+		vst1q_f32(s + 192 + c + 12, a3_3);
+		vst1q_f32(s + 256 + c + 0, a4_0);
+		vst1q_f32(s + 256 + c + 4, a4_1);
+		vst1q_f32(s + 256 + c + 8, a4_2);
+		vst1q_f32(s + 256 + c + 12, a4_3);
+		vst1q_f32(s + 320 + c + 0, a5_0);
+		vst1q_f32(s + 320 + c + 4, a5_1);
+		vst1q_f32(s + 320 + c + 8, a5_2);
+		vst1q_f32(s + 320 + c + 12, a5_3);
+	}
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
+ * 512 floats apart, values 512.  The row is done in chunks of
+ * 4 vectors so 6x4 accumulators stay in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *restrict p, const float *restrict v,
+        float *restrict o, const float *restrict alpha, size_t nb)
+{
+	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
+	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
+	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
+	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
+	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
+	const float32x4_t al5 = vdupq_n_f32(alpha[5]);
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
+		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 0), al5);
+		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 4), al5);
+		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 8), al5);
+		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 12), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 0);
+			const float32x4_t v2 = vld1q_f32(vp + 4);
+			const float32x4_t v3 = vld1q_f32(vp + 8);
+			const float32x4_t v4 = vld1q_f32(vp + 12);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				a5_1 = vfmaq_f32(a5_1, pb, v1);
+				a5_2 = vfmaq_f32(a5_2, pb, v2);
+				a5_3 = vfmaq_f32(a5_3, pb, v3);
+				a5_4 = vfmaq_f32(a5_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 0, a0_1);
+		vst1q_f32(o + 0 + 4, a0_2);
+		vst1q_f32(o + 0 + 8, a0_3);
+		vst1q_f32(o + 0 + 12, a0_4);
+		vst1q_f32(o + 512 + 0, a1_1);
+		vst1q_f32(o + 512 + 4, a1_2);
+		vst1q_f32(o + 512 + 8, a1_3);
+		vst1q_f32(o + 512 + 12, a1_4);
+		vst1q_f32(o + 1024 + 0, a2_1);
+		vst1q_f32(o + 1024 + 4, a2_2);
+		vst1q_f32(o + 1024 + 8, a2_3);
+		vst1q_f32(o + 1024 + 12, a2_4);
+		vst1q_f32(o + 1536 + 0, a3_1);
+		vst1q_f32(o + 1536 + 4, a3_2);
+		vst1q_f32(o + 1536 + 8, a3_3);
+		vst1q_f32(o + 1536 + 12, a3_4);
+		vst1q_f32(o + 2048 + 0, a4_1);
+		vst1q_f32(o + 2048 + 4, a4_2);
+		vst1q_f32(o + 2048 + 8, a4_3);
+		vst1q_f32(o + 2048 + 12, a4_4);
+		vst1q_f32(o + 2560 + 0, a5_1);
+		vst1q_f32(o + 2560 + 4, a5_2);
+		vst1q_f32(o + 2560 + 8, a5_3);
+		vst1q_f32(o + 2560 + 12, a5_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
+		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 16), al5);
+		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 20), al5);
+		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 24), al5);
+		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 28), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 16);
+			const float32x4_t v2 = vld1q_f32(vp + 20);
+			const float32x4_t v3 = vld1q_f32(vp + 24);
+			const float32x4_t v4 = vld1q_f32(vp + 28);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				a5_1 = vfmaq_f32(a5_1, pb, v1);
+				a5_2 = vfmaq_f32(a5_2, pb, v2);
+				a5_3 = vfmaq_f32(a5_3, pb, v3);
+				a5_4 = vfmaq_f32(a5_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 16, a0_1);
+		vst1q_f32(o + 0 + 20, a0_2);
+		vst1q_f32(o + 0 + 24, a0_3);
+		vst1q_f32(o + 0 + 28, a0_4);
+		vst1q_f32(o + 512 + 16, a1_1);
+		vst1q_f32(o + 512 + 20, a1_2);
+		vst1q_f32(o + 512 + 24, a1_3);
+		vst1q_f32(o + 512 + 28, a1_4);
+		vst1q_f32(o + 1024 + 16, a2_1);
+		vst1q_f32(o + 1024 + 20, a2_2);
+		vst1q_f32(o + 1024 + 24, a2_3);
+		vst1q_f32(o + 1024 + 28, a2_4);
+		vst1q_f32(o + 1536 + 16, a3_1);
+		vst1q_f32(o + 1536 + 20, a3_2);
+		vst1q_f32(o + 1536 + 24, a3_3);
+		vst1q_f32(o + 1536 + 28, a3_4);
+		vst1q_f32(o + 2048 + 16, a4_1);
+		vst1q_f32(o + 2048 + 20, a4_2);
+		vst1q_f32(o + 2048 + 24, a4_3);
+		vst1q_f32(o + 2048 + 28, a4_4);
+		vst1q_f32(o + 2560 + 16, a5_1);
+		vst1q_f32(o + 2560 + 20, a5_2);
+		vst1q_f32(o + 2560 + 24, a5_3);
+		vst1q_f32(o + 2560 + 28, a5_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
+		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 32), al5);
+		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 36), al5);
+		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 40), al5);
+		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 44), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 32);
+			const float32x4_t v2 = vld1q_f32(vp + 36);
+			const float32x4_t v3 = vld1q_f32(vp + 40);
+			const float32x4_t v4 = vld1q_f32(vp + 44);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				a5_1 = vfmaq_f32(a5_1, pb, v1);
+				a5_2 = vfmaq_f32(a5_2, pb, v2);
+				a5_3 = vfmaq_f32(a5_3, pb, v3);
+				a5_4 = vfmaq_f32(a5_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 32, a0_1);
+		vst1q_f32(o + 0 + 36, a0_2);
+		vst1q_f32(o + 0 + 40, a0_3);
+		vst1q_f32(o + 0 + 44, a0_4);
+		vst1q_f32(o + 512 + 32, a1_1);
+		vst1q_f32(o + 512 + 36, a1_2);
+		vst1q_f32(o + 512 + 40, a1_3);
+		vst1q_f32(o + 512 + 44, a1_4);
+		vst1q_f32(o + 1024 + 32, a2_1);
+		vst1q_f32(o + 1024 + 36, a2_2);
+		vst1q_f32(o + 1024 + 40, a2_3);
+		vst1q_f32(o + 1024 + 44, a2_4);
+		vst1q_f32(o + 1536 + 32, a3_1);
+		vst1q_f32(o + 1536 + 36, a3_2);
+		vst1q_f32(o + 1536 + 40, a3_3);
+		vst1q_f32(o + 1536 + 44, a3_4);
+		vst1q_f32(o + 2048 + 32, a4_1);
+		vst1q_f32(o + 2048 + 36, a4_2);
+		vst1q_f32(o + 2048 + 40, a4_3);
+		vst1q_f32(o + 2048 + 44, a4_4);
+		vst1q_f32(o + 2560 + 32, a5_1);
+		vst1q_f32(o + 2560 + 36, a5_2);
+		vst1q_f32(o + 2560 + 40, a5_3);
+		vst1q_f32(o + 2560 + 44, a5_4);
+	}
+	{
+		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
+		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
+		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
+		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
+		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
+		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
+		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
+		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
+		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
+		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
+		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
+		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
+		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
+		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
+		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
+		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
+		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al4);
+		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al4);
+		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al4);
+		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
+		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 48), al5);
+		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 52), al5);
+		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 56), al5);
+		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 60), al5);
+		const float *vp = v;
+		for (size_t j = 0; j < nb; ++j, vp += 512) {
+			const float32x4_t v1 = vld1q_f32(vp + 48);
+			const float32x4_t v2 = vld1q_f32(vp + 52);
+			const float32x4_t v3 = vld1q_f32(vp + 56);
+			const float32x4_t v4 = vld1q_f32(vp + 60);
+			{
+				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				a0_1 = vfmaq_f32(a0_1, pb, v1);
+				a0_2 = vfmaq_f32(a0_2, pb, v2);
+				a0_3 = vfmaq_f32(a0_3, pb, v3);
+				a0_4 = vfmaq_f32(a0_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				a1_1 = vfmaq_f32(a1_1, pb, v1);
+				a1_2 = vfmaq_f32(a1_2, pb, v2);
+				a1_3 = vfmaq_f32(a1_3, pb, v3);
+				a1_4 = vfmaq_f32(a1_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				a2_1 = vfmaq_f32(a2_1, pb, v1);
+				a2_2 = vfmaq_f32(a2_2, pb, v2);
+				a2_3 = vfmaq_f32(a2_3, pb, v3);
+				a2_4 = vfmaq_f32(a2_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				a3_1 = vfmaq_f32(a3_1, pb, v1);
+				a3_2 = vfmaq_f32(a3_2, pb, v2);
+				a3_3 = vfmaq_f32(a3_3, pb, v3);
+				a3_4 = vfmaq_f32(a3_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				a4_1 = vfmaq_f32(a4_1, pb, v1);
+				a4_2 = vfmaq_f32(a4_2, pb, v2);
+				a4_3 = vfmaq_f32(a4_3, pb, v3);
+				a4_4 = vfmaq_f32(a4_4, pb, v4);
+			}
+			{
+				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				a5_1 = vfmaq_f32(a5_1, pb, v1);
+				a5_2 = vfmaq_f32(a5_2, pb, v2);
+				a5_3 = vfmaq_f32(a5_3, pb, v3);
+				a5_4 = vfmaq_f32(a5_4, pb, v4);
+			}
+		}
+		vst1q_f32(o + 0 + 48, a0_1);
+		vst1q_f32(o + 0 + 52, a0_2);
+		vst1q_f32(o + 0 + 56, a0_3);
+		vst1q_f32(o + 0 + 60, a0_4);
+		vst1q_f32(o + 512 + 48, a1_1);
+		vst1q_f32(o + 512 + 52, a1_2);
+		vst1q_f32(o + 512 + 56, a1_3);
+		vst1q_f32(o + 512 + 60, a1_4);
+		vst1q_f32(o + 1024 + 48, a2_1);
+		vst1q_f32(o + 1024 + 52, a2_2);
+		vst1q_f32(o + 1024 + 56, a2_3);
+		vst1q_f32(o + 1024 + 60, a2_4);
+		vst1q_f32(o + 1536 + 48, a3_1);
+		vst1q_f32(o + 1536 + 52, a3_2);
+		vst1q_f32(o + 1536 + 56, a3_3);
+		vst1q_f32(o + 1536 + 60, a3_4);
+		vst1q_f32(o + 2048 + 48, a4_1);
+		vst1q_f32(o + 2048 + 52, a4_2);
+		vst1q_f32(o + 2048 + 56, a4_3);
+		vst1q_f32(o + 2048 + 60, a4_4);
+		vst1q_f32(o + 2560 + 48, a5_1);
+		vst1q_f32(o + 2560 + 52, a5_2);
+		vst1q_f32(o + 2560 + 56, a5_3);
+		vst1q_f32(o + 2560 + 60, a5_4);
 	}
 }
 
@@ -216,6 +2010,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
+/* Work items are (batch, head, block of 64 query rows).  For each block of
+ * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
+ * update the online softmax (running max m, sum l), accumulate P V into out.
+ * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+ * row's limit are masked. */
 void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias)
@@ -223,17 +2022,122 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)bias;
-	for (size_t b = 0; b < batch; ++b) {
+	for (size_t w = 0; w < batch * 8 * 2; ++w) {
+		const size_t b = w / (8 * 2);
+		const size_t hh = w / 2 % 8;
+		const size_t i0 = w % 2 * 64;
+		const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
+		const size_t hk = hh;
+		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
+		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
+		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
+		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
+		_Alignas(64) float kt[4096];
+		_Alignas(64) float s[384];
+		float m[64], l[64], alpha[6];
+		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
-		for (size_t i = 0; i < 128; ++i) {
-			const size_t lim = i + 1;
-			const size_t n = lim < nkv ? lim : nkv;
-			for (size_t hh = 0; hh < 8; ++hh)
-				mha_f32_h8_dk64_s128_causal_padding__neon_row(q + ((b * 128 + i) * 8 + hh) * 64,
-				        k + ((b * 128 + 0) * 8 + hh) * 64,
-				        v + ((b * 128 + 0) * 8 + hh) * 64,
-				        out + ((b * 128 + i) * 8 + hh) * 64, n);
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			const size_t c = ((i0 + r) + 1);
+			lim[r] = c < nkv ? c : nkv;
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+			vst1q_f32(o + 0, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 4, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 8, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 12, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 16, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 20, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 24, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 28, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 32, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 36, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 40, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 44, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 48, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 52, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 56, vdupq_n_f32(0.0f));
+			vst1q_f32(o + 60, vdupq_n_f32(0.0f));
+		}
+
+		/* rows see keys [0, lim[r]); lim grows with r */
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+			mha_f32_h8_dk64_s128_causal_padding__neon_pack(kh + j0 * 512, kt, nb);
+			for (size_t r0 = 0; r0 < rows; r0 += 6) {
+				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
+				if (j0 >= lim[r0 + mr - 1])
+					continue; /* no row of this tile sees these keys */
+				switch (mr) {
+				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qh + r0 * 512, kt, s); break;
+				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qh + r0 * 512, kt, s); break;
+				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qh + r0 * 512, kt, s); break;
+				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qh + r0 * 512, kt, s); break;
+				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qh + r0 * 512, kt, s); break;
+				case 6: mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qh + r0 * 512, kt, s); break;
+				default: break;
+				}
+				/* mask only where a row's limit falls inside the block */
+				const int edge = j0 + 64 > lim[r0];
+				for (size_t r = 0; r < mr; ++r) {
+					float *sr = s + r * 64;
+					if (edge) {
+						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
+						for (size_t j = vis; j < 64; ++j)
+							sr[j] = -INFINITY;
+					}
+					float32x4_t vm = vld1q_f32(sr);
+					for (size_t j = 4; j < 64; j += 4)
+						vm = vmaxq_f32(vm, vld1q_f32(sr + j));
+					const float bm = vmaxvq_f32(vm);
+					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
+					/* a row with no visible key yet keeps zero weights */
+					const float ms = mn == -INFINITY ? 0.0f : mn;
+					const float32x4_t vms = vdupq_n_f32(ms);
+					float32x4_t vsum = vdupq_n_f32(0.0f);
+					for (size_t j = 0; j < 64; j += 4) {
+						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(sr + j), vms));
+						vst1q_f32(sr + j, p);
+						vsum = vaddq_f32(vsum, p);
+					}
+					alpha[r] = vgetq_lane_f32(mha_f32_h8_dk64_s128_causal_padding__neon_exp(vdupq_n_f32(m[r0 + r] - ms)), 0);
+					l[r0 + r] = l[r0 + r] * alpha[r] + vaddvq_f32(vsum);
+					m[r0 + r] = mn;
+				}
+				switch (mr) {
+				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
+				default: break;
+				}
+			}
+		}
+
+		for (size_t r = 0; r < rows; ++r) {
+			float *o = oh + r * 512;
+			const float32x4_t inv = vdupq_n_f32(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
+			vst1q_f32(o + 0, vmulq_f32(vld1q_f32(o + 0), inv));
+			vst1q_f32(o + 4, vmulq_f32(vld1q_f32(o + 4), inv));
+			vst1q_f32(o + 8, vmulq_f32(vld1q_f32(o + 8), inv));
+			vst1q_f32(o + 12, vmulq_f32(vld1q_f32(o + 12), inv));
+			vst1q_f32(o + 16, vmulq_f32(vld1q_f32(o + 16), inv));
+			vst1q_f32(o + 20, vmulq_f32(vld1q_f32(o + 20), inv));
+			vst1q_f32(o + 24, vmulq_f32(vld1q_f32(o + 24), inv));
+			vst1q_f32(o + 28, vmulq_f32(vld1q_f32(o + 28), inv));
+			vst1q_f32(o + 32, vmulq_f32(vld1q_f32(o + 32), inv));
+			vst1q_f32(o + 36, vmulq_f32(vld1q_f32(o + 36), inv));
+			vst1q_f32(o + 40, vmulq_f32(vld1q_f32(o + 40), inv));
+			vst1q_f32(o + 44, vmulq_f32(vld1q_f32(o + 44), inv));
+			vst1q_f32(o + 48, vmulq_f32(vld1q_f32(o + 48), inv));
+			vst1q_f32(o + 52, vmulq_f32(vld1q_f32(o + 52), inv));
+			vst1q_f32(o + 56, vmulq_f32(vld1q_f32(o + 56), inv));
+			vst1q_f32(o + 60, vmulq_f32(vld1q_f32(o + 60), inv));
 		}
 	}
 }

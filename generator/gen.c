@@ -221,7 +221,13 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	set_int(L, "block_kv", s->block_kv);
+	set_int(L, "block_q", s->block_q);
+	set_int(L, "mr", s->mr);
+	set_int(L, "nr", s->nr);
 	set_int(L, "unroll_max", s->unroll_max);
+	set_str(L, "algo", s->algo == 1 ? "tiled" : s->algo == 2 ? "rows" : "auto");
+	set_str(L, "threads", s->threads ? "openmp" : "none");
+	set_str(L, "exp", s->exp ? "fast" : "accurate");
 	mha_spec_command(s, buf, sizeof buf);
 	set_str(L, "command", buf);
 	set_str(L, "version", MHAGEN_VERSION);

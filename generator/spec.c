@@ -11,30 +11,45 @@
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_ref.h"
 
-enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME };
+enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
+	K_WORD };
+
+static const char *const algos[] = {"auto", "tiled", "rows", NULL};
+static const char *const threads[] = {"none", "openmp", NULL};
+static const char *const exps[] = {"accurate", "fast", NULL};
 
 /* Every spec key; flags are "--" + key, spec files use the key itself. */
 static const struct key {
 	const char *name;
 	enum kind kind;
-	size_t off; /* of the long field, for K_INT */
+	size_t off; /* of the long field (K_INT) or int field (K_WORD) */
 	long min, max;
+	const char *tag;          /* knobs: canonical name part, "" for none */
+	const char *const *words; /* K_WORD: the values, index = field */
 } keys[] = {
-	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H},
-	{"kv-heads", K_INT, offsetof(struct mha_spec, kv_heads), 1, MHAGEN_MAX_H},
-	{"dk", K_INT, offsetof(struct mha_spec, dk), 1, MHAGEN_MAX_D},
-	{"dv", K_INT, offsetof(struct mha_spec, dv), 1, MHAGEN_MAX_D},
-	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ},
-	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ},
-	{"mask", K_MASK, 0, 0, 0},
-	{"causal-align", K_ALIGN, 0, 0, 0},
-	{"layout", K_LAYOUT, 0, 0, 0},
-	{"scale", K_SCALE, 0, 0, 0},
-	{"target", K_TARGET, 0, 0, 0},
-	{"name", K_NAME, 0, 0, 0},
-	{"block-kv", K_INT, offsetof(struct mha_spec, block_kv), 8, 1024},
-	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D},
+	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H, NULL, NULL},
+	{"kv-heads", K_INT, offsetof(struct mha_spec, kv_heads), 1, MHAGEN_MAX_H, NULL, NULL},
+	{"dk", K_INT, offsetof(struct mha_spec, dk), 1, MHAGEN_MAX_D, NULL, NULL},
+	{"dv", K_INT, offsetof(struct mha_spec, dv), 1, MHAGEN_MAX_D, NULL, NULL},
+	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ, NULL, NULL},
+	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ, NULL, NULL},
+	{"mask", K_MASK, 0, 0, 0, NULL, NULL},
+	{"causal-align", K_ALIGN, 0, 0, 0, NULL, NULL},
+	{"layout", K_LAYOUT, 0, 0, 0, NULL, NULL},
+	{"scale", K_SCALE, 0, 0, 0, NULL, NULL},
+	{"target", K_TARGET, 0, 0, 0, NULL, NULL},
+	{"name", K_NAME, 0, 0, 0, NULL, NULL},
+	/* tuning knobs, from here on */
+	{"algo", K_WORD, offsetof(struct mha_spec, algo), 0, 0, "", algos},
+	{"block-q", K_INT, offsetof(struct mha_spec, block_q), 1, 1024, "bq", NULL},
+	{"block-kv", K_INT, offsetof(struct mha_spec, block_kv), 8, 1024, "bk", NULL},
+	{"mr", K_INT, offsetof(struct mha_spec, mr), 1, 16, "mr", NULL},
+	{"nr", K_INT, offsetof(struct mha_spec, nr), 1, 64, "nr", NULL},
+	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D, "um", NULL},
+	{"exp", K_WORD, offsetof(struct mha_spec, exp), 0, 0, "", exps},
+	{"threads", K_WORD, offsetof(struct mha_spec, threads), 0, 0, "", threads},
 };
+#define FIRST_KNOB 12 /* index of "algo" */
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static int fail(char *err, const char *fmt, ...)
@@ -156,6 +171,15 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 			            "(scalar, avx2, neon, native)", val);
 		snprintf(s->target, sizeof s->target, "%s", targets[w]);
 		return 0;
+	case K_WORD: {
+		int *field = (int *)((char *)s + k->off);
+		for (int i = 0; k->words[i]; ++i)
+			if (strcmp(val, k->words[i]) == 0) {
+				*field = i;
+				return 0;
+			}
+		return fail(err, "--%s: unknown value '%s'", key, val);
+	}
 	case K_NAME: {
 		size_t n = strlen(val);
 		if (n == 0 || n >= MHAGEN_NAME_MAX)
@@ -285,10 +309,16 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		memcpy(&u, &f, sizeof u);
 		append(buf, n, "_sc%08x", (unsigned)u);
 	}
-	if (s->set & (1ul << (find_key("block-kv") - keys)))
-		append(buf, n, "_bk%ld", s->block_kv);
-	if (s->set & (1ul << (find_key("unroll-max") - keys)))
-		append(buf, n, "_um%ld", s->unroll_max);
+	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
+		if (!(s->set & (1ul << k)))
+			continue;
+		if (keys[k].kind == K_INT)
+			append(buf, n, "_%s%ld", keys[k].tag,
+			       *(const long *)((const char *)s + keys[k].off));
+		else if (*(const int *)((const char *)s + keys[k].off))
+			append(buf, n, "_%s", keys[k].words[
+			       *(const int *)((const char *)s + keys[k].off)]);
+	}
 	append(buf, n, "__%s", s->target);
 }
 
@@ -322,10 +352,16 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		append(buf, n, " --layout bhsd");
 	if (s->scale > 0.0)
 		append(buf, n, " --scale %a", (double)(float)s->scale);
-	if (s->set & (1ul << (find_key("block-kv") - keys)))
-		append(buf, n, " --block-kv %ld", s->block_kv);
-	if (s->set & (1ul << (find_key("unroll-max") - keys)))
-		append(buf, n, " --unroll-max %ld", s->unroll_max);
+	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
+		if (!(s->set & (1ul << k)))
+			continue;
+		if (keys[k].kind == K_INT)
+			append(buf, n, " --%s %ld", keys[k].name,
+			       *(const long *)((const char *)s + keys[k].off));
+		else
+			append(buf, n, " --%s %s", keys[k].name, keys[k].words[
+			       *(const int *)((const char *)s + keys[k].off)]);
+	}
 	append(buf, n, " --target %s", s->target);
 	if (s->set & (1ul << (find_key("name") - keys)))
 		append(buf, n, " --name %s", s->name);
@@ -350,8 +386,6 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return fail(err, "--causal-align: needs a causal --mask");
 	if (!s->target[0] || strcmp(s->target, "native") == 0)
 		snprintf(s->target, sizeof s->target, "%s", mha_cpu_best_target());
-	if (!s->block_kv)
-		s->block_kv = 64;
 	if (s->block_kv % 8)
 		return fail(err, "--block-kv: %ld is not a multiple of 8",
 		            s->block_kv);
@@ -487,6 +521,10 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 		case K_SCALE: cli->spec.scale = flags.scale; break;
 		case K_TARGET: memcpy(cli->spec.target, flags.target, sizeof flags.target); break;
 		case K_NAME: memcpy(cli->spec.name, flags.name, sizeof flags.name); break;
+		case K_WORD:
+			*(int *)((char *)&cli->spec + keys[k].off) =
+				*(int *)((char *)&flags + keys[k].off);
+			break;
 		}
 	}
 	return mha_spec_finish(&cli->spec, err);

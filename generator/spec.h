@@ -21,8 +21,14 @@ struct mha_spec {
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[16];         /* scalar, avx2, neon (native resolved) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
-	long block_kv;           /* knob: keys per softmax block */
-	long unroll_max;         /* knob: head dims up to this are unrolled */
+	/* tuning knobs; 0 means the target's default (decided in templates) */
+	long block_kv;           /* keys per block */
+	long block_q;            /* query rows per work item (tiled) */
+	long mr, nr;             /* micro-tile: rows, keys (tiled) */
+	long unroll_max;         /* head dims up to this are unrolled (rows) */
+	int algo;                /* 0 auto, 1 tiled, 2 rows */
+	int threads;             /* 0 none, 1 openmp */
+	int exp;                 /* 0 accurate, 1 fast */
 	unsigned long set;       /* bit per key that was given explicitly */
 };
 

@@ -41,23 +41,85 @@ end
 
 -- Everything decided about a kernel before it is written.
 local function plan(S, T)
-	local P = {W = T.width, bk = S.block_kv}
+	local D = T.defaults
+	local P = {W = T.width}
+	P.bk = S.block_kv > 0 and S.block_kv or D.block_kv
+	P.bq = S.block_q > 0 and S.block_q or D.block_q
+	P.mr = S.mr > 0 and S.mr or D.mr
+	P.nr = S.nr > 0 and S.nr or D.nr
 	P.k = dims(S.dk, T, S.unroll_max)
 	P.v = dims(S.dv, T, S.unroll_max)
 	P.group = S.h // S.kv_heads
 	P.sq = S.seq_q > 0 and tostring(S.seq_q) or "seq_q"
 	P.skv = S.seq_kv > 0 and tostring(S.seq_kv) or "seq_kv"
-	-- element strides between consecutive keys/values of one head
+	P.omp = S.threads == "openmp"
+	-- element strides between consecutive rows of one head
 	if S.layout == "bhsd" then
+		P.qstride, P.ostride = S.dk, S.dv
 		P.kstride, P.vstride = S.dk, S.dv
 	else
+		P.qstride, P.ostride = S.h * S.dk, S.h * S.dv
 		P.kstride, P.vstride = S.kv_heads * S.dk, S.kv_heads * S.dv
 	end
 	if P.bk % P.W ~= 0 then
 		error(string.format("--block-kv %d is not a multiple of the %s vector width %d",
 		                    P.bk, T.name, P.W), 0)
 	end
+	-- tiled: query tiles x key blocks with register-blocked micro-kernels;
+	-- rows: one query row at a time (decode: few queries, long keys)
+	if S.algo ~= "auto" then
+		P.algo = S.algo
+	elseif S.seq_q > 0 and S.seq_q < P.mr then
+		P.algo = "rows"
+	else
+		P.algo = "tiled"
+	end
+	-- the packed key block lives on the stack: keep it within 64 KiB
+	if P.algo == "tiled" and S.dk * P.bk > 16384 then
+		if S.algo == "tiled" then
+			error(string.format("--algo tiled: dk %d x block-kv %d floats exceed the 64 KiB key block; lower --block-kv",
+			                    S.dk, P.bk), 0)
+		end
+		P.algo = "rows"
+	end
+	if P.algo == "tiled" then
+		if P.nr % P.W ~= 0 or P.bk % P.nr ~= 0 then
+			error(string.format("--nr %d must be a multiple of the %s vector width %d and divide --block-kv %d",
+			                    P.nr, T.name, P.W, P.bk), 0)
+		end
+		if S.seq_q > 0 and P.bq > S.seq_q then
+			P.bq = S.seq_q
+		end
+	end
 	return P
+end
+
+-- The C expression for how many keys query row i (a C expression) may see,
+-- before padding: decided here from what the spec fixes.
+local function limit_expr(S, P, i)
+	if not S.causal then
+		return P.skv
+	elseif S.align == "top-left" then
+		if S.seq_q > 0 and S.seq_q <= S.seq_kv then
+			return "(" .. i .. " + 1)"
+		end
+		return "(" .. i .. " + 1 < " .. P.skv .. " ? " .. i .. " + 1 : " .. P.skv .. ")"
+	elseif S.seq_q > 0 then
+		local shift = S.seq_kv - S.seq_q
+		if shift >= 0 then
+			return "(" .. i .. " + " .. shift + 1 .. ")"
+		end
+		return "(" .. i .. " + 1 > " .. -shift .. " ? " .. i .. " + 1 - " .. -shift .. " : 0)"
+	end
+	return "(" .. i .. " + 1 + seq_kv > seq_q ? " .. i .. " + 1 + seq_kv - seq_q : 0)"
+end
+
+-- Offset of row (b, s, head) of a tensor with heads heads of d floats.
+local function row_offset(S, b, s, head, d, heads, seq)
+	if S.layout == "bhsd" then
+		return "((" .. b .. " * " .. heads .. " + " .. head .. ") * " .. seq .. " + " .. s .. ") * " .. d
+	end
+	return "((" .. b .. " * " .. seq .. " + " .. s .. ") * " .. heads .. " + " .. head .. ") * " .. d
 end
 
 -- Lines applying fn(index, offset) to the full vectors of a dimension:
@@ -98,6 +160,12 @@ return function(spec, what)
 	local vars = {
 		S = spec, T = T, P = plan(spec, T), hexf = hexf, vloop = vloop,
 	}
+	vars.limit = function(i)
+		return limit_expr(spec, vars.P, i)
+	end
+	vars.offset = function(...)
+		return row_offset(spec, ...)
+	end
 	vars.include = function(path)
 		return engine.render(path, vars)
 	end

@@ -5,6 +5,8 @@ local T = {
 	vec = "__m256",
 	ivec = "__m256i",
 	includes = {"<immintrin.h>"},
+	-- tuning defaults: micro-tile mr x nr fits the register file
+	defaults = {block_kv = 64, block_q = 64, mr = 6, nr = 16},
 	cflags = "-mavx2 -mfma",
 }
 

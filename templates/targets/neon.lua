@@ -5,6 +5,8 @@ local T = {
 	vec = "float32x4_t",
 	ivec = "int32x4_t",
 	includes = {"<arm_neon.h>"},
+	-- tuning defaults: micro-tile mr x nr fits the register file
+	defaults = {block_kv = 64, block_q = 64, mr = 6, nr = 16},
 	cflags = "",
 }
 

@@ -5,6 +5,8 @@ local T = {
 	vec = "float",
 	ivec = "int32_t",
 	includes = {"<string.h>"},
+	-- tuning defaults: micro-tile mr x nr fits the register file
+	defaults = {block_kv = 64, block_q = 64, mr = 4, nr = 4},
 	cflags = "",
 }
 
