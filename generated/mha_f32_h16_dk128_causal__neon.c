@@ -37,51 +37,419 @@ static inline float32x4_t mha_f32_h16_dk128_causal__neon_exp(float32x4_t x)
 	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(y), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
 }
 
-/* Pack nb keys of one head (rows 2048 floats apart) transposed and
- * scaled: kt[d][j] = 0x1.6a09e6p-4f * k_j[d]; keys nb..63 are zero. */
-static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict k, float *restrict kt, size_t nb)
+/* Pack a block of query rows (2048 floats apart) transposed and scaled:
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 64 are zero. */
+static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t j = 0; j < nb; ++j)
+	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			kt[d * 64 + j] = k[j * 2048 + d] * 0x1.6a09e6p-4f;
-	for (size_t j = nb; j < 64; ++j)
+			qt[d * 64 + r] = q[r * 2048 + d] * 0x1.6a09e6p-4f;
+	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			kt[d * 64 + j] = 0.0f;
+			qt[d * 64 + r] = 0.0f;
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 2048 floats
- * apart.  1x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict q, const float *restrict kt,
-        float *restrict s)
+/* Scores of 1 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 1x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict qt, const float *restrict k,
+        float *restrict st)
 {
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
 	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* Scores of 2 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 2x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+}
+
+/* Scores of 3 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 3x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+}
+
+/* Scores of 4 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 4x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+}
+
+/* Scores of 5 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 5x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[8192 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+			a4_3 = vfmaq_f32(a4_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, a4_3);
+}
+
+/* Scores of 6 keys (rows 2048 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 6x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_3 = vdupq_n_f32(0.0f);
+	float32x4_t a5_0 = vdupq_n_f32(0.0f);
+	float32x4_t a5_1 = vdupq_n_f32(0.0f);
+	float32x4_t a5_2 = vdupq_n_f32(0.0f);
+	float32x4_t a5_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[8192 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+			a4_3 = vfmaq_f32(a4_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[10240 + d]);
+			a5_0 = vfmaq_f32(a5_0, q0, kb);
+			a5_1 = vfmaq_f32(a5_1, q1, kb);
+			a5_2 = vfmaq_f32(a5_2, q2, kb);
+			a5_3 = vfmaq_f32(a5_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, a4_3);
+	vst1q_f32(st + 80, a5_0);
+	vst1q_f32(st + 84, a5_1);
+	vst1q_f32(st + 88, a5_2);
+	vst1q_f32(st + 92, a5_3);
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -93,13 +461,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -117,13 +486,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -141,13 +511,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -165,13 +536,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -189,13 +561,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -213,13 +586,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -237,13 +611,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -261,13 +636,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -281,54 +657,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 2048 floats
- * apart.  2x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -345,20 +675,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -384,20 +715,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -423,20 +755,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -462,20 +795,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -501,20 +835,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -540,20 +875,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -579,20 +915,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -618,20 +955,21 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -649,69 +987,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 2048 floats
- * apart.  3x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[4096 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -733,27 +1010,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 8), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -787,27 +1065,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 24), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -841,27 +1120,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 40), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -895,27 +1175,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 56), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -949,27 +1230,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 72), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -1003,27 +1285,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 88), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -1057,27 +1340,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 104), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -1111,27 +1395,28 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 120), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -1153,84 +1438,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 2048 floats
- * apart.  4x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[4096 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[6144 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1257,34 +1466,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 8), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 12), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1326,34 +1536,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 24), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 28), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1395,34 +1606,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 40), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 44), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1464,34 +1676,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 56), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 60), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1533,34 +1746,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 72), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 76), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1602,34 +1816,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 88), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 92), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1671,34 +1886,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 104), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 108), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1740,34 +1956,35 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 120), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 124), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1793,99 +2010,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 2048 floats
- * apart.  5x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		float32x4_t a4_0 = vdupq_n_f32(0.0f);
-		float32x4_t a4_1 = vdupq_n_f32(0.0f);
-		float32x4_t a4_2 = vdupq_n_f32(0.0f);
-		float32x4_t a4_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[4096 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[6144 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[8192 + d]);
-				a4_0 = vfmaq_f32(a4_0, qb, k0);
-				a4_1 = vfmaq_f32(a4_1, qb, k1);
-				a4_2 = vfmaq_f32(a4_2, qb, k2);
-				a4_3 = vfmaq_f32(a4_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-		vst1q_f32(s + 256 + c + 0, a4_0);
-		vst1q_f32(s + 256 + c + 4, a4_1);
-		vst1q_f32(s + 256 + c + 8, a4_2);
-		vst1q_f32(s + 256 + c + 12, a4_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 5x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1917,41 +2043,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 8), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 12), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2001,41 +2128,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 24), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 28), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2085,41 +2213,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 40), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 44), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2169,41 +2298,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 56), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 60), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2253,41 +2383,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 72), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 76), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2337,41 +2468,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 88), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 92), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2421,41 +2553,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 104), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 108), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2505,41 +2638,42 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 120), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 124), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -2569,114 +2703,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 2048 floats
- * apart.  6x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		float32x4_t a4_0 = vdupq_n_f32(0.0f);
-		float32x4_t a4_1 = vdupq_n_f32(0.0f);
-		float32x4_t a4_2 = vdupq_n_f32(0.0f);
-		float32x4_t a4_3 = vdupq_n_f32(0.0f);
-		float32x4_t a5_0 = vdupq_n_f32(0.0f);
-		float32x4_t a5_1 = vdupq_n_f32(0.0f);
-		float32x4_t a5_2 = vdupq_n_f32(0.0f);
-		float32x4_t a5_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[4096 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[6144 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[8192 + d]);
-				a4_0 = vfmaq_f32(a4_0, qb, k0);
-				a4_1 = vfmaq_f32(a4_1, qb, k1);
-				a4_2 = vfmaq_f32(a4_2, qb, k2);
-				a4_3 = vfmaq_f32(a4_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[10240 + d]);
-				a5_0 = vfmaq_f32(a5_0, qb, k0);
-				a5_1 = vfmaq_f32(a5_1, qb, k1);
-				a5_2 = vfmaq_f32(a5_2, qb, k2);
-				a5_3 = vfmaq_f32(a5_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-		vst1q_f32(s + 256 + c + 0, a4_0);
-		vst1q_f32(s + 256 + c + 4, a4_1);
-		vst1q_f32(s + 256 + c + 8, a4_2);
-		vst1q_f32(s + 256 + c + 12, a4_3);
-		vst1q_f32(s + 320 + c + 0, a5_0);
-		vst1q_f32(s + 320 + c + 4, a5_1);
-		vst1q_f32(s + 320 + c + 8, a5_2);
-		vst1q_f32(s + 320 + c + 12, a5_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
- * 2048 floats apart, values 2048.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
+ * output rows 2048 floats apart, values 2048.  Done in chunks of
  * 4 vectors so 6x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -2713,48 +2741,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 8), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 12), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -2812,48 +2841,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 24), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 28), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -2911,48 +2941,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 40), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 44), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3010,48 +3041,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 56), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 60), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3109,48 +3141,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 72), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 76), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
 			const float32x4_t v4 = vld1q_f32(vp + 76);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3208,48 +3241,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 88), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 92), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
 			const float32x4_t v4 = vld1q_f32(vp + 92);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3307,48 +3341,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 104), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 108), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
 			const float32x4_t v4 = vld1q_f32(vp + 108);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3406,48 +3441,49 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 120), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 124), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 2048) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
 			const float32x4_t v4 = vld1q_f32(vp + 124);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -3485,10 +3521,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows).  For each block of
- * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
- * update the online softmax (running max m, sum l), accumulate P V into out.
- * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+/* Work items are (batch, head, block of 64 query rows), the rows packed
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * scores (keys broadcast from k as it lies), the online softmax with rows in
+ * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
@@ -3507,16 +3544,19 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		float *oh = out + ((b * seq_q + i0) * 16 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 16 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 16 + hk) * 128;
-		_Alignas(64) float kt[8192];
-		_Alignas(64) float s[384];
-		float m[64], l[64], alpha[6];
+		_Alignas(64) float qt[8192];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 
+		mha_f32_h16_dk128_causal__neon_pack(qh, qt, rows);
+		for (size_t r = 0; r < 64; ++r) {
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+		}
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 2048;
 			lim[r] = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
 			vst1q_f32(o + 0, vdupq_n_f32(0.0f));
 			vst1q_f32(o + 4, vdupq_n_f32(0.0f));
 			vst1q_f32(o + 8, vdupq_n_f32(0.0f));
@@ -3551,58 +3591,118 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 			vst1q_f32(o + 124, vdupq_n_f32(0.0f));
 		}
 
-		/* rows see keys [0, lim[r]); lim grows with r */
+		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			mha_f32_h16_dk128_causal__neon_pack(kh + j0 * 2048, kt, nb);
-			for (size_t r0 = 0; r0 < rows; r0 += 6) {
-				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
-				if (j0 >= lim[r0 + mr - 1])
+			const float *kb = kh + j0 * 2048;
+			for (size_t r0 = 0; r0 < rows; r0 += 16) {
+				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+				size_t j = 0;
+				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				switch (mr) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1(qh + r0 * 2048, kt, s); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2(qh + r0 * 2048, kt, s); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3(qh + r0 * 2048, kt, s); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4(qh + r0 * 2048, kt, s); break;
-				case 5: mha_f32_h16_dk128_causal__neon_qk5(qh + r0 * 2048, kt, s); break;
-				case 6: mha_f32_h16_dk128_causal__neon_qk6(qh + r0 * 2048, kt, s); break;
+				for (; j + 6 <= nb; j += 6)
+					mha_f32_h16_dk128_causal__neon_qk6(qt + r0, kb + j * 2048, st + j * 16);
+				switch (nb - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1(qt + r0, kb + j * 2048, st + j * 16); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2(qt + r0, kb + j * 2048, st + j * 16); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3(qt + r0, kb + j * 2048, st + j * 16); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4(qt + r0, kb + j * 2048, st + j * 16); break;
+				case 5: mha_f32_h16_dk128_causal__neon_qk5(qt + r0, kb + j * 2048, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
-				const int edge = j0 + 64 > lim[r0];
-				for (size_t r = 0; r < mr; ++r) {
-					float *sr = s + r * 64;
-					if (edge) {
-						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
-						for (size_t j = vis; j < 64; ++j)
-							sr[j] = -INFINITY;
-					}
-					float32x4_t vm = vld1q_f32(sr);
-					for (size_t j = 4; j < 64; j += 4)
-						vm = vmaxq_f32(vm, vld1q_f32(sr + j));
-					const float bm = vmaxvq_f32(vm);
-					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
-					/* a row with no visible key yet keeps zero weights */
-					const float ms = mn == -INFINITY ? 0.0f : mn;
-					const float32x4_t vms = vdupq_n_f32(ms);
-					float32x4_t vsum = vdupq_n_f32(0.0f);
-					for (size_t j = 0; j < 64; j += 4) {
-						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(sr + j), vms));
-						vst1q_f32(sr + j, p);
-						vsum = vaddq_f32(vsum, p);
-					}
-					alpha[r] = vgetq_lane_f32(mha_f32_h16_dk128_causal__neon_exp(vdupq_n_f32(m[r0 + r] - ms)), 0);
-					l[r0 + r] = l[r0 + r] * alpha[r] + vaddvq_f32(vsum);
-					m[r0 + r] = mn;
+				/* mask only where a row's limit falls inside the block
+				 * (keys from nb on, never computed, are past every limit) */
+				if (j0 + 64 > lim[r0]) {
+					for (size_t jj = 0; jj < 64; ++jj)
+						for (size_t r = 0; r < 16; ++r)
+							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
-				switch (mr) {
-				case 1: mha_f32_h16_dk128_causal__neon_pv1(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_pv2(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_pv3(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_pv4(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				case 5: mha_f32_h16_dk128_causal__neon_pv5(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				case 6: mha_f32_h16_dk128_causal__neon_pv6(s, vh + j0 * 2048, oh + r0 * 2048, alpha, nb); break;
-				default: break;
+				/* online softmax; rows that saw no key yet subtract
+				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 0);
+					float32x4_t mx = vld1q_f32(st + 0);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
+						vst1q_f32(st + jj * 16 + 0, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 0, al);
+					vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
+					vst1q_f32(m + r0 + 0, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 4);
+					float32x4_t mx = vld1q_f32(st + 4);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
+						vst1q_f32(st + jj * 16 + 4, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 4, al);
+					vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
+					vst1q_f32(m + r0 + 4, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 8);
+					float32x4_t mx = vld1q_f32(st + 8);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
+						vst1q_f32(st + jj * 16 + 8, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 8, al);
+					vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
+					vst1q_f32(m + r0 + 8, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 12);
+					float32x4_t mx = vld1q_f32(st + 12);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
+						vst1q_f32(st + jj * 16 + 12, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 12, al);
+					vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
+					vst1q_f32(m + r0 + 12, mx);
+				}
+				for (size_t r = 0; r < mt; r += 6) {
+					const float *vb = vh + j0 * 2048;
+					float *o = oh + (r0 + r) * 2048;
+					switch (mt - r < 6 ? mt - r : 6) {
+					case 1: mha_f32_h16_dk128_causal__neon_pv1(st + r, vb, o, alpha + r, nb); break;
+					case 2: mha_f32_h16_dk128_causal__neon_pv2(st + r, vb, o, alpha + r, nb); break;
+					case 3: mha_f32_h16_dk128_causal__neon_pv3(st + r, vb, o, alpha + r, nb); break;
+					case 4: mha_f32_h16_dk128_causal__neon_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 5: mha_f32_h16_dk128_causal__neon_pv5(st + r, vb, o, alpha + r, nb); break;
+					case 6: mha_f32_h16_dk128_causal__neon_pv6(st + r, vb, o, alpha + r, nb); break;
+					default: break;
+					}
 				}
 			}
 		}

@@ -13,21 +13,6 @@
 #include <stdint.h>
 #include <immintrin.h>
 
-static inline float mha_f32_h8_dk128_causal_padding__avx2_hsum(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-static inline float mha_f32_h8_dk128_causal_padding__avx2_hmax(__m256 v)
-{
-	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_max_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
  * (ln2 split in two constants so n*ln2 is exact), exp(r) = 1 + r + r^2 P(r)
@@ -53,43 +38,281 @@ static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
 	return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
 }
 
-/* Pack nb keys of one head (rows 1024 floats apart) transposed and
- * scaled: kt[d][j] = 0x1.6a09e6p-4f * k_j[d]; keys nb..63 are zero. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict k, float *restrict kt, size_t nb)
+/* Pack a block of query rows (1024 floats apart) transposed and scaled:
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 64 are zero. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t j = 0; j < nb; ++j)
+	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			kt[d * 64 + j] = k[j * 1024 + d] * 0x1.6a09e6p-4f;
-	for (size_t j = nb; j < 64; ++j)
+			qt[d * 64 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
+	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			kt[d * 64 + j] = 0.0f;
+			qt[d * 64 + r] = 0.0f;
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 1024 floats
- * apart.  1x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict q, const float *restrict kt,
-        float *restrict s)
+/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 1x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
+        float *restrict st)
 {
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
 	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 2x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+}
+
+/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 3x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+}
+
+/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 4x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+}
+
+/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 5x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, a4_1);
+}
+
+/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 6x2 accumulators in registers. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_0 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
+			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, a5_0);
+	_mm256_store_ps(st + 88, a5_1);
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 1x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -99,11 +322,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -115,11 +339,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -131,11 +356,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -147,11 +373,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -163,11 +390,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 64), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 72), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -179,11 +407,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 80), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 88), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -195,11 +424,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 96), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 104), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -211,11 +441,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 112), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 120), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -225,40 +456,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 1024 floats
- * apart.  2x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 2x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -271,16 +470,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -296,16 +496,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -321,16 +522,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -346,16 +548,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -371,16 +574,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 64), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 72), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -396,16 +600,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 80), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 88), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -421,16 +626,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 96), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 104), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -446,16 +652,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 112), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 120), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -467,49 +674,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 1024 floats
- * apart.  3x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 3x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -525,21 +691,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -559,21 +726,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -593,21 +761,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -627,21 +796,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -661,21 +831,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 64), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 72), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -695,21 +866,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 80), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 88), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -729,21 +901,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 96), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 104), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -763,21 +936,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 112), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 120), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -791,58 +965,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 1024 floats
- * apart.  4x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[3072 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 4x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -861,26 +985,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 0), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 8), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -904,26 +1029,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 16), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 24), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -947,26 +1073,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 32), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 40), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -990,26 +1117,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 48), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 56), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -1033,26 +1161,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 64), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 72), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -1076,26 +1205,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 80), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 88), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -1119,26 +1249,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 96), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 104), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -1162,26 +1293,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 112), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 120), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -1197,67 +1329,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 1024 floats
- * apart.  5x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		__m256 a4_0 = _mm256_setzero_ps();
-		__m256 a4_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[3072 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[4096 + d]);
-				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
-				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-		_mm256_store_ps(s + 256 + c + 0, a4_0);
-		_mm256_store_ps(s + 256 + c + 8, a4_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 5x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1279,31 +1352,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 0), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 8), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1331,31 +1405,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 16), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 24), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1383,31 +1458,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 32), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 40), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1435,31 +1511,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 48), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 56), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1487,31 +1564,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 64), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 72), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1539,31 +1617,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 80), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 88), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1591,31 +1670,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 96), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 104), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1643,31 +1723,32 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 112), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 120), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1685,76 +1766,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 1024 floats
- * apart.  6x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		__m256 a4_0 = _mm256_setzero_ps();
-		__m256 a4_1 = _mm256_setzero_ps();
-		__m256 a5_0 = _mm256_setzero_ps();
-		__m256 a5_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 128; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[3072 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[4096 + d]);
-				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
-				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[5120 + d]);
-				a5_0 = _mm256_fmadd_ps(qb, k0, a5_0);
-				a5_1 = _mm256_fmadd_ps(qb, k1, a5_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-		_mm256_store_ps(s + 256 + c + 0, a4_0);
-		_mm256_store_ps(s + 256 + c + 8, a4_1);
-		_mm256_store_ps(s + 320 + c + 0, a5_0);
-		_mm256_store_ps(s + 320 + c + 8, a5_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
- * 1024 floats apart, values 1024.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
+ * output rows 1024 floats apart, values 1024.  Done in chunks of
  * 2 vectors so 6x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1779,36 +1792,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 0), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 8), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1840,36 +1854,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 16), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 24), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1901,36 +1916,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 32), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 40), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1962,36 +1978,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 48), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 56), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -2023,36 +2040,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 64), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 72), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -2084,36 +2102,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 80), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 88), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -2145,36 +2164,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 96), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 104), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -2206,36 +2226,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 112), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 120), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 1024) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -2259,10 +2280,11 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows).  For each block of
- * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
- * update the online softmax (running max m, sum l), accumulate P V into out.
- * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+/* Work items are (batch, head, block of 64 query rows), the rows packed
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * scores (keys broadcast from k as it lies), the online softmax with rows in
+ * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
@@ -2280,19 +2302,22 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 128;
-		_Alignas(64) float kt[8192];
-		_Alignas(64) float s[384];
-		float m[64], l[64], alpha[6];
+		_Alignas(64) float qt[8192];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
+		mha_f32_h8_dk128_causal_padding__avx2_pack(qh, qt, rows);
+		for (size_t r = 0; r < 64; ++r) {
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+		}
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 1024;
 			const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
 			lim[r] = c < nkv ? c : nkv;
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
 			_mm256_storeu_ps(o + 0, _mm256_setzero_ps());
 			_mm256_storeu_ps(o + 8, _mm256_setzero_ps());
 			_mm256_storeu_ps(o + 16, _mm256_setzero_ps());
@@ -2311,58 +2336,82 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 			_mm256_storeu_ps(o + 120, _mm256_setzero_ps());
 		}
 
-		/* rows see keys [0, lim[r]); lim grows with r */
+		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			mha_f32_h8_dk128_causal_padding__avx2_pack(kh + j0 * 1024, kt, nb);
-			for (size_t r0 = 0; r0 < rows; r0 += 6) {
-				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
-				if (j0 >= lim[r0 + mr - 1])
+			const float *kb = kh + j0 * 1024;
+			for (size_t r0 = 0; r0 < rows; r0 += 16) {
+				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+				size_t j = 0;
+				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				switch (mr) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qh + r0 * 1024, kt, s); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qh + r0 * 1024, kt, s); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qh + r0 * 1024, kt, s); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qh + r0 * 1024, kt, s); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qh + r0 * 1024, kt, s); break;
-				case 6: mha_f32_h8_dk128_causal_padding__avx2_qk6(qh + r0 * 1024, kt, s); break;
+				for (; j + 6 <= nb; j += 6)
+					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 1024, st + j * 16);
+				switch (nb - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 1024, st + j * 16); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 1024, st + j * 16); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 1024, st + j * 16); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 1024, st + j * 16); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 1024, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
-				const int edge = j0 + 64 > lim[r0];
-				for (size_t r = 0; r < mr; ++r) {
-					float *sr = s + r * 64;
-					if (edge) {
-						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
-						for (size_t j = vis; j < 64; ++j)
-							sr[j] = -INFINITY;
-					}
-					__m256 vm = _mm256_load_ps(sr);
-					for (size_t j = 8; j < 64; j += 8)
-						vm = _mm256_max_ps(vm, _mm256_load_ps(sr + j));
-					const float bm = mha_f32_h8_dk128_causal_padding__avx2_hmax(vm);
-					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
-					/* a row with no visible key yet keeps zero weights */
-					const float ms = mn == -INFINITY ? 0.0f : mn;
-					const __m256 vms = _mm256_set1_ps(ms);
-					__m256 vsum = _mm256_setzero_ps();
-					for (size_t j = 0; j < 64; j += 8) {
-						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(sr + j), vms));
-						_mm256_store_ps(sr + j, p);
-						vsum = _mm256_add_ps(vsum, p);
-					}
-					alpha[r] = _mm256_cvtss_f32(mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_set1_ps(m[r0 + r] - ms)));
-					l[r0 + r] = l[r0 + r] * alpha[r] + mha_f32_h8_dk128_causal_padding__avx2_hsum(vsum);
-					m[r0 + r] = mn;
+				/* mask only where a row's limit falls inside the block
+				 * (keys from nb on, never computed, are past every limit) */
+				if (j0 + 64 > lim[r0]) {
+					for (size_t jj = 0; jj < 64; ++jj)
+						for (size_t r = 0; r < 16; ++r)
+							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
-				switch (mr) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_pv1(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_pv2(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_pv3(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_pv4(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_pv5(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				case 6: mha_f32_h8_dk128_causal_padding__avx2_pv6(s, vh + j0 * 1024, oh + r0 * 1024, alpha, nb); break;
-				default: break;
+				/* online softmax; rows that saw no key yet subtract
+				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+				{
+					const __m256 mo = _mm256_load_ps(m + r0 + 0);
+					__m256 mx = _mm256_load_ps(st + 0);
+					__m256 sum = _mm256_setzero_ps();
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+					mx = _mm256_max_ps(mo, mx);
+					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
+						_mm256_store_ps(st + jj * 16 + 0, p);
+						sum = _mm256_add_ps(sum, p);
+					}
+					const __m256 al = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(mo, ms));
+					_mm256_store_ps(alpha + 0, al);
+					_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
+					_mm256_store_ps(m + r0 + 0, mx);
+				}
+				{
+					const __m256 mo = _mm256_load_ps(m + r0 + 8);
+					__m256 mx = _mm256_load_ps(st + 8);
+					__m256 sum = _mm256_setzero_ps();
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+					mx = _mm256_max_ps(mo, mx);
+					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
+						_mm256_store_ps(st + jj * 16 + 8, p);
+						sum = _mm256_add_ps(sum, p);
+					}
+					const __m256 al = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(mo, ms));
+					_mm256_store_ps(alpha + 8, al);
+					_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
+					_mm256_store_ps(m + r0 + 8, mx);
+				}
+				for (size_t r = 0; r < mt; r += 6) {
+					const float *vb = vh + j0 * 1024;
+					float *o = oh + (r0 + r) * 1024;
+					switch (mt - r < 6 ? mt - r : 6) {
+					case 1: mha_f32_h8_dk128_causal_padding__avx2_pv1(st + r, vb, o, alpha + r, nb); break;
+					case 2: mha_f32_h8_dk128_causal_padding__avx2_pv2(st + r, vb, o, alpha + r, nb); break;
+					case 3: mha_f32_h8_dk128_causal_padding__avx2_pv3(st + r, vb, o, alpha + r, nb); break;
+					case 4: mha_f32_h8_dk128_causal_padding__avx2_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 5: mha_f32_h8_dk128_causal_padding__avx2_pv5(st + r, vb, o, alpha + r, nb); break;
+					case 6: mha_f32_h8_dk128_causal_padding__avx2_pv6(st + r, vb, o, alpha + r, nb); break;
+					default: break;
+					}
 				}
 			}
 		}

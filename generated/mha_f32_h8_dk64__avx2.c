@@ -11,21 +11,6 @@
 #include <stdint.h>
 #include <immintrin.h>
 
-static inline float mha_f32_h8_dk64__avx2_hsum(__m256 v)
-{
-	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_add_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
-
-static inline float mha_f32_h8_dk64__avx2_hmax(__m256 v)
-{
-	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-	s = _mm_max_ss(s, _mm_movehdup_ps(s));
-	return _mm_cvtss_f32(s);
-}
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
  * (ln2 split in two constants so n*ln2 is exact), exp(r) = 1 + r + r^2 P(r)
@@ -51,43 +36,281 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp(__m256 x)
 	return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
 }
 
-/* Pack nb keys of one head (rows 512 floats apart) transposed and
- * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
-static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict k, float *restrict kt, size_t nb)
+/* Pack a block of query rows (512 floats apart) transposed and scaled:
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
+static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t j = 0; j < nb; ++j)
+	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
-	for (size_t j = nb; j < 64; ++j)
+			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = 0.0f;
+			qt[d * 64 + r] = 0.0f;
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
- * apart.  1x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict q, const float *restrict kt,
-        float *restrict s)
+/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 1x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const float *restrict k,
+        float *restrict st)
 {
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
 	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 2x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+}
+
+/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 3x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+}
+
+/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 4x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+}
+
+/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 5x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, a4_1);
+}
+
+/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 6x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_0 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, a5_0);
+	_mm256_store_ps(st + 88, a5_1);
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 1x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -97,11 +320,12 @@ static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const floa
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -113,11 +337,12 @@ static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const floa
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -129,11 +354,12 @@ static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const floa
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -145,11 +371,12 @@ static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const floa
 		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
@@ -159,40 +386,8 @@ static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const floa
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
- * apart.  2x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[512 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 2x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -205,16 +400,17 @@ static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const floa
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -230,16 +426,17 @@ static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const floa
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -255,16 +452,17 @@ static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const floa
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -280,16 +478,17 @@ static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const floa
 		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
@@ -301,49 +500,8 @@ static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const floa
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
- * apart.  3x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[512 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 3x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -359,21 +517,22 @@ static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const floa
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -393,21 +552,22 @@ static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const floa
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -427,21 +587,22 @@ static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const floa
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -461,21 +622,22 @@ static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const floa
 		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
@@ -489,58 +651,8 @@ static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const floa
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
- * apart.  4x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[512 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 4x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -559,26 +671,27 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -602,26 +715,27 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -645,26 +759,27 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -688,26 +803,27 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
@@ -723,67 +839,8 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 512 floats
- * apart.  5x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		__m256 a4_0 = _mm256_setzero_ps();
-		__m256 a4_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[512 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
-				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-		_mm256_store_ps(s + 256 + c + 0, a4_0);
-		_mm256_store_ps(s + 256 + c + 8, a4_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 5x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -805,31 +862,32 @@ static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const floa
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -857,31 +915,32 @@ static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const floa
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -909,31 +968,32 @@ static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const floa
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -961,31 +1021,32 @@ static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const floa
 		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al4);
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
@@ -1003,76 +1064,8 @@ static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const floa
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 512 floats
- * apart.  6x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		__m256 a0_0 = _mm256_setzero_ps();
-		__m256 a0_1 = _mm256_setzero_ps();
-		__m256 a1_0 = _mm256_setzero_ps();
-		__m256 a1_1 = _mm256_setzero_ps();
-		__m256 a2_0 = _mm256_setzero_ps();
-		__m256 a2_1 = _mm256_setzero_ps();
-		__m256 a3_0 = _mm256_setzero_ps();
-		__m256 a3_1 = _mm256_setzero_ps();
-		__m256 a4_0 = _mm256_setzero_ps();
-		__m256 a4_1 = _mm256_setzero_ps();
-		__m256 a5_0 = _mm256_setzero_ps();
-		__m256 a5_1 = _mm256_setzero_ps();
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const __m256 k0 = _mm256_load_ps(kp + 0);
-			const __m256 k1 = _mm256_load_ps(kp + 8);
-			{
-				const __m256 qb = _mm256_set1_ps(q[0 + d]);
-				a0_0 = _mm256_fmadd_ps(qb, k0, a0_0);
-				a0_1 = _mm256_fmadd_ps(qb, k1, a0_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[512 + d]);
-				a1_0 = _mm256_fmadd_ps(qb, k0, a1_0);
-				a1_1 = _mm256_fmadd_ps(qb, k1, a1_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1024 + d]);
-				a2_0 = _mm256_fmadd_ps(qb, k0, a2_0);
-				a2_1 = _mm256_fmadd_ps(qb, k1, a2_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[1536 + d]);
-				a3_0 = _mm256_fmadd_ps(qb, k0, a3_0);
-				a3_1 = _mm256_fmadd_ps(qb, k1, a3_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2048 + d]);
-				a4_0 = _mm256_fmadd_ps(qb, k0, a4_0);
-				a4_1 = _mm256_fmadd_ps(qb, k1, a4_1);
-			}
-			{
-				const __m256 qb = _mm256_set1_ps(q[2560 + d]);
-				a5_0 = _mm256_fmadd_ps(qb, k0, a5_0);
-				a5_1 = _mm256_fmadd_ps(qb, k1, a5_1);
-			}
-		}
-		_mm256_store_ps(s + 0 + c + 0, a0_0);
-		_mm256_store_ps(s + 0 + c + 8, a0_1);
-		_mm256_store_ps(s + 64 + c + 0, a1_0);
-		_mm256_store_ps(s + 64 + c + 8, a1_1);
-		_mm256_store_ps(s + 128 + c + 0, a2_0);
-		_mm256_store_ps(s + 128 + c + 8, a2_1);
-		_mm256_store_ps(s + 192 + c + 0, a3_0);
-		_mm256_store_ps(s + 192 + c + 8, a3_1);
-		_mm256_store_ps(s + 256 + c + 0, a4_0);
-		_mm256_store_ps(s + 256 + c + 8, a4_1);
-		_mm256_store_ps(s + 320 + c + 0, a5_0);
-		_mm256_store_ps(s + 320 + c + 8, a5_1);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 2 vectors so 6x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1097,36 +1090,37 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 0), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 8), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1158,36 +1152,37 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 16), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 24), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1219,36 +1214,37 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 32), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 40), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1280,36 +1276,37 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 48), al5);
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 56), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
-				const __m256 pb = _mm256_set1_ps(p[0 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[0]);
 				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
 				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[64 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[1]);
 				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
 				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[128 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[2]);
 				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
 				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[192 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[3]);
 				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[256 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[4]);
 				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
 				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
 			}
 			{
-				const __m256 pb = _mm256_set1_ps(p[320 + j]);
+				const __m256 pb = _mm256_set1_ps(pp[5]);
 				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
 				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
 			}
@@ -1333,10 +1330,11 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows).  For each block of
- * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
- * update the online softmax (running max m, sum l), accumulate P V into out.
- * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+/* Work items are (batch, head, block of 64 query rows), the rows packed
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * scores (keys broadcast from k as it lies), the online softmax with rows in
+ * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
@@ -1355,16 +1353,19 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float kt[4096];
-		_Alignas(64) float s[384];
-		float m[64], l[64], alpha[6];
+		_Alignas(64) float qt[4096];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 
+		mha_f32_h8_dk64__avx2_pack(qh, qt, rows);
+		for (size_t r = 0; r < 64; ++r) {
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+		}
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			lim[r] = seq_kv;
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
 			_mm256_storeu_ps(o + 0, _mm256_setzero_ps());
 			_mm256_storeu_ps(o + 8, _mm256_setzero_ps());
 			_mm256_storeu_ps(o + 16, _mm256_setzero_ps());
@@ -1375,58 +1376,82 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 			_mm256_storeu_ps(o + 56, _mm256_setzero_ps());
 		}
 
-		/* rows see keys [0, lim[r]); lim grows with r */
+		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			mha_f32_h8_dk64__avx2_pack(kh + j0 * 512, kt, nb);
-			for (size_t r0 = 0; r0 < rows; r0 += 6) {
-				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
-				if (j0 >= lim[r0 + mr - 1])
+			const float *kb = kh + j0 * 512;
+			for (size_t r0 = 0; r0 < rows; r0 += 16) {
+				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+				size_t j = 0;
+				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				switch (mr) {
-				case 1: mha_f32_h8_dk64__avx2_qk1(qh + r0 * 512, kt, s); break;
-				case 2: mha_f32_h8_dk64__avx2_qk2(qh + r0 * 512, kt, s); break;
-				case 3: mha_f32_h8_dk64__avx2_qk3(qh + r0 * 512, kt, s); break;
-				case 4: mha_f32_h8_dk64__avx2_qk4(qh + r0 * 512, kt, s); break;
-				case 5: mha_f32_h8_dk64__avx2_qk5(qh + r0 * 512, kt, s); break;
-				case 6: mha_f32_h8_dk64__avx2_qk6(qh + r0 * 512, kt, s); break;
+				for (; j + 6 <= nb; j += 6)
+					mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 512, st + j * 16);
+				switch (nb - j) {
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 512, st + j * 16); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 512, st + j * 16); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 512, st + j * 16); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 512, st + j * 16); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 512, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
-				const int edge = j0 + 64 > lim[r0];
-				for (size_t r = 0; r < mr; ++r) {
-					float *sr = s + r * 64;
-					if (edge) {
-						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
-						for (size_t j = vis; j < 64; ++j)
-							sr[j] = -INFINITY;
-					}
-					__m256 vm = _mm256_load_ps(sr);
-					for (size_t j = 8; j < 64; j += 8)
-						vm = _mm256_max_ps(vm, _mm256_load_ps(sr + j));
-					const float bm = mha_f32_h8_dk64__avx2_hmax(vm);
-					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
-					/* a row with no visible key yet keeps zero weights */
-					const float ms = mn == -INFINITY ? 0.0f : mn;
-					const __m256 vms = _mm256_set1_ps(ms);
-					__m256 vsum = _mm256_setzero_ps();
-					for (size_t j = 0; j < 64; j += 8) {
-						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(sr + j), vms));
-						_mm256_store_ps(sr + j, p);
-						vsum = _mm256_add_ps(vsum, p);
-					}
-					alpha[r] = _mm256_cvtss_f32(mha_f32_h8_dk64__avx2_exp(_mm256_set1_ps(m[r0 + r] - ms)));
-					l[r0 + r] = l[r0 + r] * alpha[r] + mha_f32_h8_dk64__avx2_hsum(vsum);
-					m[r0 + r] = mn;
+				/* mask only where a row's limit falls inside the block
+				 * (keys from nb on, never computed, are past every limit) */
+				if (j0 + 64 > lim[r0]) {
+					for (size_t jj = 0; jj < 64; ++jj)
+						for (size_t r = 0; r < 16; ++r)
+							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
-				switch (mr) {
-				case 1: mha_f32_h8_dk64__avx2_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 2: mha_f32_h8_dk64__avx2_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 3: mha_f32_h8_dk64__avx2_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 4: mha_f32_h8_dk64__avx2_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 5: mha_f32_h8_dk64__avx2_pv5(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 6: mha_f32_h8_dk64__avx2_pv6(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				default: break;
+				/* online softmax; rows that saw no key yet subtract
+				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+				{
+					const __m256 mo = _mm256_load_ps(m + r0 + 0);
+					__m256 mx = _mm256_load_ps(st + 0);
+					__m256 sum = _mm256_setzero_ps();
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+					mx = _mm256_max_ps(mo, mx);
+					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
+						_mm256_store_ps(st + jj * 16 + 0, p);
+						sum = _mm256_add_ps(sum, p);
+					}
+					const __m256 al = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(mo, ms));
+					_mm256_store_ps(alpha + 0, al);
+					_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
+					_mm256_store_ps(m + r0 + 0, mx);
+				}
+				{
+					const __m256 mo = _mm256_load_ps(m + r0 + 8);
+					__m256 mx = _mm256_load_ps(st + 8);
+					__m256 sum = _mm256_setzero_ps();
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+					mx = _mm256_max_ps(mo, mx);
+					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
+						_mm256_store_ps(st + jj * 16 + 8, p);
+						sum = _mm256_add_ps(sum, p);
+					}
+					const __m256 al = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(mo, ms));
+					_mm256_store_ps(alpha + 8, al);
+					_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
+					_mm256_store_ps(m + r0 + 8, mx);
+				}
+				for (size_t r = 0; r < mt; r += 6) {
+					const float *vb = vh + j0 * 512;
+					float *o = oh + (r0 + r) * 512;
+					switch (mt - r < 6 ? mt - r : 6) {
+					case 1: mha_f32_h8_dk64__avx2_pv1(st + r, vb, o, alpha + r, nb); break;
+					case 2: mha_f32_h8_dk64__avx2_pv2(st + r, vb, o, alpha + r, nb); break;
+					case 3: mha_f32_h8_dk64__avx2_pv3(st + r, vb, o, alpha + r, nb); break;
+					case 4: mha_f32_h8_dk64__avx2_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 5: mha_f32_h8_dk64__avx2_pv5(st + r, vb, o, alpha + r, nb); break;
+					case 6: mha_f32_h8_dk64__avx2_pv6(st + r, vb, o, alpha + r, nb); break;
+					default: break;
+					}
 				}
 			}
 		}

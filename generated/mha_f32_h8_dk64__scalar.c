@@ -54,51 +54,226 @@ static inline float mha_f32_h8_dk64__scalar_exp(float x)
 	return (x >= (-0x1.5d589ep+6f) ? y : 0.0f);
 }
 
-/* Pack nb keys of one head (rows 512 floats apart) transposed and
- * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
-static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict k, float *restrict kt, size_t nb)
+/* Pack a block of query rows (512 floats apart) transposed and scaled:
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
+static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t j = 0; j < nb; ++j)
+	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
-	for (size_t j = nb; j < 64; ++j)
+			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = 0.0f;
+			qt[d * 64 + r] = 0.0f;
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
- * apart.  1x4 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict q, const float *restrict kt,
-        float *restrict s)
+/* Scores of 1 keys (rows 512 floats apart) against 4 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 1x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const float *restrict k,
+        float *restrict st)
 {
-	for (size_t c = 0; c < 64; c += 4) {
-		float a0_0 = 0.0f;
-		float a0_1 = 0.0f;
-		float a0_2 = 0.0f;
-		float a0_3 = 0.0f;
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float k0 = (kp + 0)[0];
-			const float k1 = (kp + 1)[0];
-			const float k2 = (kp + 2)[0];
-			const float k3 = (kp + 3)[0];
-			{
-				const float qb = (q[0 + d]);
-				a0_0 = (qb * k0 + a0_0);
-				a0_1 = (qb * k1 + a0_1);
-				a0_2 = (qb * k2 + a0_2);
-				a0_3 = (qb * k3 + a0_3);
-			}
+	float a0_0 = 0.0f;
+	float a0_1 = 0.0f;
+	float a0_2 = 0.0f;
+	float a0_3 = 0.0f;
+	for (size_t d = 0; d < 64; ++d) {
+		const float q0 = (qt + d * 64 + 0)[0];
+		const float q1 = (qt + d * 64 + 1)[0];
+		const float q2 = (qt + d * 64 + 2)[0];
+		const float q3 = (qt + d * 64 + 3)[0];
+		{
+			const float kb = (k[0 + d]);
+			a0_0 = (q0 * kb + a0_0);
+			a0_1 = (q1 * kb + a0_1);
+			a0_2 = (q2 * kb + a0_2);
+			a0_3 = (q3 * kb + a0_3);
 		}
-		(s + 0 + c + 0)[0] = a0_0;
-		(s + 0 + c + 1)[0] = a0_1;
-		(s + 0 + c + 2)[0] = a0_2;
-		(s + 0 + c + 3)[0] = a0_3;
 	}
+	(st + 0)[0] = a0_0;
+	(st + 1)[0] = a0_1;
+	(st + 2)[0] = a0_2;
+	(st + 3)[0] = a0_3;
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* Scores of 2 keys (rows 512 floats apart) against 4 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 2x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float a0_0 = 0.0f;
+	float a0_1 = 0.0f;
+	float a0_2 = 0.0f;
+	float a0_3 = 0.0f;
+	float a1_0 = 0.0f;
+	float a1_1 = 0.0f;
+	float a1_2 = 0.0f;
+	float a1_3 = 0.0f;
+	for (size_t d = 0; d < 64; ++d) {
+		const float q0 = (qt + d * 64 + 0)[0];
+		const float q1 = (qt + d * 64 + 1)[0];
+		const float q2 = (qt + d * 64 + 2)[0];
+		const float q3 = (qt + d * 64 + 3)[0];
+		{
+			const float kb = (k[0 + d]);
+			a0_0 = (q0 * kb + a0_0);
+			a0_1 = (q1 * kb + a0_1);
+			a0_2 = (q2 * kb + a0_2);
+			a0_3 = (q3 * kb + a0_3);
+		}
+		{
+			const float kb = (k[512 + d]);
+			a1_0 = (q0 * kb + a1_0);
+			a1_1 = (q1 * kb + a1_1);
+			a1_2 = (q2 * kb + a1_2);
+			a1_3 = (q3 * kb + a1_3);
+		}
+	}
+	(st + 0)[0] = a0_0;
+	(st + 1)[0] = a0_1;
+	(st + 2)[0] = a0_2;
+	(st + 3)[0] = a0_3;
+	(st + 4)[0] = a1_0;
+	(st + 5)[0] = a1_1;
+	(st + 6)[0] = a1_2;
+	(st + 7)[0] = a1_3;
+}
+
+/* Scores of 3 keys (rows 512 floats apart) against 4 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 3x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float a0_0 = 0.0f;
+	float a0_1 = 0.0f;
+	float a0_2 = 0.0f;
+	float a0_3 = 0.0f;
+	float a1_0 = 0.0f;
+	float a1_1 = 0.0f;
+	float a1_2 = 0.0f;
+	float a1_3 = 0.0f;
+	float a2_0 = 0.0f;
+	float a2_1 = 0.0f;
+	float a2_2 = 0.0f;
+	float a2_3 = 0.0f;
+	for (size_t d = 0; d < 64; ++d) {
+		const float q0 = (qt + d * 64 + 0)[0];
+		const float q1 = (qt + d * 64 + 1)[0];
+		const float q2 = (qt + d * 64 + 2)[0];
+		const float q3 = (qt + d * 64 + 3)[0];
+		{
+			const float kb = (k[0 + d]);
+			a0_0 = (q0 * kb + a0_0);
+			a0_1 = (q1 * kb + a0_1);
+			a0_2 = (q2 * kb + a0_2);
+			a0_3 = (q3 * kb + a0_3);
+		}
+		{
+			const float kb = (k[512 + d]);
+			a1_0 = (q0 * kb + a1_0);
+			a1_1 = (q1 * kb + a1_1);
+			a1_2 = (q2 * kb + a1_2);
+			a1_3 = (q3 * kb + a1_3);
+		}
+		{
+			const float kb = (k[1024 + d]);
+			a2_0 = (q0 * kb + a2_0);
+			a2_1 = (q1 * kb + a2_1);
+			a2_2 = (q2 * kb + a2_2);
+			a2_3 = (q3 * kb + a2_3);
+		}
+	}
+	(st + 0)[0] = a0_0;
+	(st + 1)[0] = a0_1;
+	(st + 2)[0] = a0_2;
+	(st + 3)[0] = a0_3;
+	(st + 4)[0] = a1_0;
+	(st + 5)[0] = a1_1;
+	(st + 6)[0] = a1_2;
+	(st + 7)[0] = a1_3;
+	(st + 8)[0] = a2_0;
+	(st + 9)[0] = a2_1;
+	(st + 10)[0] = a2_2;
+	(st + 11)[0] = a2_3;
+}
+
+/* Scores of 4 keys (rows 512 floats apart) against 4 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 4x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float a0_0 = 0.0f;
+	float a0_1 = 0.0f;
+	float a0_2 = 0.0f;
+	float a0_3 = 0.0f;
+	float a1_0 = 0.0f;
+	float a1_1 = 0.0f;
+	float a1_2 = 0.0f;
+	float a1_3 = 0.0f;
+	float a2_0 = 0.0f;
+	float a2_1 = 0.0f;
+	float a2_2 = 0.0f;
+	float a2_3 = 0.0f;
+	float a3_0 = 0.0f;
+	float a3_1 = 0.0f;
+	float a3_2 = 0.0f;
+	float a3_3 = 0.0f;
+	for (size_t d = 0; d < 64; ++d) {
+		const float q0 = (qt + d * 64 + 0)[0];
+		const float q1 = (qt + d * 64 + 1)[0];
+		const float q2 = (qt + d * 64 + 2)[0];
+		const float q3 = (qt + d * 64 + 3)[0];
+		{
+			const float kb = (k[0 + d]);
+			a0_0 = (q0 * kb + a0_0);
+			a0_1 = (q1 * kb + a0_1);
+			a0_2 = (q2 * kb + a0_2);
+			a0_3 = (q3 * kb + a0_3);
+		}
+		{
+			const float kb = (k[512 + d]);
+			a1_0 = (q0 * kb + a1_0);
+			a1_1 = (q1 * kb + a1_1);
+			a1_2 = (q2 * kb + a1_2);
+			a1_3 = (q3 * kb + a1_3);
+		}
+		{
+			const float kb = (k[1024 + d]);
+			a2_0 = (q0 * kb + a2_0);
+			a2_1 = (q1 * kb + a2_1);
+			a2_2 = (q2 * kb + a2_2);
+			a2_3 = (q3 * kb + a2_3);
+		}
+		{
+			const float kb = (k[1536 + d]);
+			a3_0 = (q0 * kb + a3_0);
+			a3_1 = (q1 * kb + a3_1);
+			a3_2 = (q2 * kb + a3_2);
+			a3_3 = (q3 * kb + a3_3);
+		}
+	}
+	(st + 0)[0] = a0_0;
+	(st + 1)[0] = a0_1;
+	(st + 2)[0] = a0_2;
+	(st + 3)[0] = a0_3;
+	(st + 4)[0] = a1_0;
+	(st + 5)[0] = a1_1;
+	(st + 6)[0] = a1_2;
+	(st + 7)[0] = a1_3;
+	(st + 8)[0] = a2_0;
+	(st + 9)[0] = a2_1;
+	(st + 10)[0] = a2_2;
+	(st + 11)[0] = a2_3;
+	(st + 12)[0] = a3_0;
+	(st + 13)[0] = a3_1;
+	(st + 14)[0] = a3_2;
+	(st + 15)[0] = a3_3;
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 4 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -110,13 +285,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 2)[0] * al0);
 		float a0_4 = ((o + 0 + 3)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
 			const float v4 = (vp + 3)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -134,13 +310,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 6)[0] * al0);
 		float a0_4 = ((o + 0 + 7)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
 			const float v4 = (vp + 7)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -158,13 +335,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 10)[0] * al0);
 		float a0_4 = ((o + 0 + 11)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
 			const float v4 = (vp + 11)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -182,13 +360,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 14)[0] * al0);
 		float a0_4 = ((o + 0 + 15)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
 			const float v4 = (vp + 15)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -206,13 +385,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 18)[0] * al0);
 		float a0_4 = ((o + 0 + 19)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
 			const float v4 = (vp + 19)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -230,13 +410,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 22)[0] * al0);
 		float a0_4 = ((o + 0 + 23)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
 			const float v4 = (vp + 23)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -254,13 +435,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 26)[0] * al0);
 		float a0_4 = ((o + 0 + 27)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
 			const float v4 = (vp + 27)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -278,13 +460,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 30)[0] * al0);
 		float a0_4 = ((o + 0 + 31)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
 			const float v4 = (vp + 31)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -302,13 +485,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 34)[0] * al0);
 		float a0_4 = ((o + 0 + 35)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
 			const float v4 = (vp + 35)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -326,13 +510,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 38)[0] * al0);
 		float a0_4 = ((o + 0 + 39)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
 			const float v4 = (vp + 39)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -350,13 +535,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 42)[0] * al0);
 		float a0_4 = ((o + 0 + 43)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
 			const float v4 = (vp + 43)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -374,13 +560,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 46)[0] * al0);
 		float a0_4 = ((o + 0 + 47)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
 			const float v4 = (vp + 47)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -398,13 +585,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 50)[0] * al0);
 		float a0_4 = ((o + 0 + 51)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
 			const float v4 = (vp + 51)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -422,13 +610,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 54)[0] * al0);
 		float a0_4 = ((o + 0 + 55)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
 			const float v4 = (vp + 55)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -446,13 +635,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 58)[0] * al0);
 		float a0_4 = ((o + 0 + 59)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
 			const float v4 = (vp + 59)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -470,13 +660,14 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_3 = ((o + 0 + 62)[0] * al0);
 		float a0_4 = ((o + 0 + 63)[0] * al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
 			const float v4 = (vp + 63)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
@@ -490,54 +681,8 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
- * apart.  2x4 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 4) {
-		float a0_0 = 0.0f;
-		float a0_1 = 0.0f;
-		float a0_2 = 0.0f;
-		float a0_3 = 0.0f;
-		float a1_0 = 0.0f;
-		float a1_1 = 0.0f;
-		float a1_2 = 0.0f;
-		float a1_3 = 0.0f;
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float k0 = (kp + 0)[0];
-			const float k1 = (kp + 1)[0];
-			const float k2 = (kp + 2)[0];
-			const float k3 = (kp + 3)[0];
-			{
-				const float qb = (q[0 + d]);
-				a0_0 = (qb * k0 + a0_0);
-				a0_1 = (qb * k1 + a0_1);
-				a0_2 = (qb * k2 + a0_2);
-				a0_3 = (qb * k3 + a0_3);
-			}
-			{
-				const float qb = (q[512 + d]);
-				a1_0 = (qb * k0 + a1_0);
-				a1_1 = (qb * k1 + a1_1);
-				a1_2 = (qb * k2 + a1_2);
-				a1_3 = (qb * k3 + a1_3);
-			}
-		}
-		(s + 0 + c + 0)[0] = a0_0;
-		(s + 0 + c + 1)[0] = a0_1;
-		(s + 0 + c + 2)[0] = a0_2;
-		(s + 0 + c + 3)[0] = a0_3;
-		(s + 64 + c + 0)[0] = a1_0;
-		(s + 64 + c + 1)[0] = a1_1;
-		(s + 64 + c + 2)[0] = a1_2;
-		(s + 64 + c + 3)[0] = a1_3;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 4 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -554,20 +699,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 2)[0] * al1);
 		float a1_4 = ((o + 512 + 3)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
 			const float v4 = (vp + 3)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -593,20 +739,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 6)[0] * al1);
 		float a1_4 = ((o + 512 + 7)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
 			const float v4 = (vp + 7)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -632,20 +779,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 10)[0] * al1);
 		float a1_4 = ((o + 512 + 11)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
 			const float v4 = (vp + 11)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -671,20 +819,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 14)[0] * al1);
 		float a1_4 = ((o + 512 + 15)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
 			const float v4 = (vp + 15)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -710,20 +859,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 18)[0] * al1);
 		float a1_4 = ((o + 512 + 19)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
 			const float v4 = (vp + 19)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -749,20 +899,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 22)[0] * al1);
 		float a1_4 = ((o + 512 + 23)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
 			const float v4 = (vp + 23)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -788,20 +939,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 26)[0] * al1);
 		float a1_4 = ((o + 512 + 27)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
 			const float v4 = (vp + 27)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -827,20 +979,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 30)[0] * al1);
 		float a1_4 = ((o + 512 + 31)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
 			const float v4 = (vp + 31)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -866,20 +1019,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 34)[0] * al1);
 		float a1_4 = ((o + 512 + 35)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
 			const float v4 = (vp + 35)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -905,20 +1059,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 38)[0] * al1);
 		float a1_4 = ((o + 512 + 39)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
 			const float v4 = (vp + 39)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -944,20 +1099,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 42)[0] * al1);
 		float a1_4 = ((o + 512 + 43)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
 			const float v4 = (vp + 43)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -983,20 +1139,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 46)[0] * al1);
 		float a1_4 = ((o + 512 + 47)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
 			const float v4 = (vp + 47)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -1022,20 +1179,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 50)[0] * al1);
 		float a1_4 = ((o + 512 + 51)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
 			const float v4 = (vp + 51)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -1061,20 +1219,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 54)[0] * al1);
 		float a1_4 = ((o + 512 + 55)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
 			const float v4 = (vp + 55)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -1100,20 +1259,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 58)[0] * al1);
 		float a1_4 = ((o + 512 + 59)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
 			const float v4 = (vp + 59)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -1139,20 +1299,21 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_3 = ((o + 512 + 62)[0] * al1);
 		float a1_4 = ((o + 512 + 63)[0] * al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
 			const float v4 = (vp + 63)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
@@ -1170,69 +1331,8 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
- * apart.  3x4 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 4) {
-		float a0_0 = 0.0f;
-		float a0_1 = 0.0f;
-		float a0_2 = 0.0f;
-		float a0_3 = 0.0f;
-		float a1_0 = 0.0f;
-		float a1_1 = 0.0f;
-		float a1_2 = 0.0f;
-		float a1_3 = 0.0f;
-		float a2_0 = 0.0f;
-		float a2_1 = 0.0f;
-		float a2_2 = 0.0f;
-		float a2_3 = 0.0f;
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float k0 = (kp + 0)[0];
-			const float k1 = (kp + 1)[0];
-			const float k2 = (kp + 2)[0];
-			const float k3 = (kp + 3)[0];
-			{
-				const float qb = (q[0 + d]);
-				a0_0 = (qb * k0 + a0_0);
-				a0_1 = (qb * k1 + a0_1);
-				a0_2 = (qb * k2 + a0_2);
-				a0_3 = (qb * k3 + a0_3);
-			}
-			{
-				const float qb = (q[512 + d]);
-				a1_0 = (qb * k0 + a1_0);
-				a1_1 = (qb * k1 + a1_1);
-				a1_2 = (qb * k2 + a1_2);
-				a1_3 = (qb * k3 + a1_3);
-			}
-			{
-				const float qb = (q[1024 + d]);
-				a2_0 = (qb * k0 + a2_0);
-				a2_1 = (qb * k1 + a2_1);
-				a2_2 = (qb * k2 + a2_2);
-				a2_3 = (qb * k3 + a2_3);
-			}
-		}
-		(s + 0 + c + 0)[0] = a0_0;
-		(s + 0 + c + 1)[0] = a0_1;
-		(s + 0 + c + 2)[0] = a0_2;
-		(s + 0 + c + 3)[0] = a0_3;
-		(s + 64 + c + 0)[0] = a1_0;
-		(s + 64 + c + 1)[0] = a1_1;
-		(s + 64 + c + 2)[0] = a1_2;
-		(s + 64 + c + 3)[0] = a1_3;
-		(s + 128 + c + 0)[0] = a2_0;
-		(s + 128 + c + 1)[0] = a2_1;
-		(s + 128 + c + 2)[0] = a2_2;
-		(s + 128 + c + 3)[0] = a2_3;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 4 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1254,27 +1354,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 2)[0] * al2);
 		float a2_4 = ((o + 1024 + 3)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
 			const float v4 = (vp + 3)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1308,27 +1409,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 6)[0] * al2);
 		float a2_4 = ((o + 1024 + 7)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
 			const float v4 = (vp + 7)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1362,27 +1464,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 10)[0] * al2);
 		float a2_4 = ((o + 1024 + 11)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
 			const float v4 = (vp + 11)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1416,27 +1519,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 14)[0] * al2);
 		float a2_4 = ((o + 1024 + 15)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
 			const float v4 = (vp + 15)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1470,27 +1574,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 18)[0] * al2);
 		float a2_4 = ((o + 1024 + 19)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
 			const float v4 = (vp + 19)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1524,27 +1629,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 22)[0] * al2);
 		float a2_4 = ((o + 1024 + 23)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
 			const float v4 = (vp + 23)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1578,27 +1684,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 26)[0] * al2);
 		float a2_4 = ((o + 1024 + 27)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
 			const float v4 = (vp + 27)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1632,27 +1739,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 30)[0] * al2);
 		float a2_4 = ((o + 1024 + 31)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
 			const float v4 = (vp + 31)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1686,27 +1794,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 34)[0] * al2);
 		float a2_4 = ((o + 1024 + 35)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
 			const float v4 = (vp + 35)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1740,27 +1849,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 38)[0] * al2);
 		float a2_4 = ((o + 1024 + 39)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
 			const float v4 = (vp + 39)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1794,27 +1904,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 42)[0] * al2);
 		float a2_4 = ((o + 1024 + 43)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
 			const float v4 = (vp + 43)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1848,27 +1959,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 46)[0] * al2);
 		float a2_4 = ((o + 1024 + 47)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
 			const float v4 = (vp + 47)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1902,27 +2014,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 50)[0] * al2);
 		float a2_4 = ((o + 1024 + 51)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
 			const float v4 = (vp + 51)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -1956,27 +2069,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 54)[0] * al2);
 		float a2_4 = ((o + 1024 + 55)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
 			const float v4 = (vp + 55)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -2010,27 +2124,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 58)[0] * al2);
 		float a2_4 = ((o + 1024 + 59)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
 			const float v4 = (vp + 59)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -2064,27 +2179,28 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_3 = ((o + 1024 + 62)[0] * al2);
 		float a2_4 = ((o + 1024 + 63)[0] * al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
 			const float v4 = (vp + 63)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
@@ -2106,84 +2222,8 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
- * apart.  4x4 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 4) {
-		float a0_0 = 0.0f;
-		float a0_1 = 0.0f;
-		float a0_2 = 0.0f;
-		float a0_3 = 0.0f;
-		float a1_0 = 0.0f;
-		float a1_1 = 0.0f;
-		float a1_2 = 0.0f;
-		float a1_3 = 0.0f;
-		float a2_0 = 0.0f;
-		float a2_1 = 0.0f;
-		float a2_2 = 0.0f;
-		float a2_3 = 0.0f;
-		float a3_0 = 0.0f;
-		float a3_1 = 0.0f;
-		float a3_2 = 0.0f;
-		float a3_3 = 0.0f;
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float k0 = (kp + 0)[0];
-			const float k1 = (kp + 1)[0];
-			const float k2 = (kp + 2)[0];
-			const float k3 = (kp + 3)[0];
-			{
-				const float qb = (q[0 + d]);
-				a0_0 = (qb * k0 + a0_0);
-				a0_1 = (qb * k1 + a0_1);
-				a0_2 = (qb * k2 + a0_2);
-				a0_3 = (qb * k3 + a0_3);
-			}
-			{
-				const float qb = (q[512 + d]);
-				a1_0 = (qb * k0 + a1_0);
-				a1_1 = (qb * k1 + a1_1);
-				a1_2 = (qb * k2 + a1_2);
-				a1_3 = (qb * k3 + a1_3);
-			}
-			{
-				const float qb = (q[1024 + d]);
-				a2_0 = (qb * k0 + a2_0);
-				a2_1 = (qb * k1 + a2_1);
-				a2_2 = (qb * k2 + a2_2);
-				a2_3 = (qb * k3 + a2_3);
-			}
-			{
-				const float qb = (q[1536 + d]);
-				a3_0 = (qb * k0 + a3_0);
-				a3_1 = (qb * k1 + a3_1);
-				a3_2 = (qb * k2 + a3_2);
-				a3_3 = (qb * k3 + a3_3);
-			}
-		}
-		(s + 0 + c + 0)[0] = a0_0;
-		(s + 0 + c + 1)[0] = a0_1;
-		(s + 0 + c + 2)[0] = a0_2;
-		(s + 0 + c + 3)[0] = a0_3;
-		(s + 64 + c + 0)[0] = a1_0;
-		(s + 64 + c + 1)[0] = a1_1;
-		(s + 64 + c + 2)[0] = a1_2;
-		(s + 64 + c + 3)[0] = a1_3;
-		(s + 128 + c + 0)[0] = a2_0;
-		(s + 128 + c + 1)[0] = a2_1;
-		(s + 128 + c + 2)[0] = a2_2;
-		(s + 128 + c + 3)[0] = a2_3;
-		(s + 192 + c + 0)[0] = a3_0;
-		(s + 192 + c + 1)[0] = a3_1;
-		(s + 192 + c + 2)[0] = a3_2;
-		(s + 192 + c + 3)[0] = a3_3;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 4 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -2210,34 +2250,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 2)[0] * al3);
 		float a3_4 = ((o + 1536 + 3)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
 			const float v4 = (vp + 3)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2279,34 +2320,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 6)[0] * al3);
 		float a3_4 = ((o + 1536 + 7)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
 			const float v4 = (vp + 7)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2348,34 +2390,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 10)[0] * al3);
 		float a3_4 = ((o + 1536 + 11)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
 			const float v4 = (vp + 11)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2417,34 +2460,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 14)[0] * al3);
 		float a3_4 = ((o + 1536 + 15)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
 			const float v4 = (vp + 15)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2486,34 +2530,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 18)[0] * al3);
 		float a3_4 = ((o + 1536 + 19)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
 			const float v4 = (vp + 19)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2555,34 +2600,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 22)[0] * al3);
 		float a3_4 = ((o + 1536 + 23)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
 			const float v4 = (vp + 23)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2624,34 +2670,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 26)[0] * al3);
 		float a3_4 = ((o + 1536 + 27)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
 			const float v4 = (vp + 27)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2693,34 +2740,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 30)[0] * al3);
 		float a3_4 = ((o + 1536 + 31)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
 			const float v4 = (vp + 31)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2762,34 +2810,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 34)[0] * al3);
 		float a3_4 = ((o + 1536 + 35)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
 			const float v4 = (vp + 35)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2831,34 +2880,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 38)[0] * al3);
 		float a3_4 = ((o + 1536 + 39)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
 			const float v4 = (vp + 39)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2900,34 +2950,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 42)[0] * al3);
 		float a3_4 = ((o + 1536 + 43)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
 			const float v4 = (vp + 43)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -2969,34 +3020,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 46)[0] * al3);
 		float a3_4 = ((o + 1536 + 47)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
 			const float v4 = (vp + 47)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -3038,34 +3090,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 50)[0] * al3);
 		float a3_4 = ((o + 1536 + 51)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
 			const float v4 = (vp + 51)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -3107,34 +3160,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 54)[0] * al3);
 		float a3_4 = ((o + 1536 + 55)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
 			const float v4 = (vp + 55)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -3176,34 +3230,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 58)[0] * al3);
 		float a3_4 = ((o + 1536 + 59)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
 			const float v4 = (vp + 59)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -3245,34 +3300,35 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_3 = ((o + 1536 + 62)[0] * al3);
 		float a3_4 = ((o + 1536 + 63)[0] * al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
 			const float v4 = (vp + 63)[0];
 			{
-				const float pb = (p[0 + j]);
+				const float pb = (pp[0]);
 				a0_1 = (pb * v1 + a0_1);
 				a0_2 = (pb * v2 + a0_2);
 				a0_3 = (pb * v3 + a0_3);
 				a0_4 = (pb * v4 + a0_4);
 			}
 			{
-				const float pb = (p[64 + j]);
+				const float pb = (pp[1]);
 				a1_1 = (pb * v1 + a1_1);
 				a1_2 = (pb * v2 + a1_2);
 				a1_3 = (pb * v3 + a1_3);
 				a1_4 = (pb * v4 + a1_4);
 			}
 			{
-				const float pb = (p[128 + j]);
+				const float pb = (pp[2]);
 				a2_1 = (pb * v1 + a2_1);
 				a2_2 = (pb * v2 + a2_2);
 				a2_3 = (pb * v3 + a2_3);
 				a2_4 = (pb * v4 + a2_4);
 			}
 			{
-				const float pb = (p[192 + j]);
+				const float pb = (pp[3]);
 				a3_1 = (pb * v1 + a3_1);
 				a3_2 = (pb * v2 + a3_2);
 				a3_3 = (pb * v3 + a3_3);
@@ -3302,10 +3358,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows).  For each block of
- * 64 keys: pack it once, then per micro-tile of 4 rows compute scores,
- * update the online softmax (running max m, sum l), accumulate P V into out.
- * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+/* Work items are (batch, head, block of 64 query rows), the rows packed
+ * transposed once.  For each block of 64 keys and each tile of 4 rows:
+ * scores (keys broadcast from k as it lies), the online softmax with rows in
+ * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
@@ -3324,16 +3381,19 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float kt[4096];
-		_Alignas(64) float s[256];
-		float m[64], l[64], alpha[4];
+		_Alignas(64) float qt[4096];
+		_Alignas(64) float st[256];
+		_Alignas(64) float m[64], l[64], alpha[4];
 		size_t lim[64] = {0};
 
+		mha_f32_h8_dk64__scalar_pack(qh, qt, rows);
+		for (size_t r = 0; r < 64; ++r) {
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+		}
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			lim[r] = seq_kv;
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
 			(o + 0)[0] = 0.0f;
 			(o + 1)[0] = 0.0f;
 			(o + 2)[0] = 0.0f;
@@ -3400,54 +3460,114 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 			(o + 63)[0] = 0.0f;
 		}
 
-		/* rows see keys [0, lim[r]); lim grows with r */
+		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			mha_f32_h8_dk64__scalar_pack(kh + j0 * 512, kt, nb);
+			const float *kb = kh + j0 * 512;
 			for (size_t r0 = 0; r0 < rows; r0 += 4) {
-				const size_t mr = rows - r0 < 4 ? rows - r0 : 4;
-				if (j0 >= lim[r0 + mr - 1])
+				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
+				size_t j = 0;
+				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				switch (mr) {
-				case 1: mha_f32_h8_dk64__scalar_qk1(qh + r0 * 512, kt, s); break;
-				case 2: mha_f32_h8_dk64__scalar_qk2(qh + r0 * 512, kt, s); break;
-				case 3: mha_f32_h8_dk64__scalar_qk3(qh + r0 * 512, kt, s); break;
-				case 4: mha_f32_h8_dk64__scalar_qk4(qh + r0 * 512, kt, s); break;
+				for (; j + 4 <= nb; j += 4)
+					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 512, st + j * 4);
+				switch (nb - j) {
+				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 512, st + j * 4); break;
+				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 512, st + j * 4); break;
+				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 512, st + j * 4); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
-				const int edge = j0 + 64 > lim[r0];
-				for (size_t r = 0; r < mr; ++r) {
-					float *sr = s + r * 64;
-					if (edge) {
-						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
-						for (size_t j = vis; j < 64; ++j)
-							sr[j] = -INFINITY;
-					}
-					float vm = (sr)[0];
-					for (size_t j = 1; j < 64; j += 1)
-						vm = mha_f32_h8_dk64__scalar_max(vm, (sr + j)[0]);
-					const float bm = vm;
-					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
-					/* a row with no visible key yet keeps zero weights */
-					const float ms = mn == -INFINITY ? 0.0f : mn;
-					const float vms = (ms);
-					float vsum = 0.0f;
-					for (size_t j = 0; j < 64; j += 1) {
-						const float p = mha_f32_h8_dk64__scalar_exp(((sr + j)[0] - vms));
-						(sr + j)[0] = p;
-						vsum = (vsum + p);
-					}
-					alpha[r] = mha_f32_h8_dk64__scalar_exp((m[r0 + r] - ms));
-					l[r0 + r] = l[r0 + r] * alpha[r] + vsum;
-					m[r0 + r] = mn;
+				/* mask only where a row's limit falls inside the block
+				 * (keys from nb on, never computed, are past every limit) */
+				if (j0 + 64 > lim[r0]) {
+					for (size_t jj = 0; jj < 64; ++jj)
+						for (size_t r = 0; r < 4; ++r)
+							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
 				}
-				switch (mr) {
-				case 1: mha_f32_h8_dk64__scalar_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 2: mha_f32_h8_dk64__scalar_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 3: mha_f32_h8_dk64__scalar_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 4: mha_f32_h8_dk64__scalar_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				default: break;
+				/* online softmax; rows that saw no key yet subtract
+				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+				{
+					const float mo = (m + r0 + 0)[0];
+					float mx = (st + 0)[0];
+					float sum = 0.0f;
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 0)[0]);
+					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
+					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 0)[0] - ms));
+						(st + jj * 4 + 0)[0] = p;
+						sum = (sum + p);
+					}
+					const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+					(alpha + 0)[0] = al;
+					(l + r0 + 0)[0] = ((l + r0 + 0)[0] * al + sum);
+					(m + r0 + 0)[0] = mx;
+				}
+				{
+					const float mo = (m + r0 + 1)[0];
+					float mx = (st + 1)[0];
+					float sum = 0.0f;
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 1)[0]);
+					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
+					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 1)[0] - ms));
+						(st + jj * 4 + 1)[0] = p;
+						sum = (sum + p);
+					}
+					const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+					(alpha + 1)[0] = al;
+					(l + r0 + 1)[0] = ((l + r0 + 1)[0] * al + sum);
+					(m + r0 + 1)[0] = mx;
+				}
+				{
+					const float mo = (m + r0 + 2)[0];
+					float mx = (st + 2)[0];
+					float sum = 0.0f;
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 2)[0]);
+					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
+					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 2)[0] - ms));
+						(st + jj * 4 + 2)[0] = p;
+						sum = (sum + p);
+					}
+					const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+					(alpha + 2)[0] = al;
+					(l + r0 + 2)[0] = ((l + r0 + 2)[0] * al + sum);
+					(m + r0 + 2)[0] = mx;
+				}
+				{
+					const float mo = (m + r0 + 3)[0];
+					float mx = (st + 3)[0];
+					float sum = 0.0f;
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 3)[0]);
+					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
+					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 3)[0] - ms));
+						(st + jj * 4 + 3)[0] = p;
+						sum = (sum + p);
+					}
+					const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+					(alpha + 3)[0] = al;
+					(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
+					(m + r0 + 3)[0] = mx;
+				}
+				for (size_t r = 0; r < mt; r += 4) {
+					const float *vb = vh + j0 * 512;
+					float *o = oh + (r0 + r) * 512;
+					switch (mt - r < 4 ? mt - r : 4) {
+					case 1: mha_f32_h8_dk64__scalar_pv1(st + r, vb, o, alpha + r, nb); break;
+					case 2: mha_f32_h8_dk64__scalar_pv2(st + r, vb, o, alpha + r, nb); break;
+					case 3: mha_f32_h8_dk64__scalar_pv3(st + r, vb, o, alpha + r, nb); break;
+					case 4: mha_f32_h8_dk64__scalar_pv4(st + r, vb, o, alpha + r, nb); break;
+					default: break;
+					}
 				}
 			}
 		}

@@ -38,51 +38,419 @@ static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x
 	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(y), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
 }
 
-/* Pack nb keys of one head (rows 512 floats apart) transposed and
- * scaled: kt[d][j] = 0x1p-3f * k_j[d]; keys nb..63 are zero. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict k, float *restrict kt, size_t nb)
+/* Pack a block of query rows (512 floats apart) transposed and scaled:
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t j = 0; j < nb; ++j)
+	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = k[j * 512 + d] * 0x1p-3f;
-	for (size_t j = nb; j < 64; ++j)
+			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			kt[d * 64 + j] = 0.0f;
+			qt[d * 64 + r] = 0.0f;
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 1, j < 64; query rows 512 floats
- * apart.  1x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *restrict q, const float *restrict kt,
-        float *restrict s)
+/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 1x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *restrict qt, const float *restrict k,
+        float *restrict st)
 {
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
 	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 1; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 2x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+}
+
+/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 3x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+}
+
+/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 4x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+}
+
+/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 5x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+			a4_3 = vfmaq_f32(a4_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, a4_3);
+}
+
+/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
+ * is broadcast: 6x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *restrict qt, const float *restrict k,
+        float *restrict st)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a0_3 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_3 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_3 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_3 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_3 = vdupq_n_f32(0.0f);
+	float32x4_t a5_0 = vdupq_n_f32(0.0f);
+	float32x4_t a5_1 = vdupq_n_f32(0.0f);
+	float32x4_t a5_2 = vdupq_n_f32(0.0f);
+	float32x4_t a5_3 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+			a0_3 = vfmaq_f32(a0_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+			a1_3 = vfmaq_f32(a1_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+			a2_3 = vfmaq_f32(a2_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+			a3_3 = vfmaq_f32(a3_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+			a4_3 = vfmaq_f32(a4_3, q3, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
+			a5_0 = vfmaq_f32(a5_0, q0, kb);
+			a5_1 = vfmaq_f32(a5_1, q1, kb);
+			a5_2 = vfmaq_f32(a5_2, q2, kb);
+			a5_3 = vfmaq_f32(a5_3, q3, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, a0_3);
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, a1_3);
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, a2_3);
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, a3_3);
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, a4_3);
+	vst1q_f32(st + 80, a5_0);
+	vst1q_f32(st + 84, a5_1);
+	vst1q_f32(st + 88, a5_2);
+	vst1q_f32(st + 92, a5_3);
+}
+
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -94,13 +462,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -118,13 +487,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -142,13 +512,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -166,13 +537,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
@@ -186,54 +558,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 2, j < 64; query rows 512 floats
- * apart.  2x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 2; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -250,20 +576,21 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -289,20 +616,21 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -328,20 +656,21 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -367,20 +696,21 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
@@ -398,69 +728,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 3, j < 64; query rows 512 floats
- * apart.  3x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 3; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -482,27 +751,28 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -536,27 +806,28 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -590,27 +861,28 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -644,27 +916,28 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
@@ -686,84 +959,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 4, j < 64; query rows 512 floats
- * apart.  4x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 4; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -790,34 +987,35 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -859,34 +1057,35 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -928,34 +1127,35 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -997,34 +1197,35 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
@@ -1050,99 +1251,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 5, j < 64; query rows 512 floats
- * apart.  5x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		float32x4_t a4_0 = vdupq_n_f32(0.0f);
-		float32x4_t a4_1 = vdupq_n_f32(0.0f);
-		float32x4_t a4_2 = vdupq_n_f32(0.0f);
-		float32x4_t a4_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a4_0 = vfmaq_f32(a4_0, qb, k0);
-				a4_1 = vfmaq_f32(a4_1, qb, k1);
-				a4_2 = vfmaq_f32(a4_2, qb, k2);
-				a4_3 = vfmaq_f32(a4_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-		vst1q_f32(s + 256 + c + 0, a4_0);
-		vst1q_f32(s + 256 + c + 4, a4_1);
-		vst1q_f32(s + 256 + c + 8, a4_2);
-		vst1q_f32(s + 256 + c + 12, a4_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 5; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 5x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1174,41 +1284,42 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -1258,41 +1369,42 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -1342,41 +1454,42 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -1426,41 +1539,42 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al4);
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
@@ -1490,114 +1604,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 	}
 }
 
-/* s[r][j] = q_r . kt[.][j] for r < 6, j < 64; query rows 512 floats
- * apart.  6x16 accumulators in registers, one broadcast per row and d. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *restrict q, const float *restrict kt,
-        float *restrict s)
-{
-	for (size_t c = 0; c < 64; c += 16) {
-		float32x4_t a0_0 = vdupq_n_f32(0.0f);
-		float32x4_t a0_1 = vdupq_n_f32(0.0f);
-		float32x4_t a0_2 = vdupq_n_f32(0.0f);
-		float32x4_t a0_3 = vdupq_n_f32(0.0f);
-		float32x4_t a1_0 = vdupq_n_f32(0.0f);
-		float32x4_t a1_1 = vdupq_n_f32(0.0f);
-		float32x4_t a1_2 = vdupq_n_f32(0.0f);
-		float32x4_t a1_3 = vdupq_n_f32(0.0f);
-		float32x4_t a2_0 = vdupq_n_f32(0.0f);
-		float32x4_t a2_1 = vdupq_n_f32(0.0f);
-		float32x4_t a2_2 = vdupq_n_f32(0.0f);
-		float32x4_t a2_3 = vdupq_n_f32(0.0f);
-		float32x4_t a3_0 = vdupq_n_f32(0.0f);
-		float32x4_t a3_1 = vdupq_n_f32(0.0f);
-		float32x4_t a3_2 = vdupq_n_f32(0.0f);
-		float32x4_t a3_3 = vdupq_n_f32(0.0f);
-		float32x4_t a4_0 = vdupq_n_f32(0.0f);
-		float32x4_t a4_1 = vdupq_n_f32(0.0f);
-		float32x4_t a4_2 = vdupq_n_f32(0.0f);
-		float32x4_t a4_3 = vdupq_n_f32(0.0f);
-		float32x4_t a5_0 = vdupq_n_f32(0.0f);
-		float32x4_t a5_1 = vdupq_n_f32(0.0f);
-		float32x4_t a5_2 = vdupq_n_f32(0.0f);
-		float32x4_t a5_3 = vdupq_n_f32(0.0f);
-		const float *kp = kt + c;
-		for (size_t d = 0; d < 64; ++d, kp += 64) {
-			const float32x4_t k0 = vld1q_f32(kp + 0);
-			const float32x4_t k1 = vld1q_f32(kp + 4);
-			const float32x4_t k2 = vld1q_f32(kp + 8);
-			const float32x4_t k3 = vld1q_f32(kp + 12);
-			{
-				const float32x4_t qb = vdupq_n_f32(q[0 + d]);
-				a0_0 = vfmaq_f32(a0_0, qb, k0);
-				a0_1 = vfmaq_f32(a0_1, qb, k1);
-				a0_2 = vfmaq_f32(a0_2, qb, k2);
-				a0_3 = vfmaq_f32(a0_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[512 + d]);
-				a1_0 = vfmaq_f32(a1_0, qb, k0);
-				a1_1 = vfmaq_f32(a1_1, qb, k1);
-				a1_2 = vfmaq_f32(a1_2, qb, k2);
-				a1_3 = vfmaq_f32(a1_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1024 + d]);
-				a2_0 = vfmaq_f32(a2_0, qb, k0);
-				a2_1 = vfmaq_f32(a2_1, qb, k1);
-				a2_2 = vfmaq_f32(a2_2, qb, k2);
-				a2_3 = vfmaq_f32(a2_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[1536 + d]);
-				a3_0 = vfmaq_f32(a3_0, qb, k0);
-				a3_1 = vfmaq_f32(a3_1, qb, k1);
-				a3_2 = vfmaq_f32(a3_2, qb, k2);
-				a3_3 = vfmaq_f32(a3_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2048 + d]);
-				a4_0 = vfmaq_f32(a4_0, qb, k0);
-				a4_1 = vfmaq_f32(a4_1, qb, k1);
-				a4_2 = vfmaq_f32(a4_2, qb, k2);
-				a4_3 = vfmaq_f32(a4_3, qb, k3);
-			}
-			{
-				const float32x4_t qb = vdupq_n_f32(q[2560 + d]);
-				a5_0 = vfmaq_f32(a5_0, qb, k0);
-				a5_1 = vfmaq_f32(a5_1, qb, k1);
-				a5_2 = vfmaq_f32(a5_2, qb, k2);
-				a5_3 = vfmaq_f32(a5_3, qb, k3);
-			}
-		}
-		vst1q_f32(s + 0 + c + 0, a0_0);
-		vst1q_f32(s + 0 + c + 4, a0_1);
-		vst1q_f32(s + 0 + c + 8, a0_2);
-		vst1q_f32(s + 0 + c + 12, a0_3);
-		vst1q_f32(s + 64 + c + 0, a1_0);
-		vst1q_f32(s + 64 + c + 4, a1_1);
-		vst1q_f32(s + 64 + c + 8, a1_2);
-		vst1q_f32(s + 64 + c + 12, a1_3);
-		vst1q_f32(s + 128 + c + 0, a2_0);
-		vst1q_f32(s + 128 + c + 4, a2_1);
-		vst1q_f32(s + 128 + c + 8, a2_2);
-		vst1q_f32(s + 128 + c + 12, a2_3);
-		vst1q_f32(s + 192 + c + 0, a3_0);
-		vst1q_f32(s + 192 + c + 4, a3_1);
-		vst1q_f32(s + 192 + c + 8, a3_2);
-		vst1q_f32(s + 192 + c + 12, a3_3);
-		vst1q_f32(s + 256 + c + 0, a4_0);
-		vst1q_f32(s + 256 + c + 4, a4_1);
-		vst1q_f32(s + 256 + c + 8, a4_2);
-		vst1q_f32(s + 256 + c + 12, a4_3);
-		vst1q_f32(s + 320 + c + 0, a5_0);
-		vst1q_f32(s + 320 + c + 4, a5_1);
-		vst1q_f32(s + 320 + c + 8, a5_2);
-		vst1q_f32(s + 320 + c + 12, a5_3);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[r][j] v_j for r < 6; output rows
- * 512 floats apart, values 512.  The row is done in chunks of
+/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
+ * output rows 512 floats apart, values 512.  Done in chunks of
  * 4 vectors so 6x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1634,48 +1642,49 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 8), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 12), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
 			const float32x4_t v4 = vld1q_f32(vp + 12);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -1733,48 +1742,49 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 24), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 28), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
 			const float32x4_t v4 = vld1q_f32(vp + 28);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -1832,48 +1842,49 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 40), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 44), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
 			const float32x4_t v4 = vld1q_f32(vp + 44);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -1931,48 +1942,49 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 56), al5);
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 60), al5);
 		const float *vp = v;
-		for (size_t j = 0; j < nb; ++j, vp += 512) {
+		const float *pp = p;
+		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
 			const float32x4_t v4 = vld1q_f32(vp + 60);
 			{
-				const float32x4_t pb = vdupq_n_f32(p[0 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[0]);
 				a0_1 = vfmaq_f32(a0_1, pb, v1);
 				a0_2 = vfmaq_f32(a0_2, pb, v2);
 				a0_3 = vfmaq_f32(a0_3, pb, v3);
 				a0_4 = vfmaq_f32(a0_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[64 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[1]);
 				a1_1 = vfmaq_f32(a1_1, pb, v1);
 				a1_2 = vfmaq_f32(a1_2, pb, v2);
 				a1_3 = vfmaq_f32(a1_3, pb, v3);
 				a1_4 = vfmaq_f32(a1_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[128 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[2]);
 				a2_1 = vfmaq_f32(a2_1, pb, v1);
 				a2_2 = vfmaq_f32(a2_2, pb, v2);
 				a2_3 = vfmaq_f32(a2_3, pb, v3);
 				a2_4 = vfmaq_f32(a2_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[192 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[3]);
 				a3_1 = vfmaq_f32(a3_1, pb, v1);
 				a3_2 = vfmaq_f32(a3_2, pb, v2);
 				a3_3 = vfmaq_f32(a3_3, pb, v3);
 				a3_4 = vfmaq_f32(a3_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[256 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[4]);
 				a4_1 = vfmaq_f32(a4_1, pb, v1);
 				a4_2 = vfmaq_f32(a4_2, pb, v2);
 				a4_3 = vfmaq_f32(a4_3, pb, v3);
 				a4_4 = vfmaq_f32(a4_4, pb, v4);
 			}
 			{
-				const float32x4_t pb = vdupq_n_f32(p[320 + j]);
+				const float32x4_t pb = vdupq_n_f32(pp[5]);
 				a5_1 = vfmaq_f32(a5_1, pb, v1);
 				a5_2 = vfmaq_f32(a5_2, pb, v2);
 				a5_3 = vfmaq_f32(a5_3, pb, v3);
@@ -2010,10 +2022,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows).  For each block of
- * 64 keys: pack it once, then per micro-tile of 6 rows compute scores,
- * update the online softmax (running max m, sum l), accumulate P V into out.
- * Key blocks no row of a tile sees are skipped; only blocks that straddle a
+/* Work items are (batch, head, block of 64 query rows), the rows packed
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * scores (keys broadcast from k as it lies), the online softmax with rows in
+ * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
@@ -2032,19 +2045,22 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float kt[4096];
-		_Alignas(64) float s[384];
-		float m[64], l[64], alpha[6];
+		_Alignas(64) float qt[4096];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
 
+		mha_f32_h8_dk64_s128_causal_padding__neon_pack(qh, qt, rows);
+		for (size_t r = 0; r < 64; ++r) {
+			m[r] = -INFINITY;
+			l[r] = 0.0f;
+		}
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			const size_t c = ((i0 + r) + 1);
 			lim[r] = c < nkv ? c : nkv;
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
 			vst1q_f32(o + 0, vdupq_n_f32(0.0f));
 			vst1q_f32(o + 4, vdupq_n_f32(0.0f));
 			vst1q_f32(o + 8, vdupq_n_f32(0.0f));
@@ -2063,58 +2079,118 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 			vst1q_f32(o + 60, vdupq_n_f32(0.0f));
 		}
 
-		/* rows see keys [0, lim[r]); lim grows with r */
+		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			mha_f32_h8_dk64_s128_causal_padding__neon_pack(kh + j0 * 512, kt, nb);
-			for (size_t r0 = 0; r0 < rows; r0 += 6) {
-				const size_t mr = rows - r0 < 6 ? rows - r0 : 6;
-				if (j0 >= lim[r0 + mr - 1])
+			const float *kb = kh + j0 * 512;
+			for (size_t r0 = 0; r0 < rows; r0 += 16) {
+				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+				size_t j = 0;
+				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				switch (mr) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qh + r0 * 512, kt, s); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qh + r0 * 512, kt, s); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qh + r0 * 512, kt, s); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qh + r0 * 512, kt, s); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qh + r0 * 512, kt, s); break;
-				case 6: mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qh + r0 * 512, kt, s); break;
+				for (; j + 6 <= nb; j += 6)
+					mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qt + r0, kb + j * 512, st + j * 16);
+				switch (nb - j) {
+				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qt + r0, kb + j * 512, st + j * 16); break;
+				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qt + r0, kb + j * 512, st + j * 16); break;
+				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qt + r0, kb + j * 512, st + j * 16); break;
+				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qt + r0, kb + j * 512, st + j * 16); break;
+				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qt + r0, kb + j * 512, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
-				const int edge = j0 + 64 > lim[r0];
-				for (size_t r = 0; r < mr; ++r) {
-					float *sr = s + r * 64;
-					if (edge) {
-						const size_t vis = lim[r0 + r] > j0 ? lim[r0 + r] - j0 : 0;
-						for (size_t j = vis; j < 64; ++j)
-							sr[j] = -INFINITY;
-					}
-					float32x4_t vm = vld1q_f32(sr);
-					for (size_t j = 4; j < 64; j += 4)
-						vm = vmaxq_f32(vm, vld1q_f32(sr + j));
-					const float bm = vmaxvq_f32(vm);
-					const float mn = m[r0 + r] > bm ? m[r0 + r] : bm;
-					/* a row with no visible key yet keeps zero weights */
-					const float ms = mn == -INFINITY ? 0.0f : mn;
-					const float32x4_t vms = vdupq_n_f32(ms);
-					float32x4_t vsum = vdupq_n_f32(0.0f);
-					for (size_t j = 0; j < 64; j += 4) {
-						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(sr + j), vms));
-						vst1q_f32(sr + j, p);
-						vsum = vaddq_f32(vsum, p);
-					}
-					alpha[r] = vgetq_lane_f32(mha_f32_h8_dk64_s128_causal_padding__neon_exp(vdupq_n_f32(m[r0 + r] - ms)), 0);
-					l[r0 + r] = l[r0 + r] * alpha[r] + vaddvq_f32(vsum);
-					m[r0 + r] = mn;
+				/* mask only where a row's limit falls inside the block
+				 * (keys from nb on, never computed, are past every limit) */
+				if (j0 + 64 > lim[r0]) {
+					for (size_t jj = 0; jj < 64; ++jj)
+						for (size_t r = 0; r < 16; ++r)
+							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
-				switch (mr) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(s, vh + j0 * 512, oh + r0 * 512, alpha, nb); break;
-				default: break;
+				/* online softmax; rows that saw no key yet subtract
+				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 0);
+					float32x4_t mx = vld1q_f32(st + 0);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
+						vst1q_f32(st + jj * 16 + 0, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 0, al);
+					vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
+					vst1q_f32(m + r0 + 0, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 4);
+					float32x4_t mx = vld1q_f32(st + 4);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
+						vst1q_f32(st + jj * 16 + 4, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 4, al);
+					vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
+					vst1q_f32(m + r0 + 4, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 8);
+					float32x4_t mx = vld1q_f32(st + 8);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
+						vst1q_f32(st + jj * 16 + 8, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 8, al);
+					vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
+					vst1q_f32(m + r0 + 8, mx);
+				}
+				{
+					const float32x4_t mo = vld1q_f32(m + r0 + 12);
+					float32x4_t mx = vld1q_f32(st + 12);
+					float32x4_t sum = vdupq_n_f32(0.0f);
+					for (size_t jj = 1; jj < 64; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+					mx = vmaxq_f32(mo, mx);
+					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+					for (size_t jj = 0; jj < 64; ++jj) {
+						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
+						vst1q_f32(st + jj * 16 + 12, p);
+						sum = vaddq_f32(sum, p);
+					}
+					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+					vst1q_f32(alpha + 12, al);
+					vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
+					vst1q_f32(m + r0 + 12, mx);
+				}
+				for (size_t r = 0; r < mt; r += 6) {
+					const float *vb = vh + j0 * 512;
+					float *o = oh + (r0 + r) * 512;
+					switch (mt - r < 6 ? mt - r : 6) {
+					case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(st + r, vb, o, alpha + r, nb); break;
+					case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(st + r, vb, o, alpha + r, nb); break;
+					case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(st + r, vb, o, alpha + r, nb); break;
+					case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st + r, vb, o, alpha + r, nb); break;
+					case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st + r, vb, o, alpha + r, nb); break;
+					default: break;
+					}
 				}
 			}
 		}

@@ -222,6 +222,8 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "name", s->name);
 	set_int(L, "block_kv", s->block_kv);
 	set_int(L, "block_q", s->block_q);
+	set_int(L, "mq", s->mq);
+	set_int(L, "nk", s->nk);
 	set_int(L, "mr", s->mr);
 	set_int(L, "nr", s->nr);
 	set_int(L, "unroll_max", s->unroll_max);

@@ -43,6 +43,8 @@ static const struct key {
 	{"algo", K_WORD, offsetof(struct mha_spec, algo), 0, 0, "", algos},
 	{"block-q", K_INT, offsetof(struct mha_spec, block_q), 1, 1024, "bq", NULL},
 	{"block-kv", K_INT, offsetof(struct mha_spec, block_kv), 8, 1024, "bk", NULL},
+	{"mq", K_INT, offsetof(struct mha_spec, mq), 1, 64, "mq", NULL},
+	{"nk", K_INT, offsetof(struct mha_spec, nk), 1, 16, "nk", NULL},
 	{"mr", K_INT, offsetof(struct mha_spec, mr), 1, 16, "mr", NULL},
 	{"nr", K_INT, offsetof(struct mha_spec, nr), 1, 64, "nr", NULL},
 	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D, "um", NULL},

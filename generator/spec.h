@@ -24,7 +24,8 @@ struct mha_spec {
 	/* tuning knobs; 0 means the target's default (decided in templates) */
 	long block_kv;           /* keys per block */
 	long block_q;            /* query rows per work item (tiled) */
-	long mr, nr;             /* micro-tile: rows, keys (tiled) */
+	long mq, nk;             /* QK micro-tile: query rows, keys (tiled) */
+	long mr, nr;             /* PV micro-tile: rows, output floats (tiled) */
 	long unroll_max;         /* head dims up to this are unrolled (rows) */
 	int algo;                /* 0 auto, 1 tiled, 2 rows */
 	int threads;             /* 0 none, 1 openmp */

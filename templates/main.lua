@@ -45,6 +45,8 @@ local function plan(S, T)
 	local P = {W = T.width}
 	P.bk = S.block_kv > 0 and S.block_kv or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
+	P.mq = S.mq > 0 and S.mq or D.mq
+	P.nk = S.nk > 0 and S.nk or D.nk
 	P.mr = S.mr > 0 and S.mr or D.mr
 	P.nr = S.nr > 0 and S.nr or D.nr
 	P.k = dims(S.dk, T, S.unroll_max)
@@ -69,26 +71,33 @@ local function plan(S, T)
 	-- rows: one query row at a time (decode: few queries, long keys)
 	if S.algo ~= "auto" then
 		P.algo = S.algo
-	elseif S.seq_q > 0 and S.seq_q < P.mr then
+	elseif S.seq_q > 0 and S.seq_q <= 4 then
 		P.algo = "rows"
 	else
 		P.algo = "tiled"
 	end
-	-- the packed key block lives on the stack: keep it within 64 KiB
-	if P.algo == "tiled" and S.dk * P.bk > 16384 then
-		if S.algo == "tiled" then
-			error(string.format("--algo tiled: dk %d x block-kv %d floats exceed the 64 KiB key block; lower --block-kv",
-			                    S.dk, P.bk), 0)
-		end
-		P.algo = "rows"
-	end
 	if P.algo == "tiled" then
-		if P.nr % P.W ~= 0 or P.bk % P.nr ~= 0 then
-			error(string.format("--nr %d must be a multiple of the %s vector width %d and divide --block-kv %d",
-			                    P.nr, T.name, P.W, P.bk), 0)
-		end
 		if S.seq_q > 0 and P.bq > S.seq_q then
 			P.bq = S.seq_q
+		end
+		for _, knob in ipairs({{"mq", P.mq}, {"nr", P.nr}}) do
+			if knob[2] % P.W ~= 0 then
+				error(string.format("--%s %d is not a multiple of the %s vector width %d",
+				                    knob[1], knob[2], T.name, P.W), 0)
+			end
+		end
+		-- the transposed query block lives on the stack: keep it within
+		-- 256 KiB, shrinking the default query block for large dk
+		if S.block_q == 0 then
+			while P.bq > P.mq and S.dk * P.bq > 65536 do
+				P.bq = P.bq // 2
+			end
+		end
+		-- query rows of a block, padded to whole micro-tiles
+		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
+		if S.dk * P.bqp > 65536 then
+			error(string.format("dk %d x block-q %d floats exceed the 256 KiB query block; lower --block-q",
+			                    S.dk, P.bqp), 0)
 		end
 	end
 	return P

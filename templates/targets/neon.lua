@@ -5,8 +5,9 @@ local T = {
 	vec = "float32x4_t",
 	ivec = "int32x4_t",
 	includes = {"<arm_neon.h>"},
-	-- tuning defaults: micro-tile mr x nr fits the register file
-	defaults = {block_kv = 64, block_q = 64, mr = 6, nr = 16},
+	-- tuning defaults: the micro-tiles (mq/W x nk and mr x nr/W
+	-- accumulators) fit the register file
+	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, mr = 6, nr = 16},
 	cflags = "",
 }
 
