@@ -1,6 +1,7 @@
 #include "gen.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -36,6 +37,27 @@ static void push_display(lua_State *L, const struct source *src,
 		lua_pushstring(L, path);
 }
 
+/* Raise a Lua error without a position: the Lua caller adds the template
+ * line that asked. */
+static int raise(lua_State *L, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lua_pushvfstring(L, fmt, ap);
+	va_end(ap);
+	return lua_error(L);
+}
+
+/* mhagen.display(path) -> the name a template is known by in messages. */
+static int l_display(lua_State *L)
+{
+	const struct source *src = lua_touserdata(L, lua_upvalueindex(1));
+
+	push_display(L, src, luaL_checkstring(L, 1));
+	return 1;
+}
+
 /* mhagen.source(path) -> text of a template file. */
 static int l_source(lua_State *L)
 {
@@ -49,16 +71,16 @@ static int l_source(lua_State *L)
 	if (!src->dir) {
 		f = embedded(path);
 		if (!f)
-			return luaL_error(L, "no template '%s'", path);
+			return raise(L, "no template '%s'", path);
 		lua_pushlstring(L, f->text, f->len);
 		return 1;
 	}
 	if (strncmp(path, PREFIX, strlen(PREFIX)) != 0 || strstr(path, ".."))
-		return luaL_error(L, "no template '%s'", path);
+		return raise(L, "no template '%s'", path);
 	push_display(L, src, path);
 	fp = fopen(lua_tostring(L, -1), "rb");
 	if (!fp)
-		return luaL_error(L, "cannot read template '%s': %s",
+		return raise(L, "cannot read template '%s': %s",
 		                  lua_tostring(L, -1), strerror(errno));
 	luaL_buffinit(L, &b);
 	do {
@@ -68,7 +90,7 @@ static int l_source(lua_State *L)
 	} while (got > 0);
 	if (ferror(fp)) {
 		fclose(fp);
-		return luaL_error(L, "cannot read template '%s'", path);
+		return raise(L, "cannot read template '%s'", path);
 	}
 	fclose(fp);
 	luaL_pushresult(&b);
@@ -168,7 +190,16 @@ static void push_sandbox(lua_State *L, struct source *src)
 	lua_pushlightuserdata(L, src);
 	lua_pushcclosure(L, l_compile, 1);
 	lua_setfield(L, -2, "compile");
+	lua_pushlightuserdata(L, src);
+	lua_pushcclosure(L, l_display, 1);
+	lua_setfield(L, -2, "display");
 	lua_setfield(L, -2, "mhagen");
+	/* strings index the sandbox's copy of the string library */
+	lua_pushliteral(L, "");
+	lua_getmetatable(L, -1);
+	lua_getfield(L, -3, "string");
+	lua_setfield(L, -2, "__index");
+	lua_pop(L, 2);
 	lua_pushvalue(L, -1);
 	lua_setfield(L, -2, "_G");
 }

@@ -24,6 +24,7 @@ static const char usage[] =
 "                      --seq-kv); default: any length at run time\n"
 "  --seq-kv N          fix the key/value length\n"
 "  --mask M            none (default), or a comma list of causal, padding\n"
+"                      (bias is reserved; not generated yet)\n"
 "  --causal-align A    bottom-right (default) or top-left\n"
 "  --layout L          bshd (default) or bhsd\n"
 "  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
@@ -56,27 +57,35 @@ static const char usage[] =
 "                      accuracy tests), name, registry (one X-macro line)\n"
 "  --help, --version\n";
 
-/* Write len bytes to path through a temporary file renamed over it, so the
- * path holds either the old or the complete new content. */
-static int write_atomic(const char *path, const char *data, size_t len,
-                        char *err)
+/* An output file being written: data goes to a temporary file beside the
+ * path, renamed over it only when every output is ready. */
+struct staged {
+	const char *path;
+	char *tmp;
+};
+
+/* Write len bytes to a new temporary file beside st->path; 0 or -1. */
+static int stage(struct staged *st, const char *path, const char *data,
+                 size_t len, char *err)
 {
 	size_t n = strlen(path);
-	char *tmp = malloc(n + 16);
 	mode_t um;
 	int fd;
 
-	if (!tmp) {
+	st->path = path;
+	st->tmp = malloc(n + 16);
+	if (!st->tmp) {
 		snprintf(err, MHAGEN_ERR, "out of memory");
 		return -1;
 	}
-	memcpy(tmp, path, n);
-	memcpy(tmp + n, ".tmp.XXXXXX", 12);
-	fd = mkstemp(tmp);
+	memcpy(st->tmp, path, n);
+	memcpy(st->tmp + n, ".tmp.XXXXXX", 12);
+	fd = mkstemp(st->tmp);
 	if (fd < 0) {
 		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path,
 		         strerror(errno));
-		free(tmp);
+		free(st->tmp);
+		st->tmp = NULL;
 		return -1;
 	}
 	um = umask(0);
@@ -95,19 +104,37 @@ static int write_atomic(const char *path, const char *data, size_t len,
 		fd = -1;
 		goto fail;
 	}
-	if (rename(tmp, path) != 0) {
-		fd = -1;
-		goto fail;
-	}
-	free(tmp);
 	return 0;
 fail:
 	snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	unlink(tmp);
-	free(tmp);
+	unlink(st->tmp);
+	free(st->tmp);
+	st->tmp = NULL;
 	return -1;
+}
+
+/* Drop a staged file that will not be used. */
+static void unstage(struct staged *st)
+{
+	if (st->tmp) {
+		unlink(st->tmp);
+		free(st->tmp);
+		st->tmp = NULL;
+	}
+}
+
+/* Move a staged file over its path; 0 or -1. */
+static int commit(struct staged *st, char *err)
+{
+	int rc = rename(st->tmp, st->path);
+
+	if (rc != 0)
+		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", st->path,
+		         strerror(errno));
+	unstage(st);
+	return rc;
 }
 
 /* One X-macro line describing the kernel, for test and bench registries. */
@@ -135,6 +162,7 @@ static char *registry_line(const struct mha_spec *s, size_t *len)
 int main(int argc, char **argv)
 {
 	struct mhagen_cli cli;
+	struct staged out = {NULL, NULL}, hdr = {NULL, NULL};
 	char err[MHAGEN_ERR];
 	char *text = NULL, *header = NULL;
 	size_t len = 0, hlen = 0;
@@ -150,29 +178,37 @@ int main(int argc, char **argv)
 		printf("mhagen %s\n", MHAGEN_VERSION);
 		return 0;
 	}
-	if (strcmp(cli.emit, "name") == 0) {
-		len = strlen(cli.spec.name) + 1;
-		text = malloc(len + 1);
-		if (text)
-			snprintf(text, len + 1, "%s\n", cli.spec.name);
-	} else if (strcmp(cli.emit, "registry") == 0) {
-		text = registry_line(&cli.spec, &len);
-	} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
-	                           &text, &len, err)) {
+	/* Render first: a spec the templates refuse gets no name either. */
+	if (mhagen_generate(&cli.spec, strcmp(cli.emit, "exp") ? "kernel" : "exp",
+	                    cli.template_dir, &text, &len, err))
 		goto fail;
-	}
-	if (!text) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
-		goto fail;
+	if (strcmp(cli.emit, "name") == 0 || strcmp(cli.emit, "registry") == 0) {
+		free(text);
+		if (strcmp(cli.emit, "name") == 0) {
+			len = strlen(cli.spec.name) + 1;
+			text = malloc(len + 1);
+			if (text)
+				snprintf(text, len + 1, "%s\n", cli.spec.name);
+		} else {
+			text = registry_line(&cli.spec, &len);
+		}
+		if (!text) {
+			snprintf(err, MHAGEN_ERR, "out of memory");
+			goto fail;
+		}
 	}
 	if (cli.header && mhagen_generate(&cli.spec, "header", cli.template_dir,
 	                                  &header, &hlen, err))
 		goto fail;
-	/* Everything is rendered; only now touch the outputs. */
-	if (cli.header && write_atomic(cli.header, header, hlen, err))
+	/* Everything is rendered; stage every file, then put them in place. */
+	if (cli.header && stage(&hdr, cli.header, header, hlen, err))
+		goto fail;
+	if (cli.out && stage(&out, cli.out, text, len, err))
+		goto fail;
+	if (cli.header && commit(&hdr, err))
 		goto fail;
 	if (cli.out) {
-		if (write_atomic(cli.out, text, len, err))
+		if (commit(&out, err))
 			goto fail;
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
 		snprintf(err, MHAGEN_ERR, "cannot write to standard output: %s",
@@ -182,6 +218,8 @@ int main(int argc, char **argv)
 	rc = 0;
 	goto done;
 fail:
+	unstage(&hdr);
+	unstage(&out);
 	fprintf(stderr, "mhagen: %s\n", err);
 done:
 	free(text);

@@ -1,5 +1,6 @@
 #include "spec.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -85,7 +86,8 @@ static int parse_long(const struct key *k, const char *val, long *out,
 
 	errno = 0;
 	x = strtol(val, &end, 10);
-	if (end == val || *end != '\0' || val[0] == '+' || val[0] == ' ')
+	if (end == val || *end != '\0' || val[0] == '+' ||
+	    isspace((unsigned char)val[0]))
 		return fail(err, "--%s: '%s' is not a whole number", k->name, val);
 	if (errno == ERANGE || x < k->min || x > k->max)
 		return fail(err, "--%s: %s is out of range (%ld to %ld)",
@@ -379,6 +381,9 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		s->kv_heads = s->h;
 	if (!s->dv)
 		s->dv = s->dk;
+	if (s->mask & MHA_MASK_BIAS)
+		return fail(err, "--mask: bias is not generated yet (none, causal, "
+		            "padding, causal,padding)");
 	if (s->h % s->kv_heads)
 		return fail(err, "--kv-heads: %ld does not divide --h %ld",
 		            s->kv_heads, s->h);

@@ -50,8 +50,13 @@ function E.translate(text, path)
 end
 
 -- Render the template at path with the names in vars visible to it
--- (besides the sandbox's).  Returns the text.
+-- (besides the sandbox's).  Returns the text.  A template that cannot be
+-- read is blamed on the caller's caller (the template line that included it).
 function E.render(path, vars)
+	local ok, text = pcall(mhagen.source, path)
+	if not ok then
+		error(text, 3)
+	end
 	local buf = {}
 	local env = setmetatable({}, {__index = function(_, k)
 		local v = vars[k]
@@ -71,7 +76,7 @@ function E.render(path, vars)
 			buf[#buf + 1] = tostring(v)
 		end
 	end
-	local fn = mhagen.compile(E.translate(mhagen.source(path), path), path, env)
+	local fn = mhagen.compile(E.translate(text, mhagen.display(path)), path, env)
 	fn()
 	return table.concat(buf)
 end

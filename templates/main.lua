@@ -176,7 +176,7 @@ return function(spec, what)
 		return row_offset(spec, ...)
 	end
 	vars.include = function(path)
-		return engine.render(path, vars)
+		return (engine.render(path, vars))
 	end
 	if what == "kernel" then
 		vars.template = "templates/kernel.c.in"

@@ -1,0 +1,429 @@
+/* The template engine and the Lua sandbox, through mhagen_generate: text
+ * and Lua lines, ${expr} interpolation, errors that name the template file
+ * and line, what templates cannot reach, and the real templates. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <dirent.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../generator/gen.h"
+#include "../generator/spec.h"
+
+#define ENGINE "tests/fixtures/engine"
+#define SANDBOX "tests/fixtures/sandbox"
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
+
+/* A finished spec for target: h=8, dk=64, or with variant a shape with
+ * tails, every mask, the other layout and no unrolling. */
+static struct mha_spec spec_for(const char *target, int variant)
+{
+	static const char *const plain[] = {"dk", "64", NULL};
+	static const char *const odd[] = {"dk", "20", "dv", "7", "kv-heads", "2",
+		"seq", "1", "seq-kv", "9", "mask", "causal,padding",
+		"layout", "bhsd", "unroll-max", "0", NULL};
+	const char *const *kv = variant ? odd : plain;
+	struct mha_spec s;
+	char err[MHAGEN_ERR];
+
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_set(&s, "h", "8", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_set(&s, "target", target, err), 0, "%s", err);
+	for (; *kv; kv += 2)
+		cr_assert_eq(mha_spec_set(&s, kv[0], kv[1], err), 0, "%s", err);
+	cr_assert_eq(mha_spec_finish(&s, err), 0, "%s", err);
+	return s;
+}
+
+/* Render what from dir (NULL: embedded) for target; the text, or NULL
+ * with err filled. */
+static char *render(const char *dir, const char *what, const char *target,
+                    char *err)
+{
+	struct mha_spec s = spec_for(target, 0);
+	char *out = (char *)"unset";
+	size_t len = 99;
+
+	err[0] = '\0';
+	if (mhagen_generate(&s, what, dir, &out, &len, err)) {
+		cr_assert_null(out, "no text on failure");
+		cr_assert_eq(len, 0);
+		cr_assert_neq(err[0], '\0', "a failure says why");
+		cr_assert_null(strchr(err, '\n'), "one line: %s", err);
+		return NULL;
+	}
+	cr_assert_not_null(out);
+	cr_assert_eq(strlen(out), len, "no NUL inside the text");
+	return out;
+}
+
+/* Render what, which must succeed. */
+static char *render_ok(const char *dir, const char *what, const char *target)
+{
+	char err[MHAGEN_ERR];
+	char *out = render(dir, what, target, err);
+
+	cr_assert_not_null(out, "%s from %s: %s", what, dir ? dir : "embedded", err);
+	return out;
+}
+
+/* Read a whole file; NUL-terminated. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long len;
+
+	cr_assert_not_null(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)len + 1);
+	cr_assert_not_null(buf);
+	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Write len bytes to path, appending when mode says "ab". */
+static void spit(const char *path, const char *mode, const void *p, size_t len)
+{
+	FILE *f = fopen(path, mode);
+
+	cr_assert_not_null(f, "cannot write %s", path);
+	cr_assert_eq(fwrite(p, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+enum visit { DIR_IN, FILE_AT, DIR_OUT };
+typedef void visit_fn(const char *path, enum visit v, void *ctx);
+
+/* Visit the tree at path: directories before and after their entries. */
+static void walk(const char *path, visit_fn *fn, void *ctx)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+
+	cr_assert_eq(stat(path, &st), 0, "cannot stat %s", path);
+	if (!S_ISDIR(st.st_mode)) {
+		fn(path, FILE_AT, ctx);
+		return;
+	}
+	fn(path, DIR_IN, ctx);
+	d = opendir(path);
+	cr_assert_not_null(d, "cannot list %s", path);
+	while ((e = readdir(d))) {
+		char sub[512];
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+		walk(sub, fn, ctx);
+	}
+	closedir(d);
+	fn(path, DIR_OUT, ctx);
+}
+
+/* Copy: ctx holds the source root and the destination root. */
+static void copy_one(const char *path, enum visit v, void *ctx)
+{
+	const char *const *roots = ctx;
+	char dst[512];
+	char *text;
+
+	snprintf(dst, sizeof dst, "%s%s", roots[1], path + strlen(roots[0]));
+	if (v == DIR_IN) {
+		cr_assert(mkdir(dst, 0700) == 0 || strcmp(path, roots[0]) == 0,
+		          "cannot make %s", dst);
+	} else if (v == FILE_AT) {
+		text = slurp(path);
+		spit(dst, "wb", text, strlen(text));
+		free(text);
+	}
+}
+
+/* Remove files on the way in, directories on the way out. */
+static void remove_one(const char *path, enum visit v, void *ctx)
+{
+	(void)ctx;
+	if (v == FILE_AT)
+		cr_assert_eq(unlink(path), 0, "cannot remove %s", path);
+	else if (v == DIR_OUT)
+		cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
+}
+
+/* The temporary directory of the running test, if it made one. */
+static char made[64];
+
+/* A fresh directory under /tmp holding a copy of the tree at src (or
+ * nothing when src is NULL).  Short, so Lua's chunk names stay whole. */
+static const char *tmp_copy(const char *src)
+{
+	const char *roots[2] = {src, made};
+
+	snprintf(made, sizeof made, "/tmp/mhagen-tpl-XXXXXX");
+	cr_assert_not_null(mkdtemp(made));
+	if (src)
+		walk(src, copy_one, roots);
+	return made;
+}
+
+/* Test fini: remove the temporary directory, passed or failed. */
+static void cleanup(void)
+{
+	if (made[0])
+		walk(made, remove_one, NULL);
+	made[0] = '\0';
+}
+
+Test(engine, text_passes_through)
+{
+	char *out = render_ok(ENGINE, "pass.c.in", "scalar");
+
+	cr_assert_str_eq(out, slurp(ENGINE "/pass.c.in"));
+}
+
+Test(engine, lua_lines)
+{
+	char *out = render_ok(ENGINE, "lua.c.in", "scalar");
+
+	cr_assert_str_eq(out, "before\n\trow1\n\trow2\n\ttwo\n\trow3\ntotal 6\n");
+}
+
+Test(engine, interpolation)
+{
+	char *out = render_ok(ENGINE, "interp.c.in", "scalar");
+
+	cr_assert_str_eq(out, "int len = 2;\n"
+	                      "<a><b> <{}>\n"
+	                      "mha_f32_h8_dk64__scalar_row(8, 64);\n"
+	                      "7-row 6 3\n");
+}
+
+/* A template that must fail: where, and what its one-line message says. */
+struct broken {
+	const char *what;
+	int line;
+	const char *msg;
+};
+
+static const struct broken broken_cases[] = {
+	{"bad_lua.c.in", 3, "unexpected symbol near '='"},
+	{"bad_call.c.in", 2, "attempt to call a nil value (global 'undefined_fn')"},
+	{"unbalanced.c.in", 2, "'${' without a matching '}'"},
+	{"nil.c.in", 4, "interpolated a nil value"},
+	{"float.c.in", 2, "interpolated a float; format it with hexf()"},
+	{"multiline.c.in", 2, "boom"},
+};
+
+/* Criterion copies parameters into each test process, where pointers in
+ * them would dangle: tests get an index into the static table. */
+ParameterizedTestParameters(engine, errors)
+{
+	static int ix[COUNT(broken_cases)];
+
+	for (size_t i = 0; i < COUNT(ix); ++i)
+		ix[i] = (int)i;
+	return cr_make_param_array(int, ix, COUNT(ix));
+}
+
+/* The message is "DIR/FILE:LINE: MSG", the file named where it lies. */
+ParameterizedTest(int *i, engine, errors)
+{
+	const struct broken *b = &broken_cases[*i];
+	char err[MHAGEN_ERR], want[256];
+
+	cr_assert_null(render(ENGINE, b->what, "scalar", err), "%s rendered", b->what);
+	snprintf(want, sizeof want, "%s/%s:%d: %s", ENGINE, b->what, b->line, b->msg);
+	cr_assert_str_eq(err, want);
+}
+
+/* Lines in a text (its newline characters). */
+static int lines(const char *text)
+{
+	int n = 0;
+
+	for (; *text; ++text)
+		n += *text == '\n';
+	return n;
+}
+
+Test(engine, missing_op_names_template_line, .fini = cleanup)
+{
+	static const char *const targets[] = {"scalar", "avx2", "neon"};
+	static const char line[] = "\n${T.no_such_op(\"x\")}\n";
+	const char *dir = tmp_copy("templates");
+	char path[96], want[256], err[MHAGEN_ERR];
+	char *text;
+	int skip;
+
+	snprintf(path, sizeof path, "%s/kernel.c.in", dir);
+	text = slurp(path);
+	skip = text[0] && text[strlen(text) - 1] == '\n'; /* complete last line */
+	spit(path, "ab", line + skip, strlen(line + skip));
+	free(text);
+	text = slurp(path);
+	for (size_t i = 0; i < COUNT(targets); ++i) {
+		snprintf(want, sizeof want, "%s:%d: target '%s' has no op 'no_such_op'",
+		         path, lines(text), targets[i]);
+		cr_assert_null(render(dir, "kernel", targets[i], err));
+		cr_assert_str_eq(err, want);
+	}
+}
+
+Test(engine, dir_matches_embedded)
+{
+	static const char *const what[] = {"kernel", "header", "exp"};
+
+	for (size_t i = 0; i < COUNT(what); ++i)
+		cr_assert_str_eq(render_ok("templates", what[i], "avx2"),
+		                 render_ok(NULL, what[i], "avx2"),
+		                 "templates/ and the embedded copy differ: rebuild");
+}
+
+Test(sandbox, nothing_forbidden_reachable)
+{
+	cr_assert_str_eq(render_ok(SANDBOX, "probe", "scalar"),
+	                 "reachable:;missing:");
+}
+
+/* Bytes written by lua_dump. */
+struct dump {
+	char buf[4096];
+	size_t n;
+};
+
+/* lua_Writer: append to a struct dump; nonzero when it is full. */
+static int collect(lua_State *L, const void *p, size_t n, void *ud)
+{
+	struct dump *d = ud;
+
+	(void)L;
+	if (n > sizeof d->buf - d->n)
+		return 1;
+	memcpy(d->buf + d->n, p, n);
+	d->n += n;
+	return 0;
+}
+
+Test(sandbox, refuses_bytecode, .fini = cleanup)
+{
+	lua_State *L = luaL_newstate();
+	const char *dir;
+	char path[96], err[MHAGEN_ERR];
+	struct dump d = {.n = 0};
+	char *out;
+
+	cr_assert_eq(luaL_loadstring(L, "return 42"), LUA_OK);
+	cr_assert_eq(lua_dump(L, collect, &d, 0), 0);
+	cr_assert(d.n > 4 && memcmp(d.buf, LUA_SIGNATURE, 4) == 0);
+	cr_assert_eq(luaL_loadbufferx(L, d.buf, d.n, "=chunk", "b"), LUA_OK,
+	             "the chunk is real bytecode");
+	lua_close(L);
+	dir = tmp_copy(SANDBOX);
+	snprintf(path, sizeof path, "%s/chunk.luac", dir);
+	spit(path, "wb", d.buf, d.n);
+	out = render(dir, "bytecode", "scalar", err);
+	cr_assert_not_null(out, "%s", err);
+	cr_assert(strncmp(out, "refused: ", 9) == 0 && strstr(out, "binary chunk"),
+	          "%s", out);
+}
+
+Test(templates, render_every_target)
+{
+	static const char *const targets[] = {"scalar", "avx2", "neon"};
+	static const char *const what[] = {"kernel", "header", "exp"};
+	char want[MHAGEN_NAME_MAX + 8], err[MHAGEN_ERR];
+
+	for (size_t t = 0; t < COUNT(targets); ++t)
+		for (int v = 0; v < 2; ++v)
+			for (size_t w = 0; w < COUNT(what); ++w) {
+				struct mha_spec s = spec_for(targets[t], v);
+				char *out;
+				size_t len;
+				cr_assert_eq(mhagen_generate(&s, what[w], NULL, &out, &len,
+				             err), 0, "%s %s: %s", s.name, what[w], err);
+				snprintf(want, sizeof want, "void %s(", s.name);
+				cr_assert(strncmp(out, "/* Generated by mhagen ", 23) == 0,
+				          "%s %s: %.60s", s.name, what[w], out);
+				cr_assert_not_null(strstr(out, want), "%s %s", s.name, what[w]);
+				cr_assert_null(strstr(out, "${"), "%s %s", s.name, what[w]);
+				cr_assert_null(strstr(out, "\n$"), "%s %s", s.name, what[w]);
+				free(out);
+			}
+}
+
+Test(templates, clean_errors, .fini = cleanup)
+{
+	const char *dir;
+	char path[96], err[MHAGEN_ERR];
+
+	cr_assert_null(render(NULL, "bogus", "avx2", err));
+	cr_assert_str_eq(err, "unknown output 'bogus'");
+	cr_assert_null(render(ENGINE, "missing.c.in", "avx2", err));
+	cr_assert(strstr(err, "cannot read template '" ENGINE "/missing.c.in'"),
+	          "%s", err);
+	cr_assert_null(render("tests/fixtures/no-such-dir", "kernel", "avx2", err));
+	cr_assert(strstr(err, "cannot read template "
+	                 "'tests/fixtures/no-such-dir/main.lua'"), "%s", err);
+	dir = tmp_copy(NULL);
+	snprintf(path, sizeof path, "%s/main.lua", dir);
+	spit(path, "wb", "return 42\n", 10);
+	cr_assert_null(render(dir, "kernel", "avx2", err));
+	cr_assert(strstr(err, "main.lua: must return a function"), "%s", err);
+}
+
+/* Intrinsic spellings: hits outside templates/targets/ are failures,
+ * hits inside count, to show the scan sees them at all. */
+struct scan {
+	int in_targets;
+	char bad[1024];
+};
+
+/* Scan one file of the tree, line by line, for every spelling. */
+static void scan_one(const char *path, enum visit v, void *ctx)
+{
+	static const char *const words[] = {
+		"_mm", "__m256", "vld1", "vst1", "float32x4", "vfmaq", "vdupq",
+	};
+	struct scan *sc = ctx;
+	int target = strncmp(path, "templates/targets/", 18) == 0;
+	char *text, *line, *end, c;
+	int lineno = 0;
+
+	if (v != FILE_AT)
+		return;
+	text = slurp(path);
+	for (line = text; *line; line = end + (c == '\n')) {
+		end = line + strcspn(line, "\n");
+		c = *end;
+		*end = '\0';
+		++lineno;
+		for (size_t i = 0; i < COUNT(words); ++i) {
+			if (!strstr(line, words[i]))
+				continue;
+			if (target)
+				sc->in_targets++;
+			else if (!sc->bad[0])
+				snprintf(sc->bad, sizeof sc->bad, "%s:%d: %s in '%s'",
+				         path, lineno, words[i], line);
+		}
+	}
+	free(text);
+}
+
+Test(templates, intrinsics_only_in_targets)
+{
+	struct scan sc = {0};
+
+	walk("templates", scan_one, &sc);
+	cr_assert_eq(sc.bad[0], '\0', "%s", sc.bad);
+	cr_assert_gt(sc.in_targets, 0, "the scan finds the targets' intrinsics");
+}
