@@ -135,6 +135,12 @@ $(BUILD)/tests/gen-gcc/%.o: generated/%.c
 $(BUILD)/tests/exp/mha_exp_%.c: $(MHAGEN)
 	@mkdir -p $(@D)
 	@$(MHAGEN) --h 1 --dk 1 --target $* --emit exp --name mha_exp_$* -o $@
+$(BUILD)/tests/exp/mha_expfast_%.c: $(MHAGEN)
+	@mkdir -p $(@D)
+	@$(MHAGEN) --h 1 --dk 1 --target $* --exp fast --emit exp --name mha_expfast_$* -o $@
+$(BUILD)/tests/exp/mha_expfast_%.o: $(BUILD)/tests/exp/mha_expfast_%.c
+	@echo "  CC      $<"
+	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $< -o $@
 $(BUILD)/tests/exp/mha_exp_%.o: $(BUILD)/tests/exp/mha_exp_%.c
 	@echo "  CC      $<"
 	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $< -o $@
@@ -156,6 +162,7 @@ $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(GEN_OBJS)
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
 		$(BUILD)/tests/exp/mha_exp_scalar.o $(BUILD)/tests/exp/mha_exp_avx2.o \
+		$(BUILD)/tests/exp/mha_expfast_scalar.o $(BUILD)/tests/exp/mha_expfast_avx2.o \
 		$(BUILD)/runtime/mha_cpu.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
@@ -174,7 +181,7 @@ $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 
 NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c runtime/mha_ref.c \
             runtime/mha_buf.c $(TK)/neon/all.c $(TK)/scalar/all.c $(GEN_ARM) \
-            $(BUILD)/tests/exp/mha_exp_neon.c
+            $(BUILD)/tests/exp/mha_exp_neon.c $(BUILD)/tests/exp/mha_expfast_neon.c
 NEON_DEPS = $(filter-out %/all.c,$(NEON_SRCS)) tests/check.h tests/registry.h \
             tests/ulp.h $(TK)/neon/kernels.inc $(TK)/scalar/kernels.inc \
             generated/kernels.inc

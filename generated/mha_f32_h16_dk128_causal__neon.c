@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <arm_neon.h>
 
 
@@ -49,7 +50,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, 
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict qt, const float *restrict k,
@@ -78,7 +79,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict qt, 
 	vst1q_f32(st + 12, a0_3);
 }
 
-/* Scores of 2 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, const float *restrict k,
@@ -105,7 +106,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
@@ -122,7 +123,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, 
 	vst1q_f32(st + 28, a1_3);
 }
 
-/* Scores of 3 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, const float *restrict k,
@@ -153,14 +154,14 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
@@ -181,7 +182,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, 
 	vst1q_f32(st + 44, a2_3);
 }
 
-/* Scores of 4 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, const float *restrict k,
@@ -216,21 +217,21 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[384 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
@@ -255,7 +256,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, 
 	vst1q_f32(st + 60, a3_3);
 }
 
-/* Scores of 5 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 5x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, const float *restrict k,
@@ -294,28 +295,28 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[384 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[8192 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
@@ -344,7 +345,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, 
 	vst1q_f32(st + 76, a4_3);
 }
 
-/* Scores of 6 keys (rows 2048 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 6x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, const float *restrict k,
@@ -387,35 +388,35 @@ static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[4096 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[6144 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[384 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[8192 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[10240 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[640 + d]);
 			a5_0 = vfmaq_f32(a5_0, q0, kb);
 			a5_1 = vfmaq_f32(a5_1, q1, kb);
 			a5_2 = vfmaq_f32(a5_2, q2, kb);
@@ -449,7 +450,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, 
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -462,7 +463,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -487,7 +488,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -512,7 +513,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -537,7 +538,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -562,7 +563,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -587,7 +588,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -612,7 +613,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -637,7 +638,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -658,7 +659,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, c
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -676,7 +677,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -716,7 +717,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -756,7 +757,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -796,7 +797,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -836,7 +837,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -876,7 +877,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -916,7 +917,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -956,7 +957,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -988,7 +989,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1011,7 +1012,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1066,7 +1067,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1121,7 +1122,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1176,7 +1177,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1231,7 +1232,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -1286,7 +1287,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -1341,7 +1342,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -1396,7 +1397,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -1439,7 +1440,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1467,7 +1468,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 12), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1537,7 +1538,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 28), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1607,7 +1608,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 44), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1677,7 +1678,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 60), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1747,7 +1748,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 76), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -1817,7 +1818,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 92), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -1887,7 +1888,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 108), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -1957,7 +1958,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 124), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -2011,7 +2012,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, c
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 5x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -2044,7 +2045,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 12), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -2129,7 +2130,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 28), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -2214,7 +2215,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 44), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -2299,7 +2300,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 60), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -2384,7 +2385,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 76), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -2469,7 +2470,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 92), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -2554,7 +2555,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 108), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -2639,7 +2640,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 124), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -2704,7 +2705,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 2048 floats apart, values 2048.  Done in chunks of
+ * output rows 2048 floats apart, values 128.  Done in chunks of
  * 4 vectors so 6x4 accumulators stay in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -2742,7 +2743,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 12), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -2842,7 +2843,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 28), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -2942,7 +2943,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 44), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -3042,7 +3043,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 60), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -3142,7 +3143,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 76), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 64);
 			const float32x4_t v2 = vld1q_f32(vp + 68);
 			const float32x4_t v3 = vld1q_f32(vp + 72);
@@ -3242,7 +3243,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 92), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 80);
 			const float32x4_t v2 = vld1q_f32(vp + 84);
 			const float32x4_t v3 = vld1q_f32(vp + 88);
@@ -3342,7 +3343,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 108), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 96);
 			const float32x4_t v2 = vld1q_f32(vp + 100);
 			const float32x4_t v3 = vld1q_f32(vp + 104);
@@ -3442,7 +3443,7 @@ static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, c
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 124), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 2048, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 112);
 			const float32x4_t v2 = vld1q_f32(vp + 116);
 			const float32x4_t v3 = vld1q_f32(vp + 120);
@@ -3546,6 +3547,7 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		const float *vh = v + ((b * seq_kv + 0) * 16 + hk) * 128;
 		_Alignas(64) float qt[8192];
 		_Alignas(64) float st[1024];
+		_Alignas(64) float kp[8192], vp[8192];
 		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 
@@ -3594,26 +3596,31 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 2048;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 128, kh + (j0 + j) * 2048, 128 * sizeof(float));
+				memcpy(vp + j * 128, vh + (j0 + j) * 2048, 128 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 6 <= nb; j += 6)
-					mha_f32_h16_dk128_causal__neon_qk6(qt + r0, kb + j * 2048, st + j * 16);
-				switch (nb - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1(qt + r0, kb + j * 2048, st + j * 16); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2(qt + r0, kb + j * 2048, st + j * 16); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3(qt + r0, kb + j * 2048, st + j * 16); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4(qt + r0, kb + j * 2048, st + j * 16); break;
-				case 5: mha_f32_h16_dk128_causal__neon_qk5(qt + r0, kb + j * 2048, st + j * 16); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 6 <= nt; j += 6)
+					mha_f32_h16_dk128_causal__neon_qk6(qt + r0, kb + j * 128, st + j * 16);
+				switch (nt - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1(qt + r0, kb + j * 128, st + j * 16); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2(qt + r0, kb + j * 128, st + j * 16); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3(qt + r0, kb + j * 128, st + j * 16); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4(qt + r0, kb + j * 128, st + j * 16); break;
+				case 5: mha_f32_h16_dk128_causal__neon_qk5(qt + r0, kb + j * 128, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
@@ -3623,11 +3630,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					const float32x4_t mo = vld1q_f32(m + r0 + 0);
 					float32x4_t mx = vld1q_f32(st + 0);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
 						vst1q_f32(st + jj * 16 + 0, p);
 						sum = vaddq_f32(sum, p);
@@ -3641,11 +3648,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					const float32x4_t mo = vld1q_f32(m + r0 + 4);
 					float32x4_t mx = vld1q_f32(st + 4);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
 						vst1q_f32(st + jj * 16 + 4, p);
 						sum = vaddq_f32(sum, p);
@@ -3659,11 +3666,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					const float32x4_t mo = vld1q_f32(m + r0 + 8);
 					float32x4_t mx = vld1q_f32(st + 8);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
 						vst1q_f32(st + jj * 16 + 8, p);
 						sum = vaddq_f32(sum, p);
@@ -3677,11 +3684,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					const float32x4_t mo = vld1q_f32(m + r0 + 12);
 					float32x4_t mx = vld1q_f32(st + 12);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
 						vst1q_f32(st + jj * 16 + 12, p);
 						sum = vaddq_f32(sum, p);
@@ -3692,15 +3699,14 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					vst1q_f32(m + r0 + 12, mx);
 				}
 				for (size_t r = 0; r < mt; r += 6) {
-					const float *vb = vh + j0 * 2048;
 					float *o = oh + (r0 + r) * 2048;
 					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h16_dk128_causal__neon_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h16_dk128_causal__neon_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h16_dk128_causal__neon_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h16_dk128_causal__neon_pv4(st + r, vb, o, alpha + r, nb); break;
-					case 5: mha_f32_h16_dk128_causal__neon_pv5(st + r, vb, o, alpha + r, nb); break;
-					case 6: mha_f32_h16_dk128_causal__neon_pv6(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h16_dk128_causal__neon_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h16_dk128_causal__neon_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h16_dk128_causal__neon_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h16_dk128_causal__neon_pv4(st + r, vb, o, alpha + r, nt); break;
+					case 5: mha_f32_h16_dk128_causal__neon_pv5(st + r, vb, o, alpha + r, nt); break;
+					case 6: mha_f32_h16_dk128_causal__neon_pv6(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <string.h>
 
 static inline int32_t mha_f32_h4_dk32_padding__scalar_as_int(float x)
 {
@@ -67,7 +68,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt, const float *restrict k,
@@ -96,7 +97,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	(st + 3)[0] = a0_3;
 }
 
-/* Scores of 2 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt, const float *restrict k,
@@ -123,7 +124,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -140,7 +141,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	(st + 7)[0] = a1_3;
 }
 
-/* Scores of 3 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt, const float *restrict k,
@@ -171,14 +172,14 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[256 + d]);
+			const float kb = (k[64 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -199,7 +200,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	(st + 11)[0] = a2_3;
 }
 
-/* Scores of 4 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt, const float *restrict k,
@@ -234,21 +235,21 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[256 + d]);
+			const float kb = (k[64 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[384 + d]);
+			const float kb = (k[96 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -274,7 +275,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 4 apart;
- * output rows 128 floats apart, values 128.  Done in chunks of
+ * output rows 128 floats apart, values 32.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -287,7 +288,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 3)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -312,7 +313,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 7)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -337,7 +338,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 11)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -362,7 +363,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 15)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -387,7 +388,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 19)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -412,7 +413,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 23)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -437,7 +438,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 27)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -462,7 +463,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 		float a0_4 = ((o + 0 + 31)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -483,7 +484,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, 
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 4 apart;
- * output rows 128 floats apart, values 128.  Done in chunks of
+ * output rows 128 floats apart, values 32.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -501,7 +502,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 3)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -541,7 +542,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 7)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -581,7 +582,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 11)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -621,7 +622,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 15)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -661,7 +662,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 19)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -701,7 +702,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 23)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -741,7 +742,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 27)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -781,7 +782,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 		float a1_4 = ((o + 128 + 31)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -813,7 +814,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, 
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 4 apart;
- * output rows 128 floats apart, values 128.  Done in chunks of
+ * output rows 128 floats apart, values 32.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -836,7 +837,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 3)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -891,7 +892,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 7)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -946,7 +947,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 11)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -1001,7 +1002,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 15)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -1056,7 +1057,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 19)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -1111,7 +1112,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 23)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -1166,7 +1167,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 27)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -1221,7 +1222,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 		float a2_4 = ((o + 256 + 31)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -1264,7 +1265,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, 
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 4 apart;
- * output rows 128 floats apart, values 128.  Done in chunks of
+ * output rows 128 floats apart, values 32.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1292,7 +1293,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 3)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -1362,7 +1363,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 7)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -1432,7 +1433,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 11)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -1502,7 +1503,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 15)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -1572,7 +1573,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 19)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -1642,7 +1643,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 23)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -1712,7 +1713,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 27)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -1782,7 +1783,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		float a3_4 = ((o + 384 + 31)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -1863,6 +1864,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
 		_Alignas(64) float qt[2048];
 		_Alignas(64) float st[256];
+		_Alignas(64) float kp[2048], vp[2048];
 		_Alignas(64) float m[64], l[64], alpha[4];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
@@ -1914,24 +1916,29 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 128;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 32, kh + (j0 + j) * 128, 32 * sizeof(float));
+				memcpy(vp + j * 32, vh + (j0 + j) * 128, 32 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 4) {
 				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 4 <= nb; j += 4)
-					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 128, st + j * 4);
-				switch (nb - j) {
-				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 128, st + j * 4); break;
-				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 128, st + j * 4); break;
-				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 128, st + j * 4); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 4 <= nt; j += 4)
+					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4);
+				switch (nt - j) {
+				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4); break;
+				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4); break;
+				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 4; ++r)
 							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
 				}
@@ -1941,11 +1948,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					const float mo = (m + r0 + 0)[0];
 					float mx = (st + 0)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
 					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 0)[0] - ms));
 						(st + jj * 4 + 0)[0] = p;
 						sum = (sum + p);
@@ -1959,11 +1966,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					const float mo = (m + r0 + 1)[0];
 					float mx = (st + 1)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
 					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 1)[0] - ms));
 						(st + jj * 4 + 1)[0] = p;
 						sum = (sum + p);
@@ -1977,11 +1984,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					const float mo = (m + r0 + 2)[0];
 					float mx = (st + 2)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
 					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 2)[0] - ms));
 						(st + jj * 4 + 2)[0] = p;
 						sum = (sum + p);
@@ -1995,11 +2002,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					const float mo = (m + r0 + 3)[0];
 					float mx = (st + 3)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
 					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 3)[0] - ms));
 						(st + jj * 4 + 3)[0] = p;
 						sum = (sum + p);
@@ -2010,13 +2017,12 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					(m + r0 + 3)[0] = mx;
 				}
 				for (size_t r = 0; r < mt; r += 4) {
-					const float *vb = vh + j0 * 128;
 					float *o = oh + (r0 + r) * 128;
 					switch (mt - r < 4 ? mt - r : 4) {
-					case 1: mha_f32_h4_dk32_padding__scalar_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h4_dk32_padding__scalar_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h4_dk32_padding__scalar_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h4_dk32_padding__scalar_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h4_dk32_padding__scalar_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h4_dk32_padding__scalar_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h4_dk32_padding__scalar_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h4_dk32_padding__scalar_pv4(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

@@ -6,11 +6,12 @@
  * Causal mask, bottom-right aligned.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
+ * Algorithm: tiled, 128 query rows x 128 keys, micro-tile 6x16; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <immintrin.h>
 
 
@@ -39,18 +40,18 @@ static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (1024 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 64 are zero. */
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 128 are zero. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 64 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
-	for (size_t r = n; r < 64; ++r)
+			qt[d * 128 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
+	for (size_t r = n; r < 128; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 64 + r] = 0.0f;
+			qt[d * 128 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
@@ -59,8 +60,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -71,7 +72,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	_mm256_store_ps(st + 8, a0_1);
 }
 
-/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
@@ -82,15 +83,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -101,7 +102,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	_mm256_store_ps(st + 24, a1_1);
 }
 
-/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
@@ -114,20 +115,20 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -140,7 +141,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	_mm256_store_ps(st + 40, a2_1);
 }
 
-/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
@@ -155,25 +156,25 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -188,7 +189,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	_mm256_store_ps(st + 56, a3_1);
 }
 
-/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 5x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
@@ -205,30 +206,30 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -245,7 +246,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	_mm256_store_ps(st + 72, a4_1);
 }
 
-/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
@@ -264,35 +265,35 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -312,7 +313,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 1x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -323,7 +324,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -340,7 +341,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -357,7 +358,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -374,7 +375,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -391,7 +392,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 72), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -408,7 +409,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 88), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -425,7 +426,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 104), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -442,7 +443,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 120), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -457,7 +458,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv1(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 2x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -471,7 +472,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -497,7 +498,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -523,7 +524,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -549,7 +550,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -575,7 +576,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 72), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -601,7 +602,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 88), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -627,7 +628,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 104), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -653,7 +654,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 120), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -675,7 +676,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 3x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -692,7 +693,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -727,7 +728,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -762,7 +763,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -797,7 +798,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -832,7 +833,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 72), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -867,7 +868,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 88), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -902,7 +903,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 104), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -937,7 +938,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 120), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -966,7 +967,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv3(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 4x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -986,7 +987,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 8), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -1030,7 +1031,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 24), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -1074,7 +1075,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 40), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -1118,7 +1119,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 56), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -1162,7 +1163,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 72), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -1206,7 +1207,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 88), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -1250,7 +1251,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 104), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -1294,7 +1295,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 3072 + 120), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -1330,7 +1331,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv4(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 5x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1353,7 +1354,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 8), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -1406,7 +1407,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 24), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -1459,7 +1460,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 40), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -1512,7 +1513,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 56), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -1565,7 +1566,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 72), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -1618,7 +1619,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 88), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -1671,7 +1672,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 104), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -1724,7 +1725,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 4096 + 120), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -1767,7 +1768,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv5(const float *restri
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 1024 floats apart, values 1024.  Done in chunks of
+ * output rows 1024 floats apart, values 128.  Done in chunks of
  * 2 vectors so 6x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1793,7 +1794,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 8), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -1855,7 +1856,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 24), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -1917,7 +1918,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 40), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -1979,7 +1980,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 56), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -2041,7 +2042,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 72), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 64);
 			const __m256 v2 = _mm256_loadu_ps(vp + 72);
 			{
@@ -2103,7 +2104,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 88), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 80);
 			const __m256 v2 = _mm256_loadu_ps(vp + 88);
 			{
@@ -2165,7 +2166,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 104), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 96);
 			const __m256 v2 = _mm256_loadu_ps(vp + 104);
 			{
@@ -2227,7 +2228,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 5120 + 120), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 1024, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 112);
 			const __m256 v2 = _mm256_loadu_ps(vp + 120);
 			{
@@ -2280,8 +2281,8 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 16 rows:
+/* Work items are (batch, head, block of 128 query rows), the rows packed
+ * transposed once.  For each block of 128 keys and each tile of 16 rows:
  * scores (keys broadcast from k as it lies), the online softmax with rows in
  * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
@@ -2291,26 +2292,27 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
         const int32_t *kv_len, const float *bias)
 {
 	(void)bias;
-	const size_t nqb = (seq_q + 63) / 64;
+	const size_t nqb = (seq_q + 127) / 128;
 	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
-		const size_t i0 = w % nqb * 64;
-		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+		const size_t i0 = w % nqb * 128;
+		const size_t rows = seq_q - i0 < 128 ? seq_q - i0 : 128;
 		const size_t hk = hh;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 128;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 128;
-		_Alignas(64) float qt[8192];
-		_Alignas(64) float st[1024];
-		_Alignas(64) float m[64], l[64], alpha[16];
-		size_t lim[64] = {0};
+		_Alignas(64) float qt[16384];
+		_Alignas(64) float st[2048];
+		_Alignas(64) float kp[16384], vp[16384];
+		_Alignas(64) float m[128], l[128], alpha[16];
+		size_t lim[128] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
 		mha_f32_h8_dk128_causal_padding__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 64; ++r) {
+		for (size_t r = 0; r < 128; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
@@ -2337,28 +2339,33 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 1024;
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
+			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 128, kh + (j0 + j) * 1024, 128 * sizeof(float));
+				memcpy(vp + j * 128, vh + (j0 + j) * 1024, 128 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 6 <= nb; j += 6)
-					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 1024, st + j * 16);
-				switch (nb - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 1024, st + j * 16); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 1024, st + j * 16); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 1024, st + j * 16); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 1024, st + j * 16); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 1024, st + j * 16); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 6 <= nt; j += 6)
+					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16);
+				switch (nt - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
@@ -2368,11 +2375,11 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					const __m256 mo = _mm256_load_ps(m + r0 + 0);
 					__m256 mx = _mm256_load_ps(st + 0);
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
 					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 						_mm256_store_ps(st + jj * 16 + 0, p);
 						sum = _mm256_add_ps(sum, p);
@@ -2386,11 +2393,11 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					const __m256 mo = _mm256_load_ps(m + r0 + 8);
 					__m256 mx = _mm256_load_ps(st + 8);
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
 					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 						_mm256_store_ps(st + jj * 16 + 8, p);
 						sum = _mm256_add_ps(sum, p);
@@ -2401,15 +2408,14 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					_mm256_store_ps(m + r0 + 8, mx);
 				}
 				for (size_t r = 0; r < mt; r += 6) {
-					const float *vb = vh + j0 * 1024;
 					float *o = oh + (r0 + r) * 1024;
 					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk128_causal_padding__avx2_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h8_dk128_causal_padding__avx2_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h8_dk128_causal_padding__avx2_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h8_dk128_causal_padding__avx2_pv4(st + r, vb, o, alpha + r, nb); break;
-					case 5: mha_f32_h8_dk128_causal_padding__avx2_pv5(st + r, vb, o, alpha + r, nb); break;
-					case 6: mha_f32_h8_dk128_causal_padding__avx2_pv6(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h8_dk128_causal_padding__avx2_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h8_dk128_causal_padding__avx2_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h8_dk128_causal_padding__avx2_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h8_dk128_causal_padding__avx2_pv4(st + r, vb, o, alpha + r, nt); break;
+					case 5: mha_f32_h8_dk128_causal_padding__avx2_pv5(st + r, vb, o, alpha + r, nt); break;
+					case 6: mha_f32_h8_dk128_causal_padding__avx2_pv6(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

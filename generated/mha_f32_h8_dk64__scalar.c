@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <string.h>
 
 static inline int32_t mha_f32_h8_dk64__scalar_as_int(float x)
 {
@@ -66,7 +67,7 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const float *restrict k,
@@ -95,7 +96,7 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 	(st + 3)[0] = a0_3;
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const float *restrict k,
@@ -122,7 +123,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -139,7 +140,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 	(st + 7)[0] = a1_3;
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const float *restrict k,
@@ -170,14 +171,14 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[1024 + d]);
+			const float kb = (k[128 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -198,7 +199,7 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 	(st + 11)[0] = a2_3;
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const float *restrict k,
@@ -233,21 +234,21 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[1024 + d]);
+			const float kb = (k[128 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[1536 + d]);
+			const float kb = (k[192 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -273,7 +274,7 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 4 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -286,7 +287,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 3)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -311,7 +312,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 7)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -336,7 +337,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 11)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -361,7 +362,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 15)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -386,7 +387,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 19)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -411,7 +412,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 23)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -436,7 +437,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 27)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -461,7 +462,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 31)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -486,7 +487,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 35)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
@@ -511,7 +512,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 39)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
@@ -536,7 +537,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 43)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
@@ -561,7 +562,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 47)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
@@ -586,7 +587,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 51)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
@@ -611,7 +612,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 55)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
@@ -636,7 +637,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 59)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
@@ -661,7 +662,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 		float a0_4 = ((o + 0 + 63)[0] * al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
@@ -682,7 +683,7 @@ static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const fl
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 4 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -700,7 +701,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 3)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -740,7 +741,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 7)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -780,7 +781,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 11)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -820,7 +821,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 15)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -860,7 +861,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 19)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -900,7 +901,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 23)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -940,7 +941,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 27)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -980,7 +981,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 31)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -1020,7 +1021,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 35)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
@@ -1060,7 +1061,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 39)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
@@ -1100,7 +1101,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 43)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
@@ -1140,7 +1141,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 47)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
@@ -1180,7 +1181,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 51)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
@@ -1220,7 +1221,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 55)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
@@ -1260,7 +1261,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 59)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
@@ -1300,7 +1301,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 		float a1_4 = ((o + 512 + 63)[0] * al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
@@ -1332,7 +1333,7 @@ static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const fl
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 4 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1355,7 +1356,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 3)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -1410,7 +1411,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 7)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -1465,7 +1466,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 11)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -1520,7 +1521,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 15)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -1575,7 +1576,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 19)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -1630,7 +1631,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 23)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -1685,7 +1686,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 27)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -1740,7 +1741,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 31)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -1795,7 +1796,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 35)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
@@ -1850,7 +1851,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 39)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
@@ -1905,7 +1906,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 43)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
@@ -1960,7 +1961,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 47)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
@@ -2015,7 +2016,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 51)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
@@ -2070,7 +2071,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 55)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
@@ -2125,7 +2126,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 59)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
@@ -2180,7 +2181,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 		float a2_4 = ((o + 1024 + 63)[0] * al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
@@ -2223,7 +2224,7 @@ static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const fl
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 4 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -2251,7 +2252,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 3)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 0)[0];
 			const float v2 = (vp + 1)[0];
 			const float v3 = (vp + 2)[0];
@@ -2321,7 +2322,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 7)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 4)[0];
 			const float v2 = (vp + 5)[0];
 			const float v3 = (vp + 6)[0];
@@ -2391,7 +2392,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 11)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 8)[0];
 			const float v2 = (vp + 9)[0];
 			const float v3 = (vp + 10)[0];
@@ -2461,7 +2462,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 15)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 12)[0];
 			const float v2 = (vp + 13)[0];
 			const float v3 = (vp + 14)[0];
@@ -2531,7 +2532,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 19)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 16)[0];
 			const float v2 = (vp + 17)[0];
 			const float v3 = (vp + 18)[0];
@@ -2601,7 +2602,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 23)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 20)[0];
 			const float v2 = (vp + 21)[0];
 			const float v3 = (vp + 22)[0];
@@ -2671,7 +2672,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 27)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 24)[0];
 			const float v2 = (vp + 25)[0];
 			const float v3 = (vp + 26)[0];
@@ -2741,7 +2742,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 31)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 28)[0];
 			const float v2 = (vp + 29)[0];
 			const float v3 = (vp + 30)[0];
@@ -2811,7 +2812,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 35)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 32)[0];
 			const float v2 = (vp + 33)[0];
 			const float v3 = (vp + 34)[0];
@@ -2881,7 +2882,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 39)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 36)[0];
 			const float v2 = (vp + 37)[0];
 			const float v3 = (vp + 38)[0];
@@ -2951,7 +2952,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 43)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 40)[0];
 			const float v2 = (vp + 41)[0];
 			const float v3 = (vp + 42)[0];
@@ -3021,7 +3022,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 47)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 44)[0];
 			const float v2 = (vp + 45)[0];
 			const float v3 = (vp + 46)[0];
@@ -3091,7 +3092,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 51)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 48)[0];
 			const float v2 = (vp + 49)[0];
 			const float v3 = (vp + 50)[0];
@@ -3161,7 +3162,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 55)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 52)[0];
 			const float v2 = (vp + 53)[0];
 			const float v3 = (vp + 54)[0];
@@ -3231,7 +3232,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 59)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 56)[0];
 			const float v2 = (vp + 57)[0];
 			const float v3 = (vp + 58)[0];
@@ -3301,7 +3302,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 		float a3_4 = ((o + 1536 + 63)[0] * al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 4) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
 			const float v1 = (vp + 60)[0];
 			const float v2 = (vp + 61)[0];
 			const float v3 = (vp + 62)[0];
@@ -3383,6 +3384,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[4096];
 		_Alignas(64) float st[256];
+		_Alignas(64) float kp[4096], vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[4];
 		size_t lim[64] = {0};
 
@@ -3463,24 +3465,29 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 4) {
 				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 4 <= nb; j += 4)
-					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 512, st + j * 4);
-				switch (nb - j) {
-				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 512, st + j * 4); break;
-				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 512, st + j * 4); break;
-				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 512, st + j * 4); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 4 <= nt; j += 4)
+					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4);
+				switch (nt - j) {
+				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4); break;
+				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4); break;
+				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 4; ++r)
 							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
 				}
@@ -3490,11 +3497,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mo = (m + r0 + 0)[0];
 					float mx = (st + 0)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 0)[0]);
 					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 0)[0] - ms));
 						(st + jj * 4 + 0)[0] = p;
 						sum = (sum + p);
@@ -3508,11 +3515,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mo = (m + r0 + 1)[0];
 					float mx = (st + 1)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 1)[0]);
 					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 1)[0] - ms));
 						(st + jj * 4 + 1)[0] = p;
 						sum = (sum + p);
@@ -3526,11 +3533,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mo = (m + r0 + 2)[0];
 					float mx = (st + 2)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 2)[0]);
 					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 2)[0] - ms));
 						(st + jj * 4 + 2)[0] = p;
 						sum = (sum + p);
@@ -3544,11 +3551,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mo = (m + r0 + 3)[0];
 					float mx = (st + 3)[0];
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 3)[0]);
 					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 3)[0] - ms));
 						(st + jj * 4 + 3)[0] = p;
 						sum = (sum + p);
@@ -3559,13 +3566,12 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					(m + r0 + 3)[0] = mx;
 				}
 				for (size_t r = 0; r < mt; r += 4) {
-					const float *vb = vh + j0 * 512;
 					float *o = oh + (r0 + r) * 512;
 					switch (mt - r < 4 ? mt - r : 4) {
-					case 1: mha_f32_h8_dk64__scalar_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h8_dk64__scalar_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h8_dk64__scalar_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h8_dk64__scalar_pv4(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h8_dk64__scalar_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h8_dk64__scalar_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h8_dk64__scalar_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h8_dk64__scalar_pv4(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

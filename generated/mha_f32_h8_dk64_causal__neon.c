@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <arm_neon.h>
 
 
@@ -49,7 +50,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk1(const float *restrict qt, const float *restrict k,
@@ -78,7 +79,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1(const float *restrict qt, co
 	vst1q_f32(st + 12, a0_3);
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, const float *restrict k,
@@ -105,7 +106,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
@@ -122,7 +123,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, co
 	vst1q_f32(st + 28, a1_3);
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, const float *restrict k,
@@ -153,14 +154,14 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
@@ -181,7 +182,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, co
 	vst1q_f32(st + 44, a2_3);
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, const float *restrict k,
@@ -216,21 +217,21 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
@@ -255,7 +256,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, co
 	vst1q_f32(st + 60, a3_3);
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 5x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, const float *restrict k,
@@ -294,28 +295,28 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
@@ -344,7 +345,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, co
 	vst1q_f32(st + 76, a4_3);
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 6x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, const float *restrict k,
@@ -387,35 +388,35 @@ static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[320 + d]);
 			a5_0 = vfmaq_f32(a5_0, q0, kb);
 			a5_1 = vfmaq_f32(a5_1, q1, kb);
 			a5_2 = vfmaq_f32(a5_2, q2, kb);
@@ -449,7 +450,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, co
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -462,7 +463,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, con
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -487,7 +488,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, con
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -512,7 +513,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, con
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -537,7 +538,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, con
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -558,7 +559,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv1(const float *restrict p, con
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -576,7 +577,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, con
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -616,7 +617,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, con
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -656,7 +657,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, con
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -696,7 +697,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, con
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -728,7 +729,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv2(const float *restrict p, con
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -751,7 +752,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, con
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -806,7 +807,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, con
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -861,7 +862,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, con
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -916,7 +917,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, con
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -959,7 +960,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv3(const float *restrict p, con
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -987,7 +988,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1057,7 +1058,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1127,7 +1128,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1197,7 +1198,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1251,7 +1252,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 5x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1284,7 +1285,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1369,7 +1370,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1454,7 +1455,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1539,7 +1540,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1604,7 +1605,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 6x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1642,7 +1643,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 12), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1742,7 +1743,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 28), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1842,7 +1843,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 44), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1942,7 +1943,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 60), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -2046,6 +2047,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[4096];
 		_Alignas(64) float st[1024];
+		_Alignas(64) float kp[4096], vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 
@@ -2078,26 +2080,31 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 6 <= nb; j += 6)
-					mha_f32_h8_dk64_causal__neon_qk6(qt + r0, kb + j * 512, st + j * 16);
-				switch (nb - j) {
-				case 1: mha_f32_h8_dk64_causal__neon_qk1(qt + r0, kb + j * 512, st + j * 16); break;
-				case 2: mha_f32_h8_dk64_causal__neon_qk2(qt + r0, kb + j * 512, st + j * 16); break;
-				case 3: mha_f32_h8_dk64_causal__neon_qk3(qt + r0, kb + j * 512, st + j * 16); break;
-				case 4: mha_f32_h8_dk64_causal__neon_qk4(qt + r0, kb + j * 512, st + j * 16); break;
-				case 5: mha_f32_h8_dk64_causal__neon_qk5(qt + r0, kb + j * 512, st + j * 16); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 6 <= nt; j += 6)
+					mha_f32_h8_dk64_causal__neon_qk6(qt + r0, kb + j * 64, st + j * 16);
+				switch (nt - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1(qt + r0, kb + j * 64, st + j * 16); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2(qt + r0, kb + j * 64, st + j * 16); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3(qt + r0, kb + j * 64, st + j * 16); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4(qt + r0, kb + j * 64, st + j * 16); break;
+				case 5: mha_f32_h8_dk64_causal__neon_qk5(qt + r0, kb + j * 64, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
@@ -2107,11 +2114,11 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					const float32x4_t mo = vld1q_f32(m + r0 + 0);
 					float32x4_t mx = vld1q_f32(st + 0);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
 						vst1q_f32(st + jj * 16 + 0, p);
 						sum = vaddq_f32(sum, p);
@@ -2125,11 +2132,11 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					const float32x4_t mo = vld1q_f32(m + r0 + 4);
 					float32x4_t mx = vld1q_f32(st + 4);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
 						vst1q_f32(st + jj * 16 + 4, p);
 						sum = vaddq_f32(sum, p);
@@ -2143,11 +2150,11 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					const float32x4_t mo = vld1q_f32(m + r0 + 8);
 					float32x4_t mx = vld1q_f32(st + 8);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
 						vst1q_f32(st + jj * 16 + 8, p);
 						sum = vaddq_f32(sum, p);
@@ -2161,11 +2168,11 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					const float32x4_t mo = vld1q_f32(m + r0 + 12);
 					float32x4_t mx = vld1q_f32(st + 12);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
 						vst1q_f32(st + jj * 16 + 12, p);
 						sum = vaddq_f32(sum, p);
@@ -2176,15 +2183,14 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					vst1q_f32(m + r0 + 12, mx);
 				}
 				for (size_t r = 0; r < mt; r += 6) {
-					const float *vb = vh + j0 * 512;
 					float *o = oh + (r0 + r) * 512;
 					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk64_causal__neon_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h8_dk64_causal__neon_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h8_dk64_causal__neon_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h8_dk64_causal__neon_pv4(st + r, vb, o, alpha + r, nb); break;
-					case 5: mha_f32_h8_dk64_causal__neon_pv5(st + r, vb, o, alpha + r, nb); break;
-					case 6: mha_f32_h8_dk64_causal__neon_pv6(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h8_dk64_causal__neon_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h8_dk64_causal__neon_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h8_dk64_causal__neon_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h8_dk64_causal__neon_pv4(st + r, vb, o, alpha + r, nt); break;
+					case 5: mha_f32_h8_dk64_causal__neon_pv5(st + r, vb, o, alpha + r, nt); break;
+					case 6: mha_f32_h8_dk64_causal__neon_pv6(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

@@ -5,11 +5,12 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
+ * Algorithm: tiled, 128 query rows x 128 keys, micro-tile 6x16; exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <immintrin.h>
 
 
@@ -38,18 +39,18 @@ static inline __m256 mha_f32_h8_dk64_s128_causal__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 128 are zero. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
-	for (size_t r = n; r < 64; ++r)
+			qt[d * 128 + r] = q[r * 512 + d] * 0x1p-3f;
+	for (size_t r = n; r < 128; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = 0.0f;
+			qt[d * 128 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1(const float *restrict qt, const float *restrict k,
@@ -58,8 +59,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1(const float *restrict q
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -70,7 +71,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1(const float *restrict q
 	_mm256_store_ps(st + 8, a0_1);
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2(const float *restrict qt, const float *restrict k,
@@ -81,15 +82,15 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2(const float *restrict q
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -100,7 +101,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2(const float *restrict q
 	_mm256_store_ps(st + 24, a1_1);
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3(const float *restrict qt, const float *restrict k,
@@ -113,20 +114,20 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3(const float *restrict q
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -139,7 +140,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3(const float *restrict q
 	_mm256_store_ps(st + 40, a2_1);
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4(const float *restrict qt, const float *restrict k,
@@ -154,25 +155,25 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4(const float *restrict q
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -187,7 +188,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4(const float *restrict q
 	_mm256_store_ps(st + 56, a3_1);
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 5x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5(const float *restrict qt, const float *restrict k,
@@ -204,30 +205,30 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5(const float *restrict q
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -244,7 +245,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5(const float *restrict q
 	_mm256_store_ps(st + 72, a4_1);
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6(const float *restrict qt, const float *restrict k,
@@ -263,35 +264,35 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6(const float *restrict q
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 64 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 64 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -311,7 +312,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6(const float *restrict q
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 1x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -322,7 +323,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -339,7 +340,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -356,7 +357,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -373,7 +374,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p
 		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -388,7 +389,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv1(const float *restrict p
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 2x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -402,7 +403,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -428,7 +429,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -454,7 +455,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -480,7 +481,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p
 		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -502,7 +503,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv2(const float *restrict p
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 3x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -519,7 +520,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -554,7 +555,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -589,7 +590,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -624,7 +625,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p
 		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -653,7 +654,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv3(const float *restrict p
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 4x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -673,7 +674,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -717,7 +718,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -761,7 +762,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -805,7 +806,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -841,7 +842,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 5x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -864,7 +865,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -917,7 +918,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -970,7 +971,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -1023,7 +1024,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p
 		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -1066,7 +1067,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv5(const float *restrict p
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 2 vectors so 6x2 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1092,7 +1093,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 8), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 0);
 			const __m256 v2 = _mm256_loadu_ps(vp + 8);
 			{
@@ -1154,7 +1155,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 24), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 16);
 			const __m256 v2 = _mm256_loadu_ps(vp + 24);
 			{
@@ -1216,7 +1217,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 40), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 32);
 			const __m256 v2 = _mm256_loadu_ps(vp + 40);
 			{
@@ -1278,7 +1279,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 56), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const __m256 v1 = _mm256_loadu_ps(vp + 48);
 			const __m256 v2 = _mm256_loadu_ps(vp + 56);
 			{
@@ -1331,8 +1332,8 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 64 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 16 rows:
+/* Work items are (batch, head, block of 128 query rows), the rows packed
+ * transposed once.  For each block of 128 keys and each tile of 16 rows:
  * scores (keys broadcast from k as it lies), the online softmax with rows in
  * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
@@ -1345,23 +1346,24 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 	(void)seq_kv; /* fixed: 128 */
 	(void)kv_len;
 	(void)bias;
-	for (size_t w = 0; w < batch * 8 * 2; ++w) {
-		const size_t b = w / (8 * 2);
-		const size_t hh = w / 2 % 8;
-		const size_t i0 = w % 2 * 64;
-		const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
+	for (size_t w = 0; w < batch * 8 * 1; ++w) {
+		const size_t b = w / (8 * 1);
+		const size_t hh = w / 1 % 8;
+		const size_t i0 = w % 1 * 128;
+		const size_t rows = 128 - i0 < 128 ? 128 - i0 : 128;
 		const size_t hk = hh;
 		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[4096];
-		_Alignas(64) float st[1024];
-		_Alignas(64) float m[64], l[64], alpha[16];
-		size_t lim[64] = {0};
+		_Alignas(64) float qt[8192];
+		_Alignas(64) float st[2048];
+		_Alignas(64) float kp[8192], vp[8192];
+		_Alignas(64) float m[128], l[128], alpha[16];
+		size_t lim[128] = {0};
 
 		mha_f32_h8_dk64_s128_causal__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 64; ++r) {
+		for (size_t r = 0; r < 128; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
@@ -1379,28 +1381,33 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
+			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 6 <= nb; j += 6)
-					mha_f32_h8_dk64_s128_causal__avx2_qk6(qt + r0, kb + j * 512, st + j * 16);
-				switch (nb - j) {
-				case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1(qt + r0, kb + j * 512, st + j * 16); break;
-				case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2(qt + r0, kb + j * 512, st + j * 16); break;
-				case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3(qt + r0, kb + j * 512, st + j * 16); break;
-				case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4(qt + r0, kb + j * 512, st + j * 16); break;
-				case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5(qt + r0, kb + j * 512, st + j * 16); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 6 <= nt; j += 6)
+					mha_f32_h8_dk64_s128_causal__avx2_qk6(qt + r0, kb + j * 64, st + j * 16);
+				switch (nt - j) {
+				case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1(qt + r0, kb + j * 64, st + j * 16); break;
+				case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2(qt + r0, kb + j * 64, st + j * 16); break;
+				case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3(qt + r0, kb + j * 64, st + j * 16); break;
+				case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4(qt + r0, kb + j * 64, st + j * 16); break;
+				case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5(qt + r0, kb + j * 64, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
@@ -1410,11 +1417,11 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 					const __m256 mo = _mm256_load_ps(m + r0 + 0);
 					__m256 mx = _mm256_load_ps(st + 0);
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
 					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 						_mm256_store_ps(st + jj * 16 + 0, p);
 						sum = _mm256_add_ps(sum, p);
@@ -1428,11 +1435,11 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 					const __m256 mo = _mm256_load_ps(m + r0 + 8);
 					__m256 mx = _mm256_load_ps(st + 8);
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
 					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 						_mm256_store_ps(st + jj * 16 + 8, p);
 						sum = _mm256_add_ps(sum, p);
@@ -1443,15 +1450,14 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 					_mm256_store_ps(m + r0 + 8, mx);
 				}
 				for (size_t r = 0; r < mt; r += 6) {
-					const float *vb = vh + j0 * 512;
 					float *o = oh + (r0 + r) * 512;
 					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk64_s128_causal__avx2_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h8_dk64_s128_causal__avx2_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h8_dk64_s128_causal__avx2_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h8_dk64_s128_causal__avx2_pv4(st + r, vb, o, alpha + r, nb); break;
-					case 5: mha_f32_h8_dk64_s128_causal__avx2_pv5(st + r, vb, o, alpha + r, nb); break;
-					case 6: mha_f32_h8_dk64_s128_causal__avx2_pv6(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h8_dk64_s128_causal__avx2_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h8_dk64_s128_causal__avx2_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h8_dk64_s128_causal__avx2_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h8_dk64_s128_causal__avx2_pv4(st + r, vb, o, alpha + r, nt); break;
+					case 5: mha_f32_h8_dk64_s128_causal__avx2_pv5(st + r, vb, o, alpha + r, nt); break;
+					case 6: mha_f32_h8_dk64_s128_causal__avx2_pv6(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <arm_neon.h>
 
 
@@ -50,7 +51,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 1x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *restrict qt, const float *restrict k,
@@ -79,7 +80,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *re
 	vst1q_f32(st + 12, a0_3);
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 2x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *restrict qt, const float *restrict k,
@@ -106,7 +107,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *re
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
@@ -123,7 +124,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *re
 	vst1q_f32(st + 28, a1_3);
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 3x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *restrict qt, const float *restrict k,
@@ -154,14 +155,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *re
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
@@ -182,7 +183,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *re
 	vst1q_f32(st + 44, a2_3);
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *restrict qt, const float *restrict k,
@@ -217,21 +218,21 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *re
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
@@ -256,7 +257,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *re
 	vst1q_f32(st + 60, a3_3);
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 5x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *restrict qt, const float *restrict k,
@@ -295,28 +296,28 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *re
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
@@ -345,7 +346,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *re
 	vst1q_f32(st + 76, a4_3);
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
  * is broadcast: 6x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *restrict qt, const float *restrict k,
@@ -388,35 +389,35 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *re
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[320 + d]);
 			a5_0 = vfmaq_f32(a5_0, q0, kb);
 			a5_1 = vfmaq_f32(a5_1, q1, kb);
 			a5_2 = vfmaq_f32(a5_2, q2, kb);
@@ -450,7 +451,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 1x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -463,7 +464,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -488,7 +489,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -513,7 +514,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -538,7 +539,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -559,7 +560,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 2x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -577,7 +578,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -617,7 +618,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -657,7 +658,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -697,7 +698,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -729,7 +730,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 3x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -752,7 +753,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -807,7 +808,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -862,7 +863,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -917,7 +918,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -960,7 +961,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 4x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -988,7 +989,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1058,7 +1059,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1128,7 +1129,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1198,7 +1199,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1252,7 +1253,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 5x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1285,7 +1286,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1370,7 +1371,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1455,7 +1456,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1540,7 +1541,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -1605,7 +1606,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
 }
 
 /* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 512 floats apart, values 512.  Done in chunks of
+ * output rows 512 floats apart, values 64.  Done in chunks of
  * 4 vectors so 6x4 accumulators stay in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *restrict p, const float *restrict v,
         float *restrict o, const float *restrict alpha, size_t nb)
@@ -1643,7 +1644,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 12), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 0);
 			const float32x4_t v2 = vld1q_f32(vp + 4);
 			const float32x4_t v3 = vld1q_f32(vp + 8);
@@ -1743,7 +1744,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 28), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 16);
 			const float32x4_t v2 = vld1q_f32(vp + 20);
 			const float32x4_t v3 = vld1q_f32(vp + 24);
@@ -1843,7 +1844,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 44), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 32);
 			const float32x4_t v2 = vld1q_f32(vp + 36);
 			const float32x4_t v3 = vld1q_f32(vp + 40);
@@ -1943,7 +1944,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 60), al5);
 		const float *vp = v;
 		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 512, pp += 16) {
+		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
 			const float32x4_t v1 = vld1q_f32(vp + 48);
 			const float32x4_t v2 = vld1q_f32(vp + 52);
 			const float32x4_t v3 = vld1q_f32(vp + 56);
@@ -2047,6 +2048,7 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[4096];
 		_Alignas(64) float st[1024];
+		_Alignas(64) float kp[4096], vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[16];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
@@ -2082,26 +2084,31 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
+			const float *kb = kp, *vb = vp;
+			for (size_t j = 0; j < nb; ++j) {
+				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
 				if (j0 >= lim[r0 + mt - 1])
 					continue; /* no row of this tile sees these keys */
-				for (; j + 6 <= nb; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qt + r0, kb + j * 512, st + j * 16);
-				switch (nb - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qt + r0, kb + j * 512, st + j * 16); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qt + r0, kb + j * 512, st + j * 16); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qt + r0, kb + j * 512, st + j * 16); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qt + r0, kb + j * 512, st + j * 16); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qt + r0, kb + j * 512, st + j * 16); break;
+				/* keys of the block that some row of the tile sees */
+				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				for (; j + 6 <= nt; j += 6)
+					mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qt + r0, kb + j * 64, st + j * 16);
+				switch (nt - j) {
+				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qt + r0, kb + j * 64, st + j * 16); break;
+				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qt + r0, kb + j * 64, st + j * 16); break;
+				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qt + r0, kb + j * 64, st + j * 16); break;
+				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qt + r0, kb + j * 64, st + j * 16); break;
+				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qt + r0, kb + j * 64, st + j * 16); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block
-				 * (keys from nb on, never computed, are past every limit) */
-				if (j0 + 64 > lim[r0]) {
-					for (size_t jj = 0; jj < 64; ++jj)
+				/* mask only where a row's limit falls inside the block */
+				if (j0 + nt > lim[r0]) {
+					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				}
@@ -2111,11 +2118,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					const float32x4_t mo = vld1q_f32(m + r0 + 0);
 					float32x4_t mx = vld1q_f32(st + 0);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
 						vst1q_f32(st + jj * 16 + 0, p);
 						sum = vaddq_f32(sum, p);
@@ -2129,11 +2136,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					const float32x4_t mo = vld1q_f32(m + r0 + 4);
 					float32x4_t mx = vld1q_f32(st + 4);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
 						vst1q_f32(st + jj * 16 + 4, p);
 						sum = vaddq_f32(sum, p);
@@ -2147,11 +2154,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					const float32x4_t mo = vld1q_f32(m + r0 + 8);
 					float32x4_t mx = vld1q_f32(st + 8);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
 						vst1q_f32(st + jj * 16 + 8, p);
 						sum = vaddq_f32(sum, p);
@@ -2165,11 +2172,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					const float32x4_t mo = vld1q_f32(m + r0 + 12);
 					float32x4_t mx = vld1q_f32(st + 12);
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < 64; ++jj)
+					for (size_t jj = 1; jj < nt; ++jj)
 						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
 					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < 64; ++jj) {
+					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
 						vst1q_f32(st + jj * 16 + 12, p);
 						sum = vaddq_f32(sum, p);
@@ -2180,15 +2187,14 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					vst1q_f32(m + r0 + 12, mx);
 				}
 				for (size_t r = 0; r < mt; r += 6) {
-					const float *vb = vh + j0 * 512;
 					float *o = oh + (r0 + r) * 512;
 					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(st + r, vb, o, alpha + r, nb); break;
-					case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(st + r, vb, o, alpha + r, nb); break;
-					case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(st + r, vb, o, alpha + r, nb); break;
-					case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st + r, vb, o, alpha + r, nb); break;
-					case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st + r, vb, o, alpha + r, nb); break;
-					case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st + r, vb, o, alpha + r, nb); break;
+					case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(st + r, vb, o, alpha + r, nt); break;
+					case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(st + r, vb, o, alpha + r, nt); break;
+					case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(st + r, vb, o, alpha + r, nt); break;
+					case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st + r, vb, o, alpha + r, nt); break;
+					case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st + r, vb, o, alpha + r, nt); break;
+					case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st + r, vb, o, alpha + r, nt); break;
 					default: break;
 					}
 				}

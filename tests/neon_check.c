@@ -4,6 +4,7 @@
  *   neon_check NAME...    only these kernels
  *   neon_check --list     print the kernel names
  *   neon_check --exp      print the exp's max ulp error over [-87, 0]
+ *   neon_check --expfast  the same for the fast exp
  * Exit status 0 when every check passed. */
 #include <stdio.h>
 #include <string.h>
@@ -30,6 +31,7 @@ static const struct mha_kernel kernels[] = {
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
 void mha_exp_neon(const float *x, float *y, size_t n);
+void mha_expfast_neon(const float *x, float *y, size_t n);
 
 int main(int argc, char **argv)
 {
@@ -41,9 +43,11 @@ int main(int argc, char **argv)
 			printf("%s\n", kernels[i].name);
 		return 0;
 	}
-	if (argc == 2 && strcmp(argv[1], "--exp") == 0) {
+	if (argc == 2 && (strcmp(argv[1], "--exp") == 0 ||
+	                  strcmp(argv[1], "--expfast") == 0)) {
 		float worst;
-		double ulp = ulp_max_exp(mha_exp_neon, 61, &worst);
+		double ulp = ulp_max_exp(strcmp(argv[1], "--exp") == 0 ?
+		                         mha_exp_neon : mha_expfast_neon, 61, &worst);
 		printf("exp %.6f ulp at %a\n", ulp, (double)worst);
 		return 0;
 	}

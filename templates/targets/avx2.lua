@@ -7,7 +7,7 @@ local T = {
 	includes = {"<immintrin.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mr x nr/W
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, mr = 6, nr = 16},
+	defaults = {block_kv = 128, block_q = 128, mq = 16, nk = 6, mr = 6, nr = 16},
 	cflags = "-mavx2 -mfma",
 }
 
