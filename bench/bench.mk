@@ -1,3 +1,79 @@
-# make bench: see bench/bench.c
+# ---- bench: generated AVX2 kernels timed against the reference, against
+# attention composed from OpenBLAS, and against this machine's FMA peak and
+# read bandwidth (bench/bench.c).  Writes $(BENCH)/bench.csv.  Never a test.
+BENCH := $(BUILD)/bench
+
+# One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
+BENCH_SHAPES := k1 k2 k3 k4 k5
+BENCH_k1 := --h 8 --dk 64 --seq 128
+BENCH_k2 := --h 12 --dk 64 --seq 197
+BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
+BENCH_k4 := --h 16 --dk 128 --seq 1024 --mask causal
+BENCH_k5 := --h 32 --dk 128 --seq 1 --seq-kv 2048
+
+BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
+BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
+BENCH_OBJS := $(BENCH)/bench.o $(BENCH)/peak.o $(BENCH)/blas_attn.o
+
+# Threaded kernels only when mhagen has --threads and $(CC) builds and links
+# OpenMP.  Expanded once, in a recipe run after $(MHAGEN) is built (so a
+# fresh tree and other make targets never run the probes).
+bench_probe_threads = $(shell $(MHAGEN) --help 2>/dev/null | \
+	grep -q -e --threads && \
+	echo 'int main(void) { return omp_get_max_threads() < 1; }' | \
+	$(CC) -fopenmp -include omp.h -x c - -o /dev/null 2>/dev/null && echo 1)
+BENCH_OMP = $(eval BENCH_OMP := $(if $(bench_probe_threads),1))$(BENCH_OMP)
+BENCH_GENFLAGS = --target avx2 $(if $(BENCH_OMP),--threads openmp)
+BENCH_CFLAGS = $(AVX2_FLAGS) $(if $(BENCH_OMP),-fopenmp)
+BENCH_FLAGS = $(BENCH_GENFLAGS) | $(CC) $(KFLAGS) $(BENCH_CFLAGS)
+
+.PHONY: bench-run FORCE
+FORCE:
+
 bench: deps
-	@echo "bench: not built yet"
+	@$(MAKE) --no-print-directory -j2 bench-run
+
+bench-run: $(BENCH)/bench
+	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
+	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BENCH)/bench $(BENCH)/bench.csv
+
+# The generator and compiler flags of the kernels; rewritten only when they
+# change, so a change regenerates and recompiles every kernel.
+$(BENCH)/flags: $(MHAGEN) FORCE | $(BENCH)
+	@echo '$(BENCH_FLAGS)' | cmp -s - $@ || echo '$(BENCH_FLAGS)' > $@
+
+# A kernel and its registry line (for the bench's table of kernels).
+$(BENCH)/bench_%.c: $(MHAGEN) $(BENCH)/flags
+	@echo "  GEN     $@  (mhagen $(BENCH_$*) $(BENCH_GENFLAGS))"
+	@$(MHAGEN) $(BENCH_$*) $(BENCH_GENFLAGS) --name bench_$* \
+		--emit registry > $(@:.c=.reg)
+	@$(MHAGEN) $(BENCH_$*) $(BENCH_GENFLAGS) --name bench_$* -o $@
+
+# Compiled three times for the median compile time; one at a time (each
+# waits for the previous one) so two timed compiles never share the CPU.
+$(BENCH)/bench_%.o: $(BENCH)/bench_%.c tools/time-cc.sh
+	@echo "  CC      $< (x3, timed: -O2 $(BENCH_CFLAGS))"
+	@tools/time-cc.sh bench_$* $@ $(@:.o=.build) \
+		$(CC) $(KFLAGS) $(BENCH_CFLAGS) $<
+bench_chain = $(if $(word 2,$1),$(eval $(word 2,$1): | $(word 1,$1))$(call bench_chain,$(wordlist 2,99,$1)))
+$(call bench_chain,$(BENCH_KOBJS))
+
+$(BENCH)/kernels.inc: $(BENCH_KSRCS)
+	@cat $(BENCH_KSRCS:.c=.reg) > $@
+$(BENCH)/compile.inc: $(BENCH_KOBJS)
+	@cat $(BENCH_KOBJS:.o=.build) > $@
+
+$(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc \
+		$(BENCH)/flags
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) -c $< -o $@
+$(BENCH)/peak.o: bench/peak.c | $(BENCH)
+	@echo "  CC      $< (-O2 -mavx2 -mfma)"
+	@$(CC) $(ALL_CFLAGS) -O2 $(AVX2_FLAGS) -c $< -o $@
+$(BENCH)/blas_attn.o: bench/blas_attn.c | $(BENCH)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -O2 -c $< -o $@
+
+$(BENCH)/bench: $(BENCH_OBJS) $(BENCH_KOBJS) $(RT_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@

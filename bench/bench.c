@@ -1,0 +1,582 @@
+/* make bench: a few generated AVX2 kernels (bench/bench.mk lists their
+ * shapes), each checked against the reference once, then timed pinned to one
+ * core and on two OpenMP threads, against the runtime reference, against
+ * attention composed from OpenBLAS, and against this machine's own FMA peak
+ * and read bandwidth measured in the same run.  Prints a table, writes CSV.
+ *
+ *   bench CSVFILE
+ *
+ * Exits 1 when a kernel or the OpenBLAS baseline differs from the reference,
+ * before timing it: no speed is reported for a wrong result. */
+#define _GNU_SOURCE
+#include <cblas.h>
+#include <math.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "../runtime/mha_buf.h"
+#include "../runtime/mha_cpu.h"
+#include "../runtime/mha_ref.h"
+#include "../runtime/mha_time.h"
+#include "bench.h"
+
+#define MIN_RUNS 11     /* timed runs of a kernel or of OpenBLAS, at least */
+#define MAX_RUNS 201    /* ... and at most, for short calls */
+#define RUN_BUDGET 0.3  /* seconds of timed runs to aim for, per column */
+#define REF_SLOW 0.1    /* a reference call this slow gets REF_FEW runs */
+#define REF_FEW 3
+#define PEAK_RUNS 11
+#define WARM_UP 0.3 /* seconds of FMA loop before measuring the peak */
+#define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
+
+typedef void (*kernel_fn)(const float *, const float *, const float *,
+                          float *, size_t, size_t, size_t, const int32_t *,
+                          const float *);
+
+/* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
+#define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
+                        layout, scale)                                     \
+	void name(const float *, const float *, const float *, float *,     \
+	          size_t, size_t, size_t, const int32_t *, const float *);
+#include "kernels.inc"
+#undef MHA_KERNEL_AVX2
+
+struct shape {
+	const char *name;
+	kernel_fn fn;
+	struct mha_attn attn;
+	size_t seq_q, seq_kv; /* fixed by the spec */
+};
+
+#define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
+                        layout, scale)                                     \
+	{#name, name, {h, kvh, dk, dv, mask, align, layout, 0, scale}, sq, skv},
+static const struct shape shapes[] = {
+#include "kernels.inc"
+};
+#undef MHA_KERNEL_AVX2
+#define NSHAPES (sizeof shapes / sizeof shapes[0])
+
+/* Median clang -O2 compile seconds and object bytes of each kernel, measured
+ * by tools/time-cc.sh, in compile.inc. */
+struct build {
+	const char *name;
+	double seconds;
+	long bytes;
+};
+
+#define BENCH_BUILD(name, seconds, bytes) {#name, seconds, bytes},
+static const struct build builds[] = {
+#include "compile.inc"
+};
+#undef BENCH_BUILD
+
+/* What was measured for one shape; times in seconds, 0 when not measured. */
+struct result {
+	char label[64];
+	double flops, bytes;     /* useful flops; K and V bytes read */
+	double t1, t2;           /* kernel on 1 thread, on 2 threads */
+	double tref, tblas;
+	size_t ref_runs;
+	double err, err_blas, tol;
+	const struct build *build;
+};
+
+/* The machine's figures, measured in the same run. */
+struct machine {
+	double peak, peak_end; /* 1-core FMA GFLOP/s, before and after */
+	double bw;             /* 1-core read GB/s */
+	double others;         /* CPUs other processes kept busy, on average */
+};
+
+enum impl { KERNEL, REFERENCE, OPENBLAS };
+
+/* One implementation applied to one shape's buffers. */
+struct job {
+	const struct shape *sh;
+	enum impl impl;
+	const float *q, *k, *v;
+	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
+};
+
+static cpu_set_t all_cpus; /* the affinity the bench started with */
+
+/* Run the job once; seconds taken. */
+static double run_once(const struct job *j)
+{
+	const struct shape *sh = j->sh;
+	double t0 = mha_now();
+
+	switch (j->impl) {
+	case KERNEL:
+		sh->fn(j->q, j->k, j->v, j->out, 1, sh->seq_q, sh->seq_kv,
+		       NULL, NULL);
+		break;
+	case REFERENCE:
+		mha_ref_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
+		                  sh->seq_q, sh->seq_kv, NULL, NULL);
+		break;
+	case OPENBLAS:
+		if (blas_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
+		                   sh->seq_q, sh->seq_kv, j->s)) {
+			fprintf(stderr, "\nbench: no OpenBLAS baseline for "
+			        "%s (its mask or layout)\n", sh->name);
+			exit(1);
+		}
+		break;
+	}
+	return mha_now() - t0;
+}
+
+/* How many timed runs for a call that took t seconds: MIN_RUNS at least,
+ * more for short calls, up to about RUN_BUDGET seconds. */
+static size_t runs_for(double t)
+{
+	double n = RUN_BUDGET / (t > 1e-9 ? t : 1e-9);
+
+	return n < MIN_RUNS ? MIN_RUNS : n > MAX_RUNS ? MAX_RUNS : (size_t)n;
+}
+
+/* Median seconds of n runs of the job; first holds a time already taken
+ * (counted as one of the n) or is negative. */
+static double median_time(const struct job *j, size_t n, double first)
+{
+	double t[MAX_RUNS];
+	size_t i = 0;
+
+	if (first >= 0.0)
+		t[i++] = first;
+	while (i < n)
+		t[i++] = run_once(j);
+	return mha_median(t, n);
+}
+
+/* Largest |x - y| over n floats; infinite when x holds a NaN (an output the
+ * kernel did not write, or a wrong one). */
+static double max_err(const float *x, const float *y, size_t n)
+{
+	double e = 0.0;
+
+	for (size_t i = 0; i < n; ++i) {
+		double d = fabs((double)x[i] - (double)y[i]);
+		if (isnan(d))
+			return INFINITY;
+		e = d > e ? d : e;
+	}
+	return e;
+}
+
+/* Exit 1, before any time of it is reported, when what differs from the
+ * reference beyond tol. */
+static void verify(const char *what, const struct result *r, double err)
+{
+	if (err <= r->tol)
+		return;
+	fprintf(stderr, "bench: %s on %s differs from the reference: "
+	        "max|err| %.3g > tolerance %.3g\n", what, r->label, err,
+	        r->tol);
+	exit(1);
+}
+
+/* Uniform floats in [-1, 1) from a 64-bit LCG. */
+static void fill(float *x, size_t n, uint64_t *s)
+{
+	for (size_t i = 0; i < n; ++i) {
+		*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+		x[i] = (float)((double)(*s >> 40) * 0x1p-23 - 1.0);
+	}
+}
+
+/* Start the OpenMP runtime and its second thread while every CPU is
+ * allowed: libomp gives the threads it starts the affinity of the moment,
+ * and the benchmark pins itself to CPU 0 right after.  Leaves 1 thread. */
+static void start_threads(void)
+{
+#ifdef _OPENMP
+	omp_set_num_threads(2);
+#pragma omp parallel
+	{
+		(void)omp_get_thread_num();
+	}
+	omp_set_num_threads(1);
+#endif
+}
+
+/* "h8 dk64 s512 causal", "decode h32 dk128 q1 kv2048". */
+static void label(char *buf, size_t size, const struct shape *sh)
+{
+	const struct mha_attn *a = &sh->attn;
+	int n = snprintf(buf, size, "%sh%zu", sh->seq_q == 1 ? "decode " : "",
+	                 a->h);
+
+	if (a->kv_heads != a->h)
+		n += snprintf(buf + n, size - (size_t)n, " kv%zu", a->kv_heads);
+	n += snprintf(buf + n, size - (size_t)n, " dk%zu", a->dk);
+	if (a->dv != a->dk)
+		n += snprintf(buf + n, size - (size_t)n, " dv%zu", a->dv);
+	if (sh->seq_q == sh->seq_kv)
+		n += snprintf(buf + n, size - (size_t)n, " s%zu", sh->seq_q);
+	else
+		n += snprintf(buf + n, size - (size_t)n, " q%zu kv%zu",
+		              sh->seq_q, sh->seq_kv);
+	if (a->mask & MHA_MASK_CAUSAL)
+		snprintf(buf + n, size - (size_t)n, " causal");
+}
+
+/* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
+static double useful_flops(const struct shape *sh)
+{
+	double pairs = 0.0;
+
+	for (size_t i = 0; i < sh->seq_q; ++i) {
+		size_t lo, end = mha_ref_visible(&sh->attn, i, sh->seq_q,
+		                                 sh->seq_kv, &lo);
+		pairs += (double)(end - lo);
+	}
+	return 2.0 * (double)(sh->attn.dk + sh->attn.dv) *
+	       (double)sh->attn.h * pairs;
+}
+
+/* The build facts of kernel name, or NULL. */
+static const struct build *find_build(const char *name)
+{
+	for (size_t i = 0; i < sizeof builds / sizeof builds[0]; ++i)
+		if (strcmp(builds[i].name, name) == 0)
+			return &builds[i];
+	return NULL;
+}
+
+/* CPU seconds the whole machine spent busy (steal included) since boot,
+ * less what this process used: the load of everything else.  -1 when
+ * /proc/stat cannot be read. */
+static double others_seconds(void)
+{
+	unsigned long long f[8] = {0};
+	struct rusage ru;
+	FILE *p = fopen("/proc/stat", "r");
+	int n;
+
+	if (!p)
+		return -1.0;
+	n = fscanf(p, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &f[0],
+	           &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7]);
+	fclose(p);
+	if (n != 8 || getrusage(RUSAGE_SELF, &ru))
+		return -1.0;
+	/* user nice system [idle iowait] irq softirq steal */
+	return (double)(f[0] + f[1] + f[2] + f[5] + f[6] + f[7]) /
+	       (double)sysconf(_SC_CLK_TCK) -
+	       ((double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+	        (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6);
+}
+
+/* Median single-core FMA GFLOP/s, after WARM_UP seconds of warm-up (the
+ * core takes a while to reach its full clock). */
+static double measure_peak(void)
+{
+	double g[PEAK_RUNS], t0 = mha_now();
+
+	while (mha_now() - t0 < WARM_UP)
+		bench_fma_gflops();
+	for (int r = 0; r < PEAK_RUNS; ++r)
+		g[r] = bench_fma_gflops();
+	return mha_median(g, PEAK_RUNS);
+}
+
+/* Median single-core read GB/s over a 256 MiB array, after one warm-up. */
+static double measure_bandwidth(void)
+{
+	double g[PEAK_RUNS];
+	float *a = mha_alloc(BW_FLOATS), sink = 0.0f;
+
+	if (!a)
+		return 0.0;
+	for (size_t i = 0; i < BW_FLOATS; ++i)
+		a[i] = 1.0f;
+	bench_read_gbs(a, BW_FLOATS, &sink);
+	for (int r = 0; r < PEAK_RUNS; ++r)
+		g[r] = bench_read_gbs(a, BW_FLOATS, &sink);
+	mha_free(a);
+	return sink == (float)BW_FLOATS ? mha_median(g, PEAK_RUNS) : 0.0;
+}
+
+/* Call the job once into the poisoned, guarded output and compare with ref;
+ * exit when it differs or wrote outside its output.  Seconds taken. */
+static double check(const struct job *j, struct mha_guarded *out,
+                    const float *ref, const char *what, struct result *r)
+{
+	double t, err;
+
+	mha_guarded_poison(out);
+	t = run_once(j);
+	err = mha_guarded_intact(out) ? max_err(out->data, ref, out->n)
+	                              : INFINITY;
+	verify(what, r, err);
+	if (j->impl == OPENBLAS)
+		r->err_blas = err;
+	else if (r->err < err)
+		r->err = err;
+	return t;
+}
+
+/* Kernel on 1 thread pinned to CPU 0 (then, with OpenMP, on 2 threads
+ * over every CPU): check once (the warm-up), then time. */
+static void measure_kernel(const struct job *j, struct mha_guarded *out,
+                           const float *ref, struct result *r)
+{
+	double t = check(j, out, ref, j->sh->name, r);
+
+	r->t1 = median_time(j, runs_for(t), -1.0);
+#ifdef _OPENMP
+	fprintf(stderr, " kernel-2T");
+	sched_setaffinity(0, sizeof all_cpus, &all_cpus);
+	omp_set_num_threads(2);
+	t = check(j, out, ref, "the kernel on 2 threads", r);
+	r->t2 = median_time(j, runs_for(t), -1.0);
+	omp_set_num_threads(1);
+	mha_pin_cpu(0);
+#endif
+}
+
+/* Every column of one shape; progress on stderr.  -1 when out of memory
+ * or for a mask the benchmark does not pass arguments for. */
+static int measure_shape(const struct shape *sh, struct result *r,
+                         size_t index)
+{
+	const struct mha_attn *a = &sh->attn;
+	size_t nq = sh->seq_q * a->h * a->dk, nk = sh->seq_kv * a->kv_heads * a->dk;
+	size_t nv = sh->seq_kv * a->kv_heads * a->dv, no = sh->seq_q * a->h * a->dv;
+	float *q = mha_alloc(nq), *k = mha_alloc(nk), *v = mha_alloc(nv);
+	float *ref = mha_alloc(no), *s = mha_alloc(sh->seq_q * sh->seq_kv);
+	struct mha_guarded out = {0};
+	struct job j = {sh, REFERENCE, q, k, v, ref, s};
+	uint64_t seed = 0x6d686167656eull + index;
+	double tref, vmax = 0.0;
+
+	if (a->mask & ~(unsigned)MHA_MASK_CAUSAL) {
+		fprintf(stderr, "bench: %s: only masks none and causal are "
+		        "benchmarked\n", sh->name);
+		return -1;
+	}
+	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no)) {
+		fprintf(stderr, "bench: out of memory\n");
+		return -1;
+	}
+	label(r->label, sizeof r->label, sh);
+	r->flops = useful_flops(sh);
+	r->bytes = (double)(nk + nv) * sizeof(float);
+	r->build = find_build(sh->name);
+	fill(q, nq, &seed);
+	fill(k, nk, &seed);
+	fill(v, nv, &seed);
+	for (size_t i = 0; i < nv; ++i)
+		vmax = fmax(vmax, fabs((double)v[i]));
+	r->tol = 1e-4 * vmax;
+
+	fprintf(stderr, "bench: [%zu/%zu] %s (%s): reference", index + 1,
+	        NSHAPES, r->label, sh->name);
+	tref = run_once(&j);
+	fprintf(stderr, " kernel-1T");
+	j.impl = KERNEL;
+	j.out = out.data;
+	measure_kernel(&j, &out, ref, r);
+
+	fprintf(stderr, " OpenBLAS");
+	j.impl = OPENBLAS;
+	r->tblas = median_time(&j, runs_for(check(&j, &out, ref,
+	                       "the OpenBLAS baseline", r)), -1.0);
+
+	r->ref_runs = tref > REF_SLOW ? REF_FEW : MIN_RUNS;
+	fprintf(stderr, " reference-x%zu\n", r->ref_runs);
+	j.impl = REFERENCE;
+	j.out = ref;
+	/* a slow reference's check call counts as a run; else it warmed up */
+	r->tref = median_time(&j, r->ref_runs, tref > REF_SLOW ? tref : -1.0);
+
+	mha_free(q);
+	mha_free(k);
+	mha_free(v);
+	mha_free(ref);
+	mha_free(s);
+	mha_guarded_free(&out);
+	return 0;
+}
+
+/* The "%peak" cell: % of the FMA peak, or for decode of read bandwidth. */
+static void pct_cell(char *buf, size_t size, const struct shape *sh,
+                     const struct result *r, const struct machine *m)
+{
+	if (sh->seq_q == 1)
+		snprintf(buf, size, "%.1f%% bw",
+		         100.0 * r->bytes / r->t1 * 1e-9 / m->bw);
+	else
+		snprintf(buf, size, "%.1f%%",
+		         100.0 * r->flops / r->t1 * 1e-9 / m->peak);
+}
+
+/* The table on stdout. */
+static void print_table(const struct result *res, const struct machine *m)
+{
+	int omp = 0;
+
+#ifdef _OPENMP
+	omp = 1;
+#endif
+	printf("\nmhagen bench: %s, %ld CPUs; 1 core: FMA peak %.1f GFLOP/s "
+	       "(%.1f after the kernels), read bandwidth %.1f GB/s (medians "
+	       "of %d, this run)\n", mha_cpu_model(),
+	       sysconf(_SC_NPROCESSORS_ONLN), m->peak, m->peak_end, m->bw,
+	       PEAK_RUNS);
+	printf("kernels: mhagen --target avx2%s, clang -O2 -mavx2 -mfma%s; "
+	       "%s, 1 thread\n\n", omp ? " --threads openmp" : "",
+	       omp ? " -fopenmp" : "", openblas_get_config());
+	printf("%-27s %9s %9s %5s %8s %9s %8s %7s %8s %8s %9s %7s\n", "shape",
+	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "x ref", "x BLAS",
+	       "max|err|", "BLAS err", "compile s", "obj KiB");
+	for (size_t i = 0; i < NSHAPES; ++i) {
+		const struct result *r = &res[i];
+		char t2[16] = "-", sp[16] = "-", pct[24], xr[16];
+		if (r->t2 > 0.0) {
+			snprintf(t2, sizeof t2, "%.3f", r->t2 * 1e3);
+			snprintf(sp, sizeof sp, "%.2f", r->t1 / r->t2);
+		}
+		pct_cell(pct, sizeof pct, &shapes[i], r, m);
+		snprintf(xr, sizeof xr, "%.1f%s", r->tref / r->t1,
+		         r->ref_runs < MIN_RUNS ? "*" : "");
+		printf("%-27s %9.3f %9s %5s %8.2f %9s %8s %7.2f %8.1e %8.1e "
+		       "%9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
+		       r->flops / r->t1 * 1e-9, pct, xr, r->tblas / r->t1,
+		       r->err, r->err_blas, r->build ? r->build->seconds : NAN,
+		       r->build ? (double)r->build->bytes / 1024.0 : NAN);
+	}
+	printf("\nms: median of >= %d runs after a warm-up; 1T pinned to CPU 0, "
+	       "2T two OpenMP threads on all CPUs (\"-\": kernels built without "
+	       "OpenMP).\n", MIN_RUNS);
+	printf("GFLOP/s: useful flops (4 h dk per visible query-key pair) per "
+	       "second at 1T; %%peak of the FMA peak, \"bw\": K+V bytes read "
+	       "per second, %% of the read bandwidth.\n");
+	printf("x ref, x BLAS: reference or OpenBLAS-composed time / kernel 1T "
+	       "time; * reference timed over %d runs (slow), else %d.\n",
+	       REF_FEW, MIN_RUNS);
+	printf("max|err|, BLAS err: against the reference (tolerance 1e-4 "
+	       "max|v|); compile s: median of 3 clang -O2 compiles.\n");
+}
+
+/* Say so when something else used the CPU during the run. */
+static void warn_shared(const struct machine *m)
+{
+	int moved = fabs(m->peak_end - m->peak) > 0.05 * m->peak;
+
+	if (moved)
+		printf("warning: the FMA peak moved from %.1f to %.1f GFLOP/s "
+		       "during the run.\n", m->peak, m->peak_end);
+	if (m->others > 0.05)
+		printf("warning: other processes kept %.2f CPUs busy on "
+		       "average during the run.\n", m->others);
+	if (moved || m->others > 0.05)
+		printf("warning: the CPU was shared, so these figures are "
+		       "unreliable (2T most of all); run again on a quiet "
+		       "machine.\n");
+}
+
+/* One CSV field: a number, or empty when v is 0 (not measured). */
+static void csv_num(FILE *f, double v)
+{
+	if (v != 0.0)
+		fprintf(f, ",%.6g", v);
+	else
+		fputs(",", f);
+}
+
+/* The CSV: one row per shape, the machine's figures (the FMA peak measured
+ * before and after the kernels) repeated on each. */
+static int write_csv(const char *path, const struct result *res,
+                     const struct machine *m)
+{
+	FILE *f = fopen(path, "w");
+	int omp = 0;
+
+#ifdef _OPENMP
+	omp = 1;
+#endif
+	if (!f) {
+		perror(path);
+		return -1;
+	}
+	fputs("shape,kernel,h,kv_heads,dk,dv,seq_q,seq_kv,causal,ms_1t,ms_2t,"
+	      "speedup_2t,gflops_1t,gflops_2t,pct_fma_peak,read_gbs_1t,"
+	      "pct_read_bw,ms_ref,ref_runs,x_ref,ms_openblas,x_openblas,"
+	      "err_kernel,err_openblas,tol,compile_s,object_bytes,cpu,"
+	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp\n", f);
+	for (size_t i = 0; i < NSHAPES; ++i) {
+		const struct shape *sh = &shapes[i];
+		const struct result *r = &res[i];
+		int decode = sh->seq_q == 1;
+		fprintf(f, "%s,%s,%zu,%zu,%zu,%zu,%zu,%zu,%d,%.6g", r->label,
+		        sh->name, sh->attn.h, sh->attn.kv_heads, sh->attn.dk,
+		        sh->attn.dv, sh->seq_q, sh->seq_kv,
+		        !!(sh->attn.mask & MHA_MASK_CAUSAL), r->t1 * 1e3);
+		csv_num(f, r->t2 * 1e3);
+		csv_num(f, r->t2 > 0.0 ? r->t1 / r->t2 : 0.0);
+		fprintf(f, ",%.6g", r->flops / r->t1 * 1e-9);
+		csv_num(f, r->t2 > 0.0 ? r->flops / r->t2 * 1e-9 : 0.0);
+		fprintf(f, ",%.4g", 100.0 * r->flops / r->t1 * 1e-9 / m->peak);
+		csv_num(f, decode ? r->bytes / r->t1 * 1e-9 : 0.0);
+		csv_num(f, decode ? 100.0 * r->bytes / r->t1 * 1e-9 / m->bw : 0.0);
+		fprintf(f, ",%.6g,%zu,%.4g,%.6g,%.4g,%.3g,%.3g,%.3g", r->tref * 1e3,
+		        r->ref_runs, r->tref / r->t1, r->tblas * 1e3,
+		        r->tblas / r->t1, r->err, r->err_blas, r->tol);
+		if (r->build)
+			fprintf(f, ",%.4g,%ld", r->build->seconds, r->build->bytes);
+		else
+			fputs(",,", f);
+		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d\n", mha_cpu_model(),
+		        m->peak, m->peak_end, m->bw, m->others, omp);
+	}
+	return fclose(f) ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct result res[NSHAPES];
+	struct machine m;
+	double t0 = mha_now(), others = others_seconds();
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: bench CSVFILE\n");
+		return 2;
+	}
+	openblas_set_num_threads(1);
+	sched_getaffinity(0, sizeof all_cpus, &all_cpus);
+	start_threads();
+	mha_pin_cpu(0);
+
+	fprintf(stderr, "bench: FMA peak and read bandwidth of CPU 0\n");
+	m.peak = measure_peak();
+	m.bw = measure_bandwidth();
+	if (!(m.peak > 0.0) || !(m.bw > 0.0)) {
+		fprintf(stderr, "bench: peak measurement failed\n");
+		return 1;
+	}
+	for (size_t i = 0; i < NSHAPES; ++i)
+		if (measure_shape(&shapes[i], &res[i], i))
+			return 1;
+	fprintf(stderr, "bench: FMA peak of CPU 0 again\n");
+	m.peak_end = measure_peak();
+	m.others = others < 0.0 ? 0.0 : (others_seconds() - others) /
+	                                (mha_now() - t0);
+	print_table(res, &m);
+	warn_shared(&m);
+	if (write_csv(argv[1], res, &m))
+		return 1;
+	printf("wrote %s\n", argv[1]);
+	return 0;
+}

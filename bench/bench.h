@@ -1,0 +1,28 @@
+/* The benchmark's baselines: the machine's own single-core FMA peak and read
+ * bandwidth (bench/peak.c) and attention composed from OpenBLAS calls the way
+ * a user writes it by hand (bench/blas_attn.c). */
+#ifndef MHA_BENCH_H
+#define MHA_BENCH_H
+
+#include <stddef.h>
+
+#include "../runtime/mha_ref.h"
+
+/* One run of an AVX2 FMA-throughput loop on the calling thread: GFLOP/s,
+ * counting 16 flops per 256-bit fused multiply-add. */
+double bench_fma_gflops(void);
+
+/* One pass summing the n floats at a (64-byte aligned, n a multiple of 64)
+ * with AVX2 loads: GB/s read.  The sum goes to *sink so the loads stay. */
+double bench_read_gbs(const float *a, size_t n, float *sink);
+
+/* out = softmax(q k^T * scale + causal mask) v for layout bshd, batch b, with
+ * one cblas_sgemm for the scores and one for P V per head, strided into the
+ * [seq][h][d] tensors, and a scalar softmax per row in between.  s is a
+ * workspace of seq_q * seq_kv floats.  Masks other than causal, layouts
+ * other than bshd and windows are not supported (returns -1; else 0). */
+int blas_attention(const struct mha_attn *a, const float *q, const float *k,
+                   const float *v, float *out, size_t batch, size_t seq_q,
+                   size_t seq_kv, float *s);
+
+#endif

@@ -1,0 +1,65 @@
+/* Attention composed from OpenBLAS, the way a user writes it by hand: per
+ * head, S = Q K^T * scale with cblas_sgemm (lda/ldb stride through the bshd
+ * tensors, so nothing is copied), a plain scalar softmax per row of S, then
+ * O = P V with cblas_sgemm writing straight into out.  This is the baseline
+ * the kernels are compared with; it runs on one OpenBLAS thread. */
+#include <cblas.h>
+#include <math.h>
+
+#include "bench.h"
+
+/* Softmax in place over the visible scores s[lo..end) of a row of n;
+ * the other entries become 0.  A row with nothing visible is all zeros. */
+static void softmax_row(float *s, size_t n, size_t lo, size_t end)
+{
+	float m = -INFINITY, sum = 0.0f;
+
+	for (size_t j = lo; j < end; ++j)
+		m = s[j] > m ? s[j] : m;
+	for (size_t j = lo; j < end; ++j) {
+		s[j] = expf(s[j] - m);
+		sum += s[j];
+	}
+	for (size_t j = lo; j < end; ++j)
+		s[j] /= sum;
+	for (size_t j = 0; j < lo; ++j)
+		s[j] = 0.0f;
+	for (size_t j = end; j < n; ++j)
+		s[j] = 0.0f;
+}
+
+int blas_attention(const struct mha_attn *a, const float *q, const float *k,
+                   const float *v, float *out, size_t batch, size_t seq_q,
+                   size_t seq_kv, float *s)
+{
+	const size_t group = a->h / a->kv_heads;
+	const int ldq = (int)(a->h * a->dk), ldk = (int)(a->kv_heads * a->dk);
+	const int ldv = (int)(a->kv_heads * a->dv), ldo = (int)(a->h * a->dv);
+
+	if ((a->mask & ~(unsigned)MHA_MASK_CAUSAL) ||
+	    a->layout != MHA_LAYOUT_BSHD || a->window)
+		return -1;
+	for (size_t b = 0; b < batch; ++b) {
+		const float *qb = q + b * seq_q * (size_t)ldq;
+		const float *kb = k + b * seq_kv * (size_t)ldk;
+		const float *vb = v + b * seq_kv * (size_t)ldv;
+		float *ob = out + b * seq_q * (size_t)ldo;
+		for (size_t hh = 0; hh < a->h; ++hh) {
+			const size_t hk = hh / group;
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+			            (int)seq_q, (int)seq_kv, (int)a->dk,
+			            (float)a->scale, qb + hh * a->dk, ldq,
+			            kb + hk * a->dk, ldk, 0.0f, s, (int)seq_kv);
+			for (size_t i = 0; i < seq_q; ++i) {
+				size_t lo, end = mha_ref_visible(a, i, seq_q,
+				                                 seq_kv, &lo);
+				softmax_row(s + i * seq_kv, seq_kv, lo, end);
+			}
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+			            (int)seq_q, (int)a->dv, (int)seq_kv, 1.0f, s,
+			            (int)seq_kv, vb + hk * a->dv, ldv, 0.0f,
+			            ob + hh * a->dv, ldo);
+		}
+	}
+	return 0;
+}
