@@ -5,7 +5,7 @@
  * (16 key/value heads), dk=128, dv=128, layout bshd.
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -51,10 +51,11 @@ static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, 
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 1x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -77,13 +78,34 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1(const float *restrict qt, 
 	vst1q_f32(st + 4, a0_1);
 	vst1q_f32(st + 8, a0_2);
 	vst1q_f32(st + 12, a0_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 2x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -121,13 +143,38 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2(const float *restrict qt, 
 	vst1q_f32(st + 20, a1_1);
 	vst1q_f32(st + 24, a1_2);
 	vst1q_f32(st + 28, a1_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 3x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -180,13 +227,42 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3(const float *restrict qt, 
 	vst1q_f32(st + 36, a2_1);
 	vst1q_f32(st + 40, a2_2);
 	vst1q_f32(st + 44, a2_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 4x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -254,13 +330,46 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4(const float *restrict qt, 
 	vst1q_f32(st + 52, a3_1);
 	vst1q_f32(st + 56, a3_2);
 	vst1q_f32(st + 60, a3_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 5x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -343,13 +452,50 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5(const float *restrict qt, 
 	vst1q_f32(st + 68, a4_1);
 	vst1q_f32(st + 72, a4_2);
 	vst1q_f32(st + 76, a4_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		t = vmaxq_f32(t, a4_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 6x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x4
+ * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -447,3075 +593,204 @@ static inline void mha_f32_h16_dk128_causal__neon_qk6(const float *restrict qt, 
 	vst1q_f32(st + 84, a5_1);
 	vst1q_f32(st + 88, a5_2);
 	vst1q_f32(st + 92, a5_3);
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 1x4 accumulators stay in registers. */
-static inline void mha_f32_h16_dk128_causal__neon_pv1(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		t = vmaxq_f32(t, a5_0);
+		vst1q_f32(mx + 0, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		t = vmaxq_f32(t, a5_1);
+		vst1q_f32(mx + 4, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		t = vmaxq_f32(t, a5_2);
+		vst1q_f32(mx + 8, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		t = vmaxq_f32(t, a4_3);
+		t = vmaxq_f32(t, a5_3);
+		vst1q_f32(mx + 12, t);
 	}
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 2x4 accumulators stay in registers. */
-static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 2048 + 0, a1_1);
-		vst1q_f32(o + 2048 + 4, a1_2);
-		vst1q_f32(o + 2048 + 8, a1_3);
-		vst1q_f32(o + 2048 + 12, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 2048 + 16, a1_1);
-		vst1q_f32(o + 2048 + 20, a1_2);
-		vst1q_f32(o + 2048 + 24, a1_3);
-		vst1q_f32(o + 2048 + 28, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 2048 + 32, a1_1);
-		vst1q_f32(o + 2048 + 36, a1_2);
-		vst1q_f32(o + 2048 + 40, a1_3);
-		vst1q_f32(o + 2048 + 44, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 2048 + 48, a1_1);
-		vst1q_f32(o + 2048 + 52, a1_2);
-		vst1q_f32(o + 2048 + 56, a1_3);
-		vst1q_f32(o + 2048 + 60, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 64), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 68), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-		vst1q_f32(o + 2048 + 64, a1_1);
-		vst1q_f32(o + 2048 + 68, a1_2);
-		vst1q_f32(o + 2048 + 72, a1_3);
-		vst1q_f32(o + 2048 + 76, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 80), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 84), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-		vst1q_f32(o + 2048 + 80, a1_1);
-		vst1q_f32(o + 2048 + 84, a1_2);
-		vst1q_f32(o + 2048 + 88, a1_3);
-		vst1q_f32(o + 2048 + 92, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 96), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 100), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-		vst1q_f32(o + 2048 + 96, a1_1);
-		vst1q_f32(o + 2048 + 100, a1_2);
-		vst1q_f32(o + 2048 + 104, a1_3);
-		vst1q_f32(o + 2048 + 108, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 112), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 116), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
-		vst1q_f32(o + 2048 + 112, a1_1);
-		vst1q_f32(o + 2048 + 116, a1_2);
-		vst1q_f32(o + 2048 + 120, a1_3);
-		vst1q_f32(o + 2048 + 124, a1_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 3x4 accumulators stay in registers. */
-static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 2048 + 0, a1_1);
-		vst1q_f32(o + 2048 + 4, a1_2);
-		vst1q_f32(o + 2048 + 8, a1_3);
-		vst1q_f32(o + 2048 + 12, a1_4);
-		vst1q_f32(o + 4096 + 0, a2_1);
-		vst1q_f32(o + 4096 + 4, a2_2);
-		vst1q_f32(o + 4096 + 8, a2_3);
-		vst1q_f32(o + 4096 + 12, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 2048 + 16, a1_1);
-		vst1q_f32(o + 2048 + 20, a1_2);
-		vst1q_f32(o + 2048 + 24, a1_3);
-		vst1q_f32(o + 2048 + 28, a1_4);
-		vst1q_f32(o + 4096 + 16, a2_1);
-		vst1q_f32(o + 4096 + 20, a2_2);
-		vst1q_f32(o + 4096 + 24, a2_3);
-		vst1q_f32(o + 4096 + 28, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 2048 + 32, a1_1);
-		vst1q_f32(o + 2048 + 36, a1_2);
-		vst1q_f32(o + 2048 + 40, a1_3);
-		vst1q_f32(o + 2048 + 44, a1_4);
-		vst1q_f32(o + 4096 + 32, a2_1);
-		vst1q_f32(o + 4096 + 36, a2_2);
-		vst1q_f32(o + 4096 + 40, a2_3);
-		vst1q_f32(o + 4096 + 44, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 2048 + 48, a1_1);
-		vst1q_f32(o + 2048 + 52, a1_2);
-		vst1q_f32(o + 2048 + 56, a1_3);
-		vst1q_f32(o + 2048 + 60, a1_4);
-		vst1q_f32(o + 4096 + 48, a2_1);
-		vst1q_f32(o + 4096 + 52, a2_2);
-		vst1q_f32(o + 4096 + 56, a2_3);
-		vst1q_f32(o + 4096 + 60, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 64), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 68), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 64), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 68), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 72), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-		vst1q_f32(o + 2048 + 64, a1_1);
-		vst1q_f32(o + 2048 + 68, a1_2);
-		vst1q_f32(o + 2048 + 72, a1_3);
-		vst1q_f32(o + 2048 + 76, a1_4);
-		vst1q_f32(o + 4096 + 64, a2_1);
-		vst1q_f32(o + 4096 + 68, a2_2);
-		vst1q_f32(o + 4096 + 72, a2_3);
-		vst1q_f32(o + 4096 + 76, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 80), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 84), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 80), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 84), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 88), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-		vst1q_f32(o + 2048 + 80, a1_1);
-		vst1q_f32(o + 2048 + 84, a1_2);
-		vst1q_f32(o + 2048 + 88, a1_3);
-		vst1q_f32(o + 2048 + 92, a1_4);
-		vst1q_f32(o + 4096 + 80, a2_1);
-		vst1q_f32(o + 4096 + 84, a2_2);
-		vst1q_f32(o + 4096 + 88, a2_3);
-		vst1q_f32(o + 4096 + 92, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 96), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 100), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 96), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 100), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 104), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-		vst1q_f32(o + 2048 + 96, a1_1);
-		vst1q_f32(o + 2048 + 100, a1_2);
-		vst1q_f32(o + 2048 + 104, a1_3);
-		vst1q_f32(o + 2048 + 108, a1_4);
-		vst1q_f32(o + 4096 + 96, a2_1);
-		vst1q_f32(o + 4096 + 100, a2_2);
-		vst1q_f32(o + 4096 + 104, a2_3);
-		vst1q_f32(o + 4096 + 108, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 112), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 116), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 112), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 116), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 120), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
-		vst1q_f32(o + 2048 + 112, a1_1);
-		vst1q_f32(o + 2048 + 116, a1_2);
-		vst1q_f32(o + 2048 + 120, a1_3);
-		vst1q_f32(o + 2048 + 124, a1_4);
-		vst1q_f32(o + 4096 + 112, a2_1);
-		vst1q_f32(o + 4096 + 116, a2_2);
-		vst1q_f32(o + 4096 + 120, a2_3);
-		vst1q_f32(o + 4096 + 124, a2_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 4x4 accumulators stay in registers. */
-static inline void mha_f32_h16_dk128_causal__neon_pv4(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 12), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 2048 + 0, a1_1);
-		vst1q_f32(o + 2048 + 4, a1_2);
-		vst1q_f32(o + 2048 + 8, a1_3);
-		vst1q_f32(o + 2048 + 12, a1_4);
-		vst1q_f32(o + 4096 + 0, a2_1);
-		vst1q_f32(o + 4096 + 4, a2_2);
-		vst1q_f32(o + 4096 + 8, a2_3);
-		vst1q_f32(o + 4096 + 12, a2_4);
-		vst1q_f32(o + 6144 + 0, a3_1);
-		vst1q_f32(o + 6144 + 4, a3_2);
-		vst1q_f32(o + 6144 + 8, a3_3);
-		vst1q_f32(o + 6144 + 12, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 28), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 2048 + 16, a1_1);
-		vst1q_f32(o + 2048 + 20, a1_2);
-		vst1q_f32(o + 2048 + 24, a1_3);
-		vst1q_f32(o + 2048 + 28, a1_4);
-		vst1q_f32(o + 4096 + 16, a2_1);
-		vst1q_f32(o + 4096 + 20, a2_2);
-		vst1q_f32(o + 4096 + 24, a2_3);
-		vst1q_f32(o + 4096 + 28, a2_4);
-		vst1q_f32(o + 6144 + 16, a3_1);
-		vst1q_f32(o + 6144 + 20, a3_2);
-		vst1q_f32(o + 6144 + 24, a3_3);
-		vst1q_f32(o + 6144 + 28, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 44), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 2048 + 32, a1_1);
-		vst1q_f32(o + 2048 + 36, a1_2);
-		vst1q_f32(o + 2048 + 40, a1_3);
-		vst1q_f32(o + 2048 + 44, a1_4);
-		vst1q_f32(o + 4096 + 32, a2_1);
-		vst1q_f32(o + 4096 + 36, a2_2);
-		vst1q_f32(o + 4096 + 40, a2_3);
-		vst1q_f32(o + 4096 + 44, a2_4);
-		vst1q_f32(o + 6144 + 32, a3_1);
-		vst1q_f32(o + 6144 + 36, a3_2);
-		vst1q_f32(o + 6144 + 40, a3_3);
-		vst1q_f32(o + 6144 + 44, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 60), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 2048 + 48, a1_1);
-		vst1q_f32(o + 2048 + 52, a1_2);
-		vst1q_f32(o + 2048 + 56, a1_3);
-		vst1q_f32(o + 2048 + 60, a1_4);
-		vst1q_f32(o + 4096 + 48, a2_1);
-		vst1q_f32(o + 4096 + 52, a2_2);
-		vst1q_f32(o + 4096 + 56, a2_3);
-		vst1q_f32(o + 4096 + 60, a2_4);
-		vst1q_f32(o + 6144 + 48, a3_1);
-		vst1q_f32(o + 6144 + 52, a3_2);
-		vst1q_f32(o + 6144 + 56, a3_3);
-		vst1q_f32(o + 6144 + 60, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 64), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 68), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 64), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 68), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 72), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 64), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 68), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 72), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 76), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-		vst1q_f32(o + 2048 + 64, a1_1);
-		vst1q_f32(o + 2048 + 68, a1_2);
-		vst1q_f32(o + 2048 + 72, a1_3);
-		vst1q_f32(o + 2048 + 76, a1_4);
-		vst1q_f32(o + 4096 + 64, a2_1);
-		vst1q_f32(o + 4096 + 68, a2_2);
-		vst1q_f32(o + 4096 + 72, a2_3);
-		vst1q_f32(o + 4096 + 76, a2_4);
-		vst1q_f32(o + 6144 + 64, a3_1);
-		vst1q_f32(o + 6144 + 68, a3_2);
-		vst1q_f32(o + 6144 + 72, a3_3);
-		vst1q_f32(o + 6144 + 76, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 80), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 84), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 80), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 84), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 88), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 80), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 84), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 88), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 92), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-		vst1q_f32(o + 2048 + 80, a1_1);
-		vst1q_f32(o + 2048 + 84, a1_2);
-		vst1q_f32(o + 2048 + 88, a1_3);
-		vst1q_f32(o + 2048 + 92, a1_4);
-		vst1q_f32(o + 4096 + 80, a2_1);
-		vst1q_f32(o + 4096 + 84, a2_2);
-		vst1q_f32(o + 4096 + 88, a2_3);
-		vst1q_f32(o + 4096 + 92, a2_4);
-		vst1q_f32(o + 6144 + 80, a3_1);
-		vst1q_f32(o + 6144 + 84, a3_2);
-		vst1q_f32(o + 6144 + 88, a3_3);
-		vst1q_f32(o + 6144 + 92, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 96), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 100), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 96), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 100), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 104), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 96), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 100), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 104), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 108), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-		vst1q_f32(o + 2048 + 96, a1_1);
-		vst1q_f32(o + 2048 + 100, a1_2);
-		vst1q_f32(o + 2048 + 104, a1_3);
-		vst1q_f32(o + 2048 + 108, a1_4);
-		vst1q_f32(o + 4096 + 96, a2_1);
-		vst1q_f32(o + 4096 + 100, a2_2);
-		vst1q_f32(o + 4096 + 104, a2_3);
-		vst1q_f32(o + 4096 + 108, a2_4);
-		vst1q_f32(o + 6144 + 96, a3_1);
-		vst1q_f32(o + 6144 + 100, a3_2);
-		vst1q_f32(o + 6144 + 104, a3_3);
-		vst1q_f32(o + 6144 + 108, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 112), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 116), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 112), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 116), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 120), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 112), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 116), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 120), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 124), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
-		vst1q_f32(o + 2048 + 112, a1_1);
-		vst1q_f32(o + 2048 + 116, a1_2);
-		vst1q_f32(o + 2048 + 120, a1_3);
-		vst1q_f32(o + 2048 + 124, a1_4);
-		vst1q_f32(o + 4096 + 112, a2_1);
-		vst1q_f32(o + 4096 + 116, a2_2);
-		vst1q_f32(o + 4096 + 120, a2_3);
-		vst1q_f32(o + 4096 + 124, a2_4);
-		vst1q_f32(o + 6144 + 112, a3_1);
-		vst1q_f32(o + 6144 + 116, a3_2);
-		vst1q_f32(o + 6144 + 120, a3_3);
-		vst1q_f32(o + 6144 + 124, a3_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 5x4 accumulators stay in registers. */
-static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 12), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 0), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 4), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 8), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 12), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 2048 + 0, a1_1);
-		vst1q_f32(o + 2048 + 4, a1_2);
-		vst1q_f32(o + 2048 + 8, a1_3);
-		vst1q_f32(o + 2048 + 12, a1_4);
-		vst1q_f32(o + 4096 + 0, a2_1);
-		vst1q_f32(o + 4096 + 4, a2_2);
-		vst1q_f32(o + 4096 + 8, a2_3);
-		vst1q_f32(o + 4096 + 12, a2_4);
-		vst1q_f32(o + 6144 + 0, a3_1);
-		vst1q_f32(o + 6144 + 4, a3_2);
-		vst1q_f32(o + 6144 + 8, a3_3);
-		vst1q_f32(o + 6144 + 12, a3_4);
-		vst1q_f32(o + 8192 + 0, a4_1);
-		vst1q_f32(o + 8192 + 4, a4_2);
-		vst1q_f32(o + 8192 + 8, a4_3);
-		vst1q_f32(o + 8192 + 12, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 28), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 16), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 20), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 24), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 28), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 2048 + 16, a1_1);
-		vst1q_f32(o + 2048 + 20, a1_2);
-		vst1q_f32(o + 2048 + 24, a1_3);
-		vst1q_f32(o + 2048 + 28, a1_4);
-		vst1q_f32(o + 4096 + 16, a2_1);
-		vst1q_f32(o + 4096 + 20, a2_2);
-		vst1q_f32(o + 4096 + 24, a2_3);
-		vst1q_f32(o + 4096 + 28, a2_4);
-		vst1q_f32(o + 6144 + 16, a3_1);
-		vst1q_f32(o + 6144 + 20, a3_2);
-		vst1q_f32(o + 6144 + 24, a3_3);
-		vst1q_f32(o + 6144 + 28, a3_4);
-		vst1q_f32(o + 8192 + 16, a4_1);
-		vst1q_f32(o + 8192 + 20, a4_2);
-		vst1q_f32(o + 8192 + 24, a4_3);
-		vst1q_f32(o + 8192 + 28, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 44), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 32), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 36), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 40), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 44), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 2048 + 32, a1_1);
-		vst1q_f32(o + 2048 + 36, a1_2);
-		vst1q_f32(o + 2048 + 40, a1_3);
-		vst1q_f32(o + 2048 + 44, a1_4);
-		vst1q_f32(o + 4096 + 32, a2_1);
-		vst1q_f32(o + 4096 + 36, a2_2);
-		vst1q_f32(o + 4096 + 40, a2_3);
-		vst1q_f32(o + 4096 + 44, a2_4);
-		vst1q_f32(o + 6144 + 32, a3_1);
-		vst1q_f32(o + 6144 + 36, a3_2);
-		vst1q_f32(o + 6144 + 40, a3_3);
-		vst1q_f32(o + 6144 + 44, a3_4);
-		vst1q_f32(o + 8192 + 32, a4_1);
-		vst1q_f32(o + 8192 + 36, a4_2);
-		vst1q_f32(o + 8192 + 40, a4_3);
-		vst1q_f32(o + 8192 + 44, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 60), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 48), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 52), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 56), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 60), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 2048 + 48, a1_1);
-		vst1q_f32(o + 2048 + 52, a1_2);
-		vst1q_f32(o + 2048 + 56, a1_3);
-		vst1q_f32(o + 2048 + 60, a1_4);
-		vst1q_f32(o + 4096 + 48, a2_1);
-		vst1q_f32(o + 4096 + 52, a2_2);
-		vst1q_f32(o + 4096 + 56, a2_3);
-		vst1q_f32(o + 4096 + 60, a2_4);
-		vst1q_f32(o + 6144 + 48, a3_1);
-		vst1q_f32(o + 6144 + 52, a3_2);
-		vst1q_f32(o + 6144 + 56, a3_3);
-		vst1q_f32(o + 6144 + 60, a3_4);
-		vst1q_f32(o + 8192 + 48, a4_1);
-		vst1q_f32(o + 8192 + 52, a4_2);
-		vst1q_f32(o + 8192 + 56, a4_3);
-		vst1q_f32(o + 8192 + 60, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 64), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 68), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 64), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 68), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 72), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 64), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 68), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 72), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 76), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 64), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 68), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 72), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 76), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-		vst1q_f32(o + 2048 + 64, a1_1);
-		vst1q_f32(o + 2048 + 68, a1_2);
-		vst1q_f32(o + 2048 + 72, a1_3);
-		vst1q_f32(o + 2048 + 76, a1_4);
-		vst1q_f32(o + 4096 + 64, a2_1);
-		vst1q_f32(o + 4096 + 68, a2_2);
-		vst1q_f32(o + 4096 + 72, a2_3);
-		vst1q_f32(o + 4096 + 76, a2_4);
-		vst1q_f32(o + 6144 + 64, a3_1);
-		vst1q_f32(o + 6144 + 68, a3_2);
-		vst1q_f32(o + 6144 + 72, a3_3);
-		vst1q_f32(o + 6144 + 76, a3_4);
-		vst1q_f32(o + 8192 + 64, a4_1);
-		vst1q_f32(o + 8192 + 68, a4_2);
-		vst1q_f32(o + 8192 + 72, a4_3);
-		vst1q_f32(o + 8192 + 76, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 80), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 84), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 80), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 84), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 88), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 80), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 84), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 88), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 92), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 80), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 84), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 88), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 92), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-		vst1q_f32(o + 2048 + 80, a1_1);
-		vst1q_f32(o + 2048 + 84, a1_2);
-		vst1q_f32(o + 2048 + 88, a1_3);
-		vst1q_f32(o + 2048 + 92, a1_4);
-		vst1q_f32(o + 4096 + 80, a2_1);
-		vst1q_f32(o + 4096 + 84, a2_2);
-		vst1q_f32(o + 4096 + 88, a2_3);
-		vst1q_f32(o + 4096 + 92, a2_4);
-		vst1q_f32(o + 6144 + 80, a3_1);
-		vst1q_f32(o + 6144 + 84, a3_2);
-		vst1q_f32(o + 6144 + 88, a3_3);
-		vst1q_f32(o + 6144 + 92, a3_4);
-		vst1q_f32(o + 8192 + 80, a4_1);
-		vst1q_f32(o + 8192 + 84, a4_2);
-		vst1q_f32(o + 8192 + 88, a4_3);
-		vst1q_f32(o + 8192 + 92, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 96), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 100), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 96), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 100), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 104), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 96), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 100), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 104), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 108), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 96), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 100), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 104), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 108), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-		vst1q_f32(o + 2048 + 96, a1_1);
-		vst1q_f32(o + 2048 + 100, a1_2);
-		vst1q_f32(o + 2048 + 104, a1_3);
-		vst1q_f32(o + 2048 + 108, a1_4);
-		vst1q_f32(o + 4096 + 96, a2_1);
-		vst1q_f32(o + 4096 + 100, a2_2);
-		vst1q_f32(o + 4096 + 104, a2_3);
-		vst1q_f32(o + 4096 + 108, a2_4);
-		vst1q_f32(o + 6144 + 96, a3_1);
-		vst1q_f32(o + 6144 + 100, a3_2);
-		vst1q_f32(o + 6144 + 104, a3_3);
-		vst1q_f32(o + 6144 + 108, a3_4);
-		vst1q_f32(o + 8192 + 96, a4_1);
-		vst1q_f32(o + 8192 + 100, a4_2);
-		vst1q_f32(o + 8192 + 104, a4_3);
-		vst1q_f32(o + 8192 + 108, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 112), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 116), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 112), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 116), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 120), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 112), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 116), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 120), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 124), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 112), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 116), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 120), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 124), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
-		vst1q_f32(o + 2048 + 112, a1_1);
-		vst1q_f32(o + 2048 + 116, a1_2);
-		vst1q_f32(o + 2048 + 120, a1_3);
-		vst1q_f32(o + 2048 + 124, a1_4);
-		vst1q_f32(o + 4096 + 112, a2_1);
-		vst1q_f32(o + 4096 + 116, a2_2);
-		vst1q_f32(o + 4096 + 120, a2_3);
-		vst1q_f32(o + 4096 + 124, a2_4);
-		vst1q_f32(o + 6144 + 112, a3_1);
-		vst1q_f32(o + 6144 + 116, a3_2);
-		vst1q_f32(o + 6144 + 120, a3_3);
-		vst1q_f32(o + 6144 + 124, a3_4);
-		vst1q_f32(o + 8192 + 112, a4_1);
-		vst1q_f32(o + 8192 + 116, a4_2);
-		vst1q_f32(o + 8192 + 120, a4_3);
-		vst1q_f32(o + 8192 + 124, a4_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 2048 floats apart, values 128.  Done in chunks of
- * 4 vectors so 6x4 accumulators stay in registers. */
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+ * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * 6x4 accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_pv6(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
+        float *restrict ot, const float *restrict alpha, size_t nt)
 {
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
-	const float32x4_t al5 = vdupq_n_f32(alpha[5]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 12), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 0), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 4), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 8), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 12), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 0), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 4), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 8), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 12), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+	const float32x4_t al0 = vld1q_f32(alpha + 0);
+	const float32x4_t al1 = vld1q_f32(alpha + 4);
+	const float32x4_t al2 = vld1q_f32(alpha + 8);
+	const float32x4_t al3 = vld1q_f32(alpha + 12);
+	float32x4_t a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
+	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 256), al0);
+	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 260), al1);
+	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 264), al2);
+	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 268), al3);
+	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
+	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
+	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		const float32x4_t p3 = vld1q_f32(p + 12);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+			a0_3 = vfmaq_f32(a0_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 2048 + 0, a1_1);
-		vst1q_f32(o + 2048 + 4, a1_2);
-		vst1q_f32(o + 2048 + 8, a1_3);
-		vst1q_f32(o + 2048 + 12, a1_4);
-		vst1q_f32(o + 4096 + 0, a2_1);
-		vst1q_f32(o + 4096 + 4, a2_2);
-		vst1q_f32(o + 4096 + 8, a2_3);
-		vst1q_f32(o + 4096 + 12, a2_4);
-		vst1q_f32(o + 6144 + 0, a3_1);
-		vst1q_f32(o + 6144 + 4, a3_2);
-		vst1q_f32(o + 6144 + 8, a3_3);
-		vst1q_f32(o + 6144 + 12, a3_4);
-		vst1q_f32(o + 8192 + 0, a4_1);
-		vst1q_f32(o + 8192 + 4, a4_2);
-		vst1q_f32(o + 8192 + 8, a4_3);
-		vst1q_f32(o + 8192 + 12, a4_4);
-		vst1q_f32(o + 10240 + 0, a5_1);
-		vst1q_f32(o + 10240 + 4, a5_2);
-		vst1q_f32(o + 10240 + 8, a5_3);
-		vst1q_f32(o + 10240 + 12, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 28), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 16), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 20), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 24), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 28), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 16), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 20), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 24), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 28), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+			a1_3 = vfmaq_f32(a1_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 2048 + 16, a1_1);
-		vst1q_f32(o + 2048 + 20, a1_2);
-		vst1q_f32(o + 2048 + 24, a1_3);
-		vst1q_f32(o + 2048 + 28, a1_4);
-		vst1q_f32(o + 4096 + 16, a2_1);
-		vst1q_f32(o + 4096 + 20, a2_2);
-		vst1q_f32(o + 4096 + 24, a2_3);
-		vst1q_f32(o + 4096 + 28, a2_4);
-		vst1q_f32(o + 6144 + 16, a3_1);
-		vst1q_f32(o + 6144 + 20, a3_2);
-		vst1q_f32(o + 6144 + 24, a3_3);
-		vst1q_f32(o + 6144 + 28, a3_4);
-		vst1q_f32(o + 8192 + 16, a4_1);
-		vst1q_f32(o + 8192 + 20, a4_2);
-		vst1q_f32(o + 8192 + 24, a4_3);
-		vst1q_f32(o + 8192 + 28, a4_4);
-		vst1q_f32(o + 10240 + 16, a5_1);
-		vst1q_f32(o + 10240 + 20, a5_2);
-		vst1q_f32(o + 10240 + 24, a5_3);
-		vst1q_f32(o + 10240 + 28, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 44), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 32), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 36), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 40), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 44), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 32), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 36), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 40), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 44), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+			a2_3 = vfmaq_f32(a2_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 2048 + 32, a1_1);
-		vst1q_f32(o + 2048 + 36, a1_2);
-		vst1q_f32(o + 2048 + 40, a1_3);
-		vst1q_f32(o + 2048 + 44, a1_4);
-		vst1q_f32(o + 4096 + 32, a2_1);
-		vst1q_f32(o + 4096 + 36, a2_2);
-		vst1q_f32(o + 4096 + 40, a2_3);
-		vst1q_f32(o + 4096 + 44, a2_4);
-		vst1q_f32(o + 6144 + 32, a3_1);
-		vst1q_f32(o + 6144 + 36, a3_2);
-		vst1q_f32(o + 6144 + 40, a3_3);
-		vst1q_f32(o + 6144 + 44, a3_4);
-		vst1q_f32(o + 8192 + 32, a4_1);
-		vst1q_f32(o + 8192 + 36, a4_2);
-		vst1q_f32(o + 8192 + 40, a4_3);
-		vst1q_f32(o + 8192 + 44, a4_4);
-		vst1q_f32(o + 10240 + 32, a5_1);
-		vst1q_f32(o + 10240 + 36, a5_2);
-		vst1q_f32(o + 10240 + 40, a5_3);
-		vst1q_f32(o + 10240 + 44, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 60), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 48), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 52), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 56), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 60), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 48), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 52), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 56), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 60), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+			a3_3 = vfmaq_f32(a3_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 2048 + 48, a1_1);
-		vst1q_f32(o + 2048 + 52, a1_2);
-		vst1q_f32(o + 2048 + 56, a1_3);
-		vst1q_f32(o + 2048 + 60, a1_4);
-		vst1q_f32(o + 4096 + 48, a2_1);
-		vst1q_f32(o + 4096 + 52, a2_2);
-		vst1q_f32(o + 4096 + 56, a2_3);
-		vst1q_f32(o + 4096 + 60, a2_4);
-		vst1q_f32(o + 6144 + 48, a3_1);
-		vst1q_f32(o + 6144 + 52, a3_2);
-		vst1q_f32(o + 6144 + 56, a3_3);
-		vst1q_f32(o + 6144 + 60, a3_4);
-		vst1q_f32(o + 8192 + 48, a4_1);
-		vst1q_f32(o + 8192 + 52, a4_2);
-		vst1q_f32(o + 8192 + 56, a4_3);
-		vst1q_f32(o + 8192 + 60, a4_4);
-		vst1q_f32(o + 10240 + 48, a5_1);
-		vst1q_f32(o + 10240 + 52, a5_2);
-		vst1q_f32(o + 10240 + 56, a5_3);
-		vst1q_f32(o + 10240 + 60, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 64), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 68), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 72), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 76), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 64), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 68), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 72), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 76), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 64), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 68), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 72), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 76), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 64), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 68), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 72), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 76), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 64), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 68), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 72), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 76), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 64), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 68), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 72), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 76), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 64);
-			const float32x4_t v2 = vld1q_f32(vp + 68);
-			const float32x4_t v3 = vld1q_f32(vp + 72);
-			const float32x4_t v4 = vld1q_f32(vp + 76);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_0 = vfmaq_f32(a4_0, p0, vb);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+			a4_2 = vfmaq_f32(a4_2, p2, vb);
+			a4_3 = vfmaq_f32(a4_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 64, a0_1);
-		vst1q_f32(o + 0 + 68, a0_2);
-		vst1q_f32(o + 0 + 72, a0_3);
-		vst1q_f32(o + 0 + 76, a0_4);
-		vst1q_f32(o + 2048 + 64, a1_1);
-		vst1q_f32(o + 2048 + 68, a1_2);
-		vst1q_f32(o + 2048 + 72, a1_3);
-		vst1q_f32(o + 2048 + 76, a1_4);
-		vst1q_f32(o + 4096 + 64, a2_1);
-		vst1q_f32(o + 4096 + 68, a2_2);
-		vst1q_f32(o + 4096 + 72, a2_3);
-		vst1q_f32(o + 4096 + 76, a2_4);
-		vst1q_f32(o + 6144 + 64, a3_1);
-		vst1q_f32(o + 6144 + 68, a3_2);
-		vst1q_f32(o + 6144 + 72, a3_3);
-		vst1q_f32(o + 6144 + 76, a3_4);
-		vst1q_f32(o + 8192 + 64, a4_1);
-		vst1q_f32(o + 8192 + 68, a4_2);
-		vst1q_f32(o + 8192 + 72, a4_3);
-		vst1q_f32(o + 8192 + 76, a4_4);
-		vst1q_f32(o + 10240 + 64, a5_1);
-		vst1q_f32(o + 10240 + 68, a5_2);
-		vst1q_f32(o + 10240 + 72, a5_3);
-		vst1q_f32(o + 10240 + 76, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 80), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 84), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 88), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 92), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 80), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 84), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 88), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 92), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 80), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 84), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 88), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 92), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 80), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 84), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 88), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 92), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 80), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 84), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 88), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 92), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 80), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 84), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 88), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 92), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 80);
-			const float32x4_t v2 = vld1q_f32(vp + 84);
-			const float32x4_t v3 = vld1q_f32(vp + 88);
-			const float32x4_t v4 = vld1q_f32(vp + 92);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[5]);
+			a5_0 = vfmaq_f32(a5_0, p0, vb);
+			a5_1 = vfmaq_f32(a5_1, p1, vb);
+			a5_2 = vfmaq_f32(a5_2, p2, vb);
+			a5_3 = vfmaq_f32(a5_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 80, a0_1);
-		vst1q_f32(o + 0 + 84, a0_2);
-		vst1q_f32(o + 0 + 88, a0_3);
-		vst1q_f32(o + 0 + 92, a0_4);
-		vst1q_f32(o + 2048 + 80, a1_1);
-		vst1q_f32(o + 2048 + 84, a1_2);
-		vst1q_f32(o + 2048 + 88, a1_3);
-		vst1q_f32(o + 2048 + 92, a1_4);
-		vst1q_f32(o + 4096 + 80, a2_1);
-		vst1q_f32(o + 4096 + 84, a2_2);
-		vst1q_f32(o + 4096 + 88, a2_3);
-		vst1q_f32(o + 4096 + 92, a2_4);
-		vst1q_f32(o + 6144 + 80, a3_1);
-		vst1q_f32(o + 6144 + 84, a3_2);
-		vst1q_f32(o + 6144 + 88, a3_3);
-		vst1q_f32(o + 6144 + 92, a3_4);
-		vst1q_f32(o + 8192 + 80, a4_1);
-		vst1q_f32(o + 8192 + 84, a4_2);
-		vst1q_f32(o + 8192 + 88, a4_3);
-		vst1q_f32(o + 8192 + 92, a4_4);
-		vst1q_f32(o + 10240 + 80, a5_1);
-		vst1q_f32(o + 10240 + 84, a5_2);
-		vst1q_f32(o + 10240 + 88, a5_3);
-		vst1q_f32(o + 10240 + 92, a5_4);
 	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 96), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 100), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 104), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 108), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 96), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 100), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 104), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 108), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 96), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 100), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 104), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 108), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 96), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 100), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 104), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 108), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 96), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 100), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 104), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 108), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 96), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 100), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 104), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 108), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 96);
-			const float32x4_t v2 = vld1q_f32(vp + 100);
-			const float32x4_t v3 = vld1q_f32(vp + 104);
-			const float32x4_t v4 = vld1q_f32(vp + 108);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 12, a0_3);
+	vst1q_f32(ot + 64, a1_0);
+	vst1q_f32(ot + 68, a1_1);
+	vst1q_f32(ot + 72, a1_2);
+	vst1q_f32(ot + 76, a1_3);
+	vst1q_f32(ot + 128, a2_0);
+	vst1q_f32(ot + 132, a2_1);
+	vst1q_f32(ot + 136, a2_2);
+	vst1q_f32(ot + 140, a2_3);
+	vst1q_f32(ot + 192, a3_0);
+	vst1q_f32(ot + 196, a3_1);
+	vst1q_f32(ot + 200, a3_2);
+	vst1q_f32(ot + 204, a3_3);
+	vst1q_f32(ot + 256, a4_0);
+	vst1q_f32(ot + 260, a4_1);
+	vst1q_f32(ot + 264, a4_2);
+	vst1q_f32(ot + 268, a4_3);
+	vst1q_f32(ot + 320, a5_0);
+	vst1q_f32(ot + 324, a5_1);
+	vst1q_f32(ot + 328, a5_2);
+	vst1q_f32(ot + 332, a5_3);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 2,
+ * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * 2x4 accumulators in registers. */
+static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, size_t nt)
+{
+	const float32x4_t al0 = vld1q_f32(alpha + 0);
+	const float32x4_t al1 = vld1q_f32(alpha + 4);
+	const float32x4_t al2 = vld1q_f32(alpha + 8);
+	const float32x4_t al3 = vld1q_f32(alpha + 12);
+	float32x4_t a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		const float32x4_t p3 = vld1q_f32(p + 12);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+			a0_3 = vfmaq_f32(a0_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 96, a0_1);
-		vst1q_f32(o + 0 + 100, a0_2);
-		vst1q_f32(o + 0 + 104, a0_3);
-		vst1q_f32(o + 0 + 108, a0_4);
-		vst1q_f32(o + 2048 + 96, a1_1);
-		vst1q_f32(o + 2048 + 100, a1_2);
-		vst1q_f32(o + 2048 + 104, a1_3);
-		vst1q_f32(o + 2048 + 108, a1_4);
-		vst1q_f32(o + 4096 + 96, a2_1);
-		vst1q_f32(o + 4096 + 100, a2_2);
-		vst1q_f32(o + 4096 + 104, a2_3);
-		vst1q_f32(o + 4096 + 108, a2_4);
-		vst1q_f32(o + 6144 + 96, a3_1);
-		vst1q_f32(o + 6144 + 100, a3_2);
-		vst1q_f32(o + 6144 + 104, a3_3);
-		vst1q_f32(o + 6144 + 108, a3_4);
-		vst1q_f32(o + 8192 + 96, a4_1);
-		vst1q_f32(o + 8192 + 100, a4_2);
-		vst1q_f32(o + 8192 + 104, a4_3);
-		vst1q_f32(o + 8192 + 108, a4_4);
-		vst1q_f32(o + 10240 + 96, a5_1);
-		vst1q_f32(o + 10240 + 100, a5_2);
-		vst1q_f32(o + 10240 + 104, a5_3);
-		vst1q_f32(o + 10240 + 108, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 112), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 116), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 120), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 124), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 2048 + 112), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 2048 + 116), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 2048 + 120), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 2048 + 124), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 4096 + 112), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 4096 + 116), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 4096 + 120), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 4096 + 124), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 6144 + 112), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 6144 + 116), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 6144 + 120), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 6144 + 124), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 8192 + 112), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 8192 + 116), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 8192 + 120), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 8192 + 124), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 10240 + 112), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 10240 + 116), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 10240 + 120), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 10240 + 124), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 128, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 112);
-			const float32x4_t v2 = vld1q_f32(vp + 116);
-			const float32x4_t v3 = vld1q_f32(vp + 120);
-			const float32x4_t v4 = vld1q_f32(vp + 124);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+			a1_3 = vfmaq_f32(a1_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 112, a0_1);
-		vst1q_f32(o + 0 + 116, a0_2);
-		vst1q_f32(o + 0 + 120, a0_3);
-		vst1q_f32(o + 0 + 124, a0_4);
-		vst1q_f32(o + 2048 + 112, a1_1);
-		vst1q_f32(o + 2048 + 116, a1_2);
-		vst1q_f32(o + 2048 + 120, a1_3);
-		vst1q_f32(o + 2048 + 124, a1_4);
-		vst1q_f32(o + 4096 + 112, a2_1);
-		vst1q_f32(o + 4096 + 116, a2_2);
-		vst1q_f32(o + 4096 + 120, a2_3);
-		vst1q_f32(o + 4096 + 124, a2_4);
-		vst1q_f32(o + 6144 + 112, a3_1);
-		vst1q_f32(o + 6144 + 116, a3_2);
-		vst1q_f32(o + 6144 + 120, a3_3);
-		vst1q_f32(o + 6144 + 124, a3_4);
-		vst1q_f32(o + 8192 + 112, a4_1);
-		vst1q_f32(o + 8192 + 116, a4_2);
-		vst1q_f32(o + 8192 + 120, a4_3);
-		vst1q_f32(o + 8192 + 124, a4_4);
-		vst1q_f32(o + 10240 + 112, a5_1);
-		vst1q_f32(o + 10240 + 116, a5_2);
-		vst1q_f32(o + 10240 + 120, a5_3);
-		vst1q_f32(o + 10240 + 124, a5_4);
 	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 12, a0_3);
+	vst1q_f32(ot + 64, a1_0);
+	vst1q_f32(ot + 68, a1_1);
+	vst1q_f32(ot + 72, a1_2);
+	vst1q_f32(ot + 76, a1_3);
 }
 
 void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
@@ -3524,8 +799,9 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
- * scores (keys broadcast from k as it lies), the online softmax with rows in
- * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * scores (keys broadcast), the online softmax with rows in vector lanes
+ * (running max m, sum l), then P.V accumulated into the transposed output
+ * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
@@ -3545,10 +821,10 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		float *oh = out + ((b * seq_q + i0) * 16 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 16 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 16 + hk) * 128;
-		_Alignas(64) float qt[8192];
+		_Alignas(64) float qt[8192], ot[8192];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float kp[8192], vp[8192];
-		_Alignas(64) float m[64], l[64], alpha[16];
+		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
 		size_t lim[64] = {0};
 
 		mha_f32_h16_dk128_causal__neon_pack(qh, qt, rows);
@@ -3556,41 +832,10 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
+		for (size_t x = 0; x < 8192; ++x)
+			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 2048;
 			lim[r] = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
-			vst1q_f32(o + 0, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 4, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 8, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 12, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 16, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 20, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 24, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 28, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 32, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 36, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 40, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 44, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 48, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 52, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 56, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 60, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 64, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 68, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 72, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 76, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 80, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 84, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 88, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 92, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 96, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 100, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 104, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 108, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 112, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 116, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 120, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 124, vdupq_n_f32(0.0f));
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
@@ -3608,31 +853,57 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					continue; /* no row of this tile sees these keys */
 				/* keys of the block that some row of the tile sees */
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				vst1q_f32(mxb + 0, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 4, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 8, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 12, vdupq_n_f32(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h16_dk128_causal__neon_qk6(qt + r0, kb + j * 128, st + j * 16);
+					mha_f32_h16_dk128_causal__neon_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1(qt + r0, kb + j * 128, st + j * 16); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2(qt + r0, kb + j * 128, st + j * 16); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3(qt + r0, kb + j * 128, st + j * 16); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4(qt + r0, kb + j * 128, st + j * 16); break;
-				case 5: mha_f32_h16_dk128_causal__neon_qk5(qt + r0, kb + j * 128, st + j * 16); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h16_dk128_causal__neon_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
+				/* mask only where a row's limit falls inside the block,
+				 * then take the row maxima again */
 				if (j0 + nt > lim[r0]) {
 					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
+					{
+						float32x4_t mx = vld1q_f32(st + 0);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+						vst1q_f32(mxb + 0, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 4);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+						vst1q_f32(mxb + 4, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 8);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+						vst1q_f32(mxb + 8, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 12);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+						vst1q_f32(mxb + 12, mx);
+					}
 				}
 				/* online softmax; rows that saw no key yet subtract
 				 * -FLT_MAX instead of -inf, so their weights stay 0 */
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 0);
-					float32x4_t mx = vld1q_f32(st + 0);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
@@ -3646,11 +917,8 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 4);
-					float32x4_t mx = vld1q_f32(st + 4);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
@@ -3664,11 +932,8 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 8);
-					float32x4_t mx = vld1q_f32(st + 8);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
@@ -3682,11 +947,8 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 12);
-					float32x4_t mx = vld1q_f32(st + 12);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h16_dk128_causal__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
@@ -3698,56 +960,23 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 					vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 					vst1q_f32(m + r0 + 12, mx);
 				}
-				for (size_t r = 0; r < mt; r += 6) {
-					float *o = oh + (r0 + r) * 2048;
-					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h16_dk128_causal__neon_pv1(st + r, vb, o, alpha + r, nt); break;
-					case 2: mha_f32_h16_dk128_causal__neon_pv2(st + r, vb, o, alpha + r, nt); break;
-					case 3: mha_f32_h16_dk128_causal__neon_pv3(st + r, vb, o, alpha + r, nt); break;
-					case 4: mha_f32_h16_dk128_causal__neon_pv4(st + r, vb, o, alpha + r, nt); break;
-					case 5: mha_f32_h16_dk128_causal__neon_pv5(st + r, vb, o, alpha + r, nt); break;
-					case 6: mha_f32_h16_dk128_causal__neon_pv6(st + r, vb, o, alpha + r, nt); break;
-					default: break;
-					}
+				{
+					const float *vb0 = vb;
+					float *ob = ot + r0;
+					for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 384)
+						mha_f32_h16_dk128_causal__neon_pv6(st, vb0, ob, alpha, nt);
+					mha_f32_h16_dk128_causal__neon_pv2(st, vb0, ob, alpha, nt);
 				}
 			}
 		}
 
+		/* out = ot transposed, each row divided by its sum (0 when the
+		 * row saw no key) */
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 2048;
-			const float32x4_t inv = vdupq_n_f32(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
-			vst1q_f32(o + 0, vmulq_f32(vld1q_f32(o + 0), inv));
-			vst1q_f32(o + 4, vmulq_f32(vld1q_f32(o + 4), inv));
-			vst1q_f32(o + 8, vmulq_f32(vld1q_f32(o + 8), inv));
-			vst1q_f32(o + 12, vmulq_f32(vld1q_f32(o + 12), inv));
-			vst1q_f32(o + 16, vmulq_f32(vld1q_f32(o + 16), inv));
-			vst1q_f32(o + 20, vmulq_f32(vld1q_f32(o + 20), inv));
-			vst1q_f32(o + 24, vmulq_f32(vld1q_f32(o + 24), inv));
-			vst1q_f32(o + 28, vmulq_f32(vld1q_f32(o + 28), inv));
-			vst1q_f32(o + 32, vmulq_f32(vld1q_f32(o + 32), inv));
-			vst1q_f32(o + 36, vmulq_f32(vld1q_f32(o + 36), inv));
-			vst1q_f32(o + 40, vmulq_f32(vld1q_f32(o + 40), inv));
-			vst1q_f32(o + 44, vmulq_f32(vld1q_f32(o + 44), inv));
-			vst1q_f32(o + 48, vmulq_f32(vld1q_f32(o + 48), inv));
-			vst1q_f32(o + 52, vmulq_f32(vld1q_f32(o + 52), inv));
-			vst1q_f32(o + 56, vmulq_f32(vld1q_f32(o + 56), inv));
-			vst1q_f32(o + 60, vmulq_f32(vld1q_f32(o + 60), inv));
-			vst1q_f32(o + 64, vmulq_f32(vld1q_f32(o + 64), inv));
-			vst1q_f32(o + 68, vmulq_f32(vld1q_f32(o + 68), inv));
-			vst1q_f32(o + 72, vmulq_f32(vld1q_f32(o + 72), inv));
-			vst1q_f32(o + 76, vmulq_f32(vld1q_f32(o + 76), inv));
-			vst1q_f32(o + 80, vmulq_f32(vld1q_f32(o + 80), inv));
-			vst1q_f32(o + 84, vmulq_f32(vld1q_f32(o + 84), inv));
-			vst1q_f32(o + 88, vmulq_f32(vld1q_f32(o + 88), inv));
-			vst1q_f32(o + 92, vmulq_f32(vld1q_f32(o + 92), inv));
-			vst1q_f32(o + 96, vmulq_f32(vld1q_f32(o + 96), inv));
-			vst1q_f32(o + 100, vmulq_f32(vld1q_f32(o + 100), inv));
-			vst1q_f32(o + 104, vmulq_f32(vld1q_f32(o + 104), inv));
-			vst1q_f32(o + 108, vmulq_f32(vld1q_f32(o + 108), inv));
-			vst1q_f32(o + 112, vmulq_f32(vld1q_f32(o + 112), inv));
-			vst1q_f32(o + 116, vmulq_f32(vld1q_f32(o + 116), inv));
-			vst1q_f32(o + 120, vmulq_f32(vld1q_f32(o + 120), inv));
-			vst1q_f32(o + 124, vmulq_f32(vld1q_f32(o + 124), inv));
+			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+			for (size_t c = 0; c < 128; ++c)
+				o[c] = ot[c * 64 + r] * inv;
 		}
 	}
 }

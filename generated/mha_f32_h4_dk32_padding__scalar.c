@@ -5,7 +5,7 @@
  * (4 key/value heads), dk=32, dv=32, layout bshd.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 4x4; exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -69,10 +69,11 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 }
 
 /* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 1x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x4
+ * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -95,13 +96,34 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	(st + 1)[0] = a0_1;
 	(st + 2)[0] = a0_2;
 	(st + 3)[0] = a0_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 2 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 2x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x4
+ * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -139,13 +161,38 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	(st + 5)[0] = a1_1;
 	(st + 6)[0] = a1_2;
 	(st + 7)[0] = a1_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 3 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 3x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x4
+ * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -198,13 +245,42 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	(st + 9)[0] = a2_1;
 	(st + 10)[0] = a2_2;
 	(st + 11)[0] = a2_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 4 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 4x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x4
+ * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -272,1568 +348,117 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 	(st + 13)[0] = a3_1;
 	(st + 14)[0] = a3_2;
 	(st + 15)[0] = a3_3;
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 4 apart;
- * output rows 128 floats apart, values 32.  Done in chunks of
- * 4 vectors so 1x4 accumulators stay in registers. */
-static inline void mha_f32_h4_dk32_padding__scalar_pv1(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
 	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
+		float t = (mx + 0)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_0);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a3_0);
+		(mx + 0)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
+		float t = (mx + 1)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_1);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a3_1);
+		(mx + 1)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
+		float t = (mx + 2)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_2);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a3_2);
+		(mx + 2)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
+		float t = (mx + 3)[0];
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a0_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a1_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a2_3);
+		t = mha_f32_h4_dk32_padding__scalar_max(t, a3_3);
+		(mx + 3)[0] = t;
 	}
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 4 apart;
- * output rows 128 floats apart, values 32.  Done in chunks of
- * 4 vectors so 2x4 accumulators stay in registers. */
-static inline void mha_f32_h4_dk32_padding__scalar_pv2(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 128 + 0)[0] * al1);
-		float a1_2 = ((o + 128 + 1)[0] * al1);
-		float a1_3 = ((o + 128 + 2)[0] * al1);
-		float a1_4 = ((o + 128 + 3)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 128 + 0)[0] = a1_1;
-		(o + 128 + 1)[0] = a1_2;
-		(o + 128 + 2)[0] = a1_3;
-		(o + 128 + 3)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 128 + 4)[0] * al1);
-		float a1_2 = ((o + 128 + 5)[0] * al1);
-		float a1_3 = ((o + 128 + 6)[0] * al1);
-		float a1_4 = ((o + 128 + 7)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 128 + 4)[0] = a1_1;
-		(o + 128 + 5)[0] = a1_2;
-		(o + 128 + 6)[0] = a1_3;
-		(o + 128 + 7)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 128 + 8)[0] * al1);
-		float a1_2 = ((o + 128 + 9)[0] * al1);
-		float a1_3 = ((o + 128 + 10)[0] * al1);
-		float a1_4 = ((o + 128 + 11)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 128 + 8)[0] = a1_1;
-		(o + 128 + 9)[0] = a1_2;
-		(o + 128 + 10)[0] = a1_3;
-		(o + 128 + 11)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 128 + 12)[0] * al1);
-		float a1_2 = ((o + 128 + 13)[0] * al1);
-		float a1_3 = ((o + 128 + 14)[0] * al1);
-		float a1_4 = ((o + 128 + 15)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 128 + 12)[0] = a1_1;
-		(o + 128 + 13)[0] = a1_2;
-		(o + 128 + 14)[0] = a1_3;
-		(o + 128 + 15)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 128 + 16)[0] * al1);
-		float a1_2 = ((o + 128 + 17)[0] * al1);
-		float a1_3 = ((o + 128 + 18)[0] * al1);
-		float a1_4 = ((o + 128 + 19)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 128 + 16)[0] = a1_1;
-		(o + 128 + 17)[0] = a1_2;
-		(o + 128 + 18)[0] = a1_3;
-		(o + 128 + 19)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 128 + 20)[0] * al1);
-		float a1_2 = ((o + 128 + 21)[0] * al1);
-		float a1_3 = ((o + 128 + 22)[0] * al1);
-		float a1_4 = ((o + 128 + 23)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 128 + 20)[0] = a1_1;
-		(o + 128 + 21)[0] = a1_2;
-		(o + 128 + 22)[0] = a1_3;
-		(o + 128 + 23)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 128 + 24)[0] * al1);
-		float a1_2 = ((o + 128 + 25)[0] * al1);
-		float a1_3 = ((o + 128 + 26)[0] * al1);
-		float a1_4 = ((o + 128 + 27)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 128 + 24)[0] = a1_1;
-		(o + 128 + 25)[0] = a1_2;
-		(o + 128 + 26)[0] = a1_3;
-		(o + 128 + 27)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 128 + 28)[0] * al1);
-		float a1_2 = ((o + 128 + 29)[0] * al1);
-		float a1_3 = ((o + 128 + 30)[0] * al1);
-		float a1_4 = ((o + 128 + 31)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 128 + 28)[0] = a1_1;
-		(o + 128 + 29)[0] = a1_2;
-		(o + 128 + 30)[0] = a1_3;
-		(o + 128 + 31)[0] = a1_4;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 4 apart;
- * output rows 128 floats apart, values 32.  Done in chunks of
- * 4 vectors so 3x4 accumulators stay in registers. */
-static inline void mha_f32_h4_dk32_padding__scalar_pv3(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	const float al2 = (alpha[2]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 128 + 0)[0] * al1);
-		float a1_2 = ((o + 128 + 1)[0] * al1);
-		float a1_3 = ((o + 128 + 2)[0] * al1);
-		float a1_4 = ((o + 128 + 3)[0] * al1);
-		float a2_1 = ((o + 256 + 0)[0] * al2);
-		float a2_2 = ((o + 256 + 1)[0] * al2);
-		float a2_3 = ((o + 256 + 2)[0] * al2);
-		float a2_4 = ((o + 256 + 3)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 128 + 0)[0] = a1_1;
-		(o + 128 + 1)[0] = a1_2;
-		(o + 128 + 2)[0] = a1_3;
-		(o + 128 + 3)[0] = a1_4;
-		(o + 256 + 0)[0] = a2_1;
-		(o + 256 + 1)[0] = a2_2;
-		(o + 256 + 2)[0] = a2_3;
-		(o + 256 + 3)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 128 + 4)[0] * al1);
-		float a1_2 = ((o + 128 + 5)[0] * al1);
-		float a1_3 = ((o + 128 + 6)[0] * al1);
-		float a1_4 = ((o + 128 + 7)[0] * al1);
-		float a2_1 = ((o + 256 + 4)[0] * al2);
-		float a2_2 = ((o + 256 + 5)[0] * al2);
-		float a2_3 = ((o + 256 + 6)[0] * al2);
-		float a2_4 = ((o + 256 + 7)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 128 + 4)[0] = a1_1;
-		(o + 128 + 5)[0] = a1_2;
-		(o + 128 + 6)[0] = a1_3;
-		(o + 128 + 7)[0] = a1_4;
-		(o + 256 + 4)[0] = a2_1;
-		(o + 256 + 5)[0] = a2_2;
-		(o + 256 + 6)[0] = a2_3;
-		(o + 256 + 7)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 128 + 8)[0] * al1);
-		float a1_2 = ((o + 128 + 9)[0] * al1);
-		float a1_3 = ((o + 128 + 10)[0] * al1);
-		float a1_4 = ((o + 128 + 11)[0] * al1);
-		float a2_1 = ((o + 256 + 8)[0] * al2);
-		float a2_2 = ((o + 256 + 9)[0] * al2);
-		float a2_3 = ((o + 256 + 10)[0] * al2);
-		float a2_4 = ((o + 256 + 11)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 128 + 8)[0] = a1_1;
-		(o + 128 + 9)[0] = a1_2;
-		(o + 128 + 10)[0] = a1_3;
-		(o + 128 + 11)[0] = a1_4;
-		(o + 256 + 8)[0] = a2_1;
-		(o + 256 + 9)[0] = a2_2;
-		(o + 256 + 10)[0] = a2_3;
-		(o + 256 + 11)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 128 + 12)[0] * al1);
-		float a1_2 = ((o + 128 + 13)[0] * al1);
-		float a1_3 = ((o + 128 + 14)[0] * al1);
-		float a1_4 = ((o + 128 + 15)[0] * al1);
-		float a2_1 = ((o + 256 + 12)[0] * al2);
-		float a2_2 = ((o + 256 + 13)[0] * al2);
-		float a2_3 = ((o + 256 + 14)[0] * al2);
-		float a2_4 = ((o + 256 + 15)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 128 + 12)[0] = a1_1;
-		(o + 128 + 13)[0] = a1_2;
-		(o + 128 + 14)[0] = a1_3;
-		(o + 128 + 15)[0] = a1_4;
-		(o + 256 + 12)[0] = a2_1;
-		(o + 256 + 13)[0] = a2_2;
-		(o + 256 + 14)[0] = a2_3;
-		(o + 256 + 15)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 128 + 16)[0] * al1);
-		float a1_2 = ((o + 128 + 17)[0] * al1);
-		float a1_3 = ((o + 128 + 18)[0] * al1);
-		float a1_4 = ((o + 128 + 19)[0] * al1);
-		float a2_1 = ((o + 256 + 16)[0] * al2);
-		float a2_2 = ((o + 256 + 17)[0] * al2);
-		float a2_3 = ((o + 256 + 18)[0] * al2);
-		float a2_4 = ((o + 256 + 19)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 128 + 16)[0] = a1_1;
-		(o + 128 + 17)[0] = a1_2;
-		(o + 128 + 18)[0] = a1_3;
-		(o + 128 + 19)[0] = a1_4;
-		(o + 256 + 16)[0] = a2_1;
-		(o + 256 + 17)[0] = a2_2;
-		(o + 256 + 18)[0] = a2_3;
-		(o + 256 + 19)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 128 + 20)[0] * al1);
-		float a1_2 = ((o + 128 + 21)[0] * al1);
-		float a1_3 = ((o + 128 + 22)[0] * al1);
-		float a1_4 = ((o + 128 + 23)[0] * al1);
-		float a2_1 = ((o + 256 + 20)[0] * al2);
-		float a2_2 = ((o + 256 + 21)[0] * al2);
-		float a2_3 = ((o + 256 + 22)[0] * al2);
-		float a2_4 = ((o + 256 + 23)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 128 + 20)[0] = a1_1;
-		(o + 128 + 21)[0] = a1_2;
-		(o + 128 + 22)[0] = a1_3;
-		(o + 128 + 23)[0] = a1_4;
-		(o + 256 + 20)[0] = a2_1;
-		(o + 256 + 21)[0] = a2_2;
-		(o + 256 + 22)[0] = a2_3;
-		(o + 256 + 23)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 128 + 24)[0] * al1);
-		float a1_2 = ((o + 128 + 25)[0] * al1);
-		float a1_3 = ((o + 128 + 26)[0] * al1);
-		float a1_4 = ((o + 128 + 27)[0] * al1);
-		float a2_1 = ((o + 256 + 24)[0] * al2);
-		float a2_2 = ((o + 256 + 25)[0] * al2);
-		float a2_3 = ((o + 256 + 26)[0] * al2);
-		float a2_4 = ((o + 256 + 27)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 128 + 24)[0] = a1_1;
-		(o + 128 + 25)[0] = a1_2;
-		(o + 128 + 26)[0] = a1_3;
-		(o + 128 + 27)[0] = a1_4;
-		(o + 256 + 24)[0] = a2_1;
-		(o + 256 + 25)[0] = a2_2;
-		(o + 256 + 26)[0] = a2_3;
-		(o + 256 + 27)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 128 + 28)[0] * al1);
-		float a1_2 = ((o + 128 + 29)[0] * al1);
-		float a1_3 = ((o + 128 + 30)[0] * al1);
-		float a1_4 = ((o + 128 + 31)[0] * al1);
-		float a2_1 = ((o + 256 + 28)[0] * al2);
-		float a2_2 = ((o + 256 + 29)[0] * al2);
-		float a2_3 = ((o + 256 + 30)[0] * al2);
-		float a2_4 = ((o + 256 + 31)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 128 + 28)[0] = a1_1;
-		(o + 128 + 29)[0] = a1_2;
-		(o + 128 + 30)[0] = a1_3;
-		(o + 128 + 31)[0] = a1_4;
-		(o + 256 + 28)[0] = a2_1;
-		(o + 256 + 29)[0] = a2_2;
-		(o + 256 + 30)[0] = a2_3;
-		(o + 256 + 31)[0] = a2_4;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 4 apart;
- * output rows 128 floats apart, values 32.  Done in chunks of
- * 4 vectors so 4x4 accumulators stay in registers. */
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+ * r < 4: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 32 floats apart.
+ * 4x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
+        float *restrict ot, const float *restrict alpha, size_t nt)
 {
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	const float al2 = (alpha[2]);
-	const float al3 = (alpha[3]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 128 + 0)[0] * al1);
-		float a1_2 = ((o + 128 + 1)[0] * al1);
-		float a1_3 = ((o + 128 + 2)[0] * al1);
-		float a1_4 = ((o + 128 + 3)[0] * al1);
-		float a2_1 = ((o + 256 + 0)[0] * al2);
-		float a2_2 = ((o + 256 + 1)[0] * al2);
-		float a2_3 = ((o + 256 + 2)[0] * al2);
-		float a2_4 = ((o + 256 + 3)[0] * al2);
-		float a3_1 = ((o + 384 + 0)[0] * al3);
-		float a3_2 = ((o + 384 + 1)[0] * al3);
-		float a3_3 = ((o + 384 + 2)[0] * al3);
-		float a3_4 = ((o + 384 + 3)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+	const float al0 = (alpha + 0)[0];
+	const float al1 = (alpha + 1)[0];
+	const float al2 = (alpha + 2)[0];
+	const float al3 = (alpha + 3)[0];
+	float a0_0 = ((ot + 0)[0] * al0);
+	float a0_1 = ((ot + 1)[0] * al1);
+	float a0_2 = ((ot + 2)[0] * al2);
+	float a0_3 = ((ot + 3)[0] * al3);
+	float a1_0 = ((ot + 64)[0] * al0);
+	float a1_1 = ((ot + 65)[0] * al1);
+	float a1_2 = ((ot + 66)[0] * al2);
+	float a1_3 = ((ot + 67)[0] * al3);
+	float a2_0 = ((ot + 128)[0] * al0);
+	float a2_1 = ((ot + 129)[0] * al1);
+	float a2_2 = ((ot + 130)[0] * al2);
+	float a2_3 = ((ot + 131)[0] * al3);
+	float a3_0 = ((ot + 192)[0] * al0);
+	float a3_1 = ((ot + 193)[0] * al1);
+	float a3_2 = ((ot + 194)[0] * al2);
+	float a3_3 = ((ot + 195)[0] * al3);
+	for (size_t j = 0; j < nt; ++j, p += 4, v += 32) {
+		const float p0 = (p + 0)[0];
+		const float p1 = (p + 1)[0];
+		const float p2 = (p + 2)[0];
+		const float p3 = (p + 3)[0];
+		{
+			const float vb = (v[0]);
+			a0_0 = (p0 * vb + a0_0);
+			a0_1 = (p1 * vb + a0_1);
+			a0_2 = (p2 * vb + a0_2);
+			a0_3 = (p3 * vb + a0_3);
 		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 128 + 0)[0] = a1_1;
-		(o + 128 + 1)[0] = a1_2;
-		(o + 128 + 2)[0] = a1_3;
-		(o + 128 + 3)[0] = a1_4;
-		(o + 256 + 0)[0] = a2_1;
-		(o + 256 + 1)[0] = a2_2;
-		(o + 256 + 2)[0] = a2_3;
-		(o + 256 + 3)[0] = a2_4;
-		(o + 384 + 0)[0] = a3_1;
-		(o + 384 + 1)[0] = a3_2;
-		(o + 384 + 2)[0] = a3_3;
-		(o + 384 + 3)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 128 + 4)[0] * al1);
-		float a1_2 = ((o + 128 + 5)[0] * al1);
-		float a1_3 = ((o + 128 + 6)[0] * al1);
-		float a1_4 = ((o + 128 + 7)[0] * al1);
-		float a2_1 = ((o + 256 + 4)[0] * al2);
-		float a2_2 = ((o + 256 + 5)[0] * al2);
-		float a2_3 = ((o + 256 + 6)[0] * al2);
-		float a2_4 = ((o + 256 + 7)[0] * al2);
-		float a3_1 = ((o + 384 + 4)[0] * al3);
-		float a3_2 = ((o + 384 + 5)[0] * al3);
-		float a3_3 = ((o + 384 + 6)[0] * al3);
-		float a3_4 = ((o + 384 + 7)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[1]);
+			a1_0 = (p0 * vb + a1_0);
+			a1_1 = (p1 * vb + a1_1);
+			a1_2 = (p2 * vb + a1_2);
+			a1_3 = (p3 * vb + a1_3);
 		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 128 + 4)[0] = a1_1;
-		(o + 128 + 5)[0] = a1_2;
-		(o + 128 + 6)[0] = a1_3;
-		(o + 128 + 7)[0] = a1_4;
-		(o + 256 + 4)[0] = a2_1;
-		(o + 256 + 5)[0] = a2_2;
-		(o + 256 + 6)[0] = a2_3;
-		(o + 256 + 7)[0] = a2_4;
-		(o + 384 + 4)[0] = a3_1;
-		(o + 384 + 5)[0] = a3_2;
-		(o + 384 + 6)[0] = a3_3;
-		(o + 384 + 7)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 128 + 8)[0] * al1);
-		float a1_2 = ((o + 128 + 9)[0] * al1);
-		float a1_3 = ((o + 128 + 10)[0] * al1);
-		float a1_4 = ((o + 128 + 11)[0] * al1);
-		float a2_1 = ((o + 256 + 8)[0] * al2);
-		float a2_2 = ((o + 256 + 9)[0] * al2);
-		float a2_3 = ((o + 256 + 10)[0] * al2);
-		float a2_4 = ((o + 256 + 11)[0] * al2);
-		float a3_1 = ((o + 384 + 8)[0] * al3);
-		float a3_2 = ((o + 384 + 9)[0] * al3);
-		float a3_3 = ((o + 384 + 10)[0] * al3);
-		float a3_4 = ((o + 384 + 11)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[2]);
+			a2_0 = (p0 * vb + a2_0);
+			a2_1 = (p1 * vb + a2_1);
+			a2_2 = (p2 * vb + a2_2);
+			a2_3 = (p3 * vb + a2_3);
 		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 128 + 8)[0] = a1_1;
-		(o + 128 + 9)[0] = a1_2;
-		(o + 128 + 10)[0] = a1_3;
-		(o + 128 + 11)[0] = a1_4;
-		(o + 256 + 8)[0] = a2_1;
-		(o + 256 + 9)[0] = a2_2;
-		(o + 256 + 10)[0] = a2_3;
-		(o + 256 + 11)[0] = a2_4;
-		(o + 384 + 8)[0] = a3_1;
-		(o + 384 + 9)[0] = a3_2;
-		(o + 384 + 10)[0] = a3_3;
-		(o + 384 + 11)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 128 + 12)[0] * al1);
-		float a1_2 = ((o + 128 + 13)[0] * al1);
-		float a1_3 = ((o + 128 + 14)[0] * al1);
-		float a1_4 = ((o + 128 + 15)[0] * al1);
-		float a2_1 = ((o + 256 + 12)[0] * al2);
-		float a2_2 = ((o + 256 + 13)[0] * al2);
-		float a2_3 = ((o + 256 + 14)[0] * al2);
-		float a2_4 = ((o + 256 + 15)[0] * al2);
-		float a3_1 = ((o + 384 + 12)[0] * al3);
-		float a3_2 = ((o + 384 + 13)[0] * al3);
-		float a3_3 = ((o + 384 + 14)[0] * al3);
-		float a3_4 = ((o + 384 + 15)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[3]);
+			a3_0 = (p0 * vb + a3_0);
+			a3_1 = (p1 * vb + a3_1);
+			a3_2 = (p2 * vb + a3_2);
+			a3_3 = (p3 * vb + a3_3);
 		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 128 + 12)[0] = a1_1;
-		(o + 128 + 13)[0] = a1_2;
-		(o + 128 + 14)[0] = a1_3;
-		(o + 128 + 15)[0] = a1_4;
-		(o + 256 + 12)[0] = a2_1;
-		(o + 256 + 13)[0] = a2_2;
-		(o + 256 + 14)[0] = a2_3;
-		(o + 256 + 15)[0] = a2_4;
-		(o + 384 + 12)[0] = a3_1;
-		(o + 384 + 13)[0] = a3_2;
-		(o + 384 + 14)[0] = a3_3;
-		(o + 384 + 15)[0] = a3_4;
 	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 128 + 16)[0] * al1);
-		float a1_2 = ((o + 128 + 17)[0] * al1);
-		float a1_3 = ((o + 128 + 18)[0] * al1);
-		float a1_4 = ((o + 128 + 19)[0] * al1);
-		float a2_1 = ((o + 256 + 16)[0] * al2);
-		float a2_2 = ((o + 256 + 17)[0] * al2);
-		float a2_3 = ((o + 256 + 18)[0] * al2);
-		float a2_4 = ((o + 256 + 19)[0] * al2);
-		float a3_1 = ((o + 384 + 16)[0] * al3);
-		float a3_2 = ((o + 384 + 17)[0] * al3);
-		float a3_3 = ((o + 384 + 18)[0] * al3);
-		float a3_4 = ((o + 384 + 19)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 128 + 16)[0] = a1_1;
-		(o + 128 + 17)[0] = a1_2;
-		(o + 128 + 18)[0] = a1_3;
-		(o + 128 + 19)[0] = a1_4;
-		(o + 256 + 16)[0] = a2_1;
-		(o + 256 + 17)[0] = a2_2;
-		(o + 256 + 18)[0] = a2_3;
-		(o + 256 + 19)[0] = a2_4;
-		(o + 384 + 16)[0] = a3_1;
-		(o + 384 + 17)[0] = a3_2;
-		(o + 384 + 18)[0] = a3_3;
-		(o + 384 + 19)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 128 + 20)[0] * al1);
-		float a1_2 = ((o + 128 + 21)[0] * al1);
-		float a1_3 = ((o + 128 + 22)[0] * al1);
-		float a1_4 = ((o + 128 + 23)[0] * al1);
-		float a2_1 = ((o + 256 + 20)[0] * al2);
-		float a2_2 = ((o + 256 + 21)[0] * al2);
-		float a2_3 = ((o + 256 + 22)[0] * al2);
-		float a2_4 = ((o + 256 + 23)[0] * al2);
-		float a3_1 = ((o + 384 + 20)[0] * al3);
-		float a3_2 = ((o + 384 + 21)[0] * al3);
-		float a3_3 = ((o + 384 + 22)[0] * al3);
-		float a3_4 = ((o + 384 + 23)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 128 + 20)[0] = a1_1;
-		(o + 128 + 21)[0] = a1_2;
-		(o + 128 + 22)[0] = a1_3;
-		(o + 128 + 23)[0] = a1_4;
-		(o + 256 + 20)[0] = a2_1;
-		(o + 256 + 21)[0] = a2_2;
-		(o + 256 + 22)[0] = a2_3;
-		(o + 256 + 23)[0] = a2_4;
-		(o + 384 + 20)[0] = a3_1;
-		(o + 384 + 21)[0] = a3_2;
-		(o + 384 + 22)[0] = a3_3;
-		(o + 384 + 23)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 128 + 24)[0] * al1);
-		float a1_2 = ((o + 128 + 25)[0] * al1);
-		float a1_3 = ((o + 128 + 26)[0] * al1);
-		float a1_4 = ((o + 128 + 27)[0] * al1);
-		float a2_1 = ((o + 256 + 24)[0] * al2);
-		float a2_2 = ((o + 256 + 25)[0] * al2);
-		float a2_3 = ((o + 256 + 26)[0] * al2);
-		float a2_4 = ((o + 256 + 27)[0] * al2);
-		float a3_1 = ((o + 384 + 24)[0] * al3);
-		float a3_2 = ((o + 384 + 25)[0] * al3);
-		float a3_3 = ((o + 384 + 26)[0] * al3);
-		float a3_4 = ((o + 384 + 27)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 128 + 24)[0] = a1_1;
-		(o + 128 + 25)[0] = a1_2;
-		(o + 128 + 26)[0] = a1_3;
-		(o + 128 + 27)[0] = a1_4;
-		(o + 256 + 24)[0] = a2_1;
-		(o + 256 + 25)[0] = a2_2;
-		(o + 256 + 26)[0] = a2_3;
-		(o + 256 + 27)[0] = a2_4;
-		(o + 384 + 24)[0] = a3_1;
-		(o + 384 + 25)[0] = a3_2;
-		(o + 384 + 26)[0] = a3_3;
-		(o + 384 + 27)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 128 + 28)[0] * al1);
-		float a1_2 = ((o + 128 + 29)[0] * al1);
-		float a1_3 = ((o + 128 + 30)[0] * al1);
-		float a1_4 = ((o + 128 + 31)[0] * al1);
-		float a2_1 = ((o + 256 + 28)[0] * al2);
-		float a2_2 = ((o + 256 + 29)[0] * al2);
-		float a2_3 = ((o + 256 + 30)[0] * al2);
-		float a2_4 = ((o + 256 + 31)[0] * al2);
-		float a3_1 = ((o + 384 + 28)[0] * al3);
-		float a3_2 = ((o + 384 + 29)[0] * al3);
-		float a3_3 = ((o + 384 + 30)[0] * al3);
-		float a3_4 = ((o + 384 + 31)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 32, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 128 + 28)[0] = a1_1;
-		(o + 128 + 29)[0] = a1_2;
-		(o + 128 + 30)[0] = a1_3;
-		(o + 128 + 31)[0] = a1_4;
-		(o + 256 + 28)[0] = a2_1;
-		(o + 256 + 29)[0] = a2_2;
-		(o + 256 + 30)[0] = a2_3;
-		(o + 256 + 31)[0] = a2_4;
-		(o + 384 + 28)[0] = a3_1;
-		(o + 384 + 29)[0] = a3_2;
-		(o + 384 + 30)[0] = a3_3;
-		(o + 384 + 31)[0] = a3_4;
-	}
+	(ot + 0)[0] = a0_0;
+	(ot + 1)[0] = a0_1;
+	(ot + 2)[0] = a0_2;
+	(ot + 3)[0] = a0_3;
+	(ot + 64)[0] = a1_0;
+	(ot + 65)[0] = a1_1;
+	(ot + 66)[0] = a1_2;
+	(ot + 67)[0] = a1_3;
+	(ot + 128)[0] = a2_0;
+	(ot + 129)[0] = a2_1;
+	(ot + 130)[0] = a2_2;
+	(ot + 131)[0] = a2_3;
+	(ot + 192)[0] = a3_0;
+	(ot + 193)[0] = a3_1;
+	(ot + 194)[0] = a3_2;
+	(ot + 195)[0] = a3_3;
 }
 
 void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float *v, float *out,
@@ -1842,8 +467,9 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 4 rows:
- * scores (keys broadcast from k as it lies), the online softmax with rows in
- * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * scores (keys broadcast), the online softmax with rows in vector lanes
+ * (running max m, sum l), then P.V accumulated into the transposed output
+ * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float *v, float *out,
@@ -1862,10 +488,10 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
 		const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
 		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
-		_Alignas(64) float qt[2048];
+		_Alignas(64) float qt[2048], ot[2048];
 		_Alignas(64) float st[256];
 		_Alignas(64) float kp[2048], vp[2048];
-		_Alignas(64) float m[64], l[64], alpha[4];
+		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -1875,42 +501,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
+		for (size_t x = 0; x < 2048; ++x)
+			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 128;
 			const size_t c = seq_kv;
 			lim[r] = c < nkv ? c : nkv;
-			(o + 0)[0] = 0.0f;
-			(o + 1)[0] = 0.0f;
-			(o + 2)[0] = 0.0f;
-			(o + 3)[0] = 0.0f;
-			(o + 4)[0] = 0.0f;
-			(o + 5)[0] = 0.0f;
-			(o + 6)[0] = 0.0f;
-			(o + 7)[0] = 0.0f;
-			(o + 8)[0] = 0.0f;
-			(o + 9)[0] = 0.0f;
-			(o + 10)[0] = 0.0f;
-			(o + 11)[0] = 0.0f;
-			(o + 12)[0] = 0.0f;
-			(o + 13)[0] = 0.0f;
-			(o + 14)[0] = 0.0f;
-			(o + 15)[0] = 0.0f;
-			(o + 16)[0] = 0.0f;
-			(o + 17)[0] = 0.0f;
-			(o + 18)[0] = 0.0f;
-			(o + 19)[0] = 0.0f;
-			(o + 20)[0] = 0.0f;
-			(o + 21)[0] = 0.0f;
-			(o + 22)[0] = 0.0f;
-			(o + 23)[0] = 0.0f;
-			(o + 24)[0] = 0.0f;
-			(o + 25)[0] = 0.0f;
-			(o + 26)[0] = 0.0f;
-			(o + 27)[0] = 0.0f;
-			(o + 28)[0] = 0.0f;
-			(o + 29)[0] = 0.0f;
-			(o + 30)[0] = 0.0f;
-			(o + 31)[0] = 0.0f;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
@@ -1928,29 +523,55 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					continue; /* no row of this tile sees these keys */
 				/* keys of the block that some row of the tile sees */
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				(mxb + 0)[0] = (-INFINITY);
+				(mxb + 1)[0] = (-INFINITY);
+				(mxb + 2)[0] = (-INFINITY);
+				(mxb + 3)[0] = (-INFINITY);
 				for (; j + 4 <= nt; j += 4)
-					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4);
+					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4); break;
-				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4); break;
-				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4); break;
+				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4, mxb); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
+				/* mask only where a row's limit falls inside the block,
+				 * then take the row maxima again */
 				if (j0 + nt > lim[r0]) {
 					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 4; ++r)
 							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
+					{
+						float mx = (st + 0)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
+						(mxb + 0)[0] = mx;
+					}
+					{
+						float mx = (st + 1)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
+						(mxb + 1)[0] = mx;
+					}
+					{
+						float mx = (st + 2)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
+						(mxb + 2)[0] = mx;
+					}
+					{
+						float mx = (st + 3)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
+						(mxb + 3)[0] = mx;
+					}
 				}
 				/* online softmax; rows that saw no key yet subtract
 				 * -FLT_MAX instead of -inf, so their weights stay 0 */
 				{
 					const float mo = (m + r0 + 0)[0];
-					float mx = (st + 0)[0];
+					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 0)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
-					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 0)[0] - ms));
@@ -1964,11 +585,8 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 				}
 				{
 					const float mo = (m + r0 + 1)[0];
-					float mx = (st + 1)[0];
+					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 1)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
-					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 1)[0] - ms));
@@ -1982,11 +600,8 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 				}
 				{
 					const float mo = (m + r0 + 2)[0];
-					float mx = (st + 2)[0];
+					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 2)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
-					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 2)[0] - ms));
@@ -2000,11 +615,8 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 				}
 				{
 					const float mo = (m + r0 + 3)[0];
-					float mx = (st + 3)[0];
+					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 3)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
-					mx = mha_f32_h4_dk32_padding__scalar_max(mo, mx);
 					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 3)[0] - ms));
@@ -2016,54 +628,22 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
 					(m + r0 + 3)[0] = mx;
 				}
-				for (size_t r = 0; r < mt; r += 4) {
-					float *o = oh + (r0 + r) * 128;
-					switch (mt - r < 4 ? mt - r : 4) {
-					case 1: mha_f32_h4_dk32_padding__scalar_pv1(st + r, vb, o, alpha + r, nt); break;
-					case 2: mha_f32_h4_dk32_padding__scalar_pv2(st + r, vb, o, alpha + r, nt); break;
-					case 3: mha_f32_h4_dk32_padding__scalar_pv3(st + r, vb, o, alpha + r, nt); break;
-					case 4: mha_f32_h4_dk32_padding__scalar_pv4(st + r, vb, o, alpha + r, nt); break;
-					default: break;
-					}
+				{
+					const float *vb0 = vb;
+					float *ob = ot + r0;
+					for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 256)
+						mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, alpha, nt);
 				}
 			}
 		}
 
+		/* out = ot transposed, each row divided by its sum (0 when the
+		 * row saw no key) */
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 128;
-			const float inv = (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
-			(o + 0)[0] = ((o + 0)[0] * inv);
-			(o + 1)[0] = ((o + 1)[0] * inv);
-			(o + 2)[0] = ((o + 2)[0] * inv);
-			(o + 3)[0] = ((o + 3)[0] * inv);
-			(o + 4)[0] = ((o + 4)[0] * inv);
-			(o + 5)[0] = ((o + 5)[0] * inv);
-			(o + 6)[0] = ((o + 6)[0] * inv);
-			(o + 7)[0] = ((o + 7)[0] * inv);
-			(o + 8)[0] = ((o + 8)[0] * inv);
-			(o + 9)[0] = ((o + 9)[0] * inv);
-			(o + 10)[0] = ((o + 10)[0] * inv);
-			(o + 11)[0] = ((o + 11)[0] * inv);
-			(o + 12)[0] = ((o + 12)[0] * inv);
-			(o + 13)[0] = ((o + 13)[0] * inv);
-			(o + 14)[0] = ((o + 14)[0] * inv);
-			(o + 15)[0] = ((o + 15)[0] * inv);
-			(o + 16)[0] = ((o + 16)[0] * inv);
-			(o + 17)[0] = ((o + 17)[0] * inv);
-			(o + 18)[0] = ((o + 18)[0] * inv);
-			(o + 19)[0] = ((o + 19)[0] * inv);
-			(o + 20)[0] = ((o + 20)[0] * inv);
-			(o + 21)[0] = ((o + 21)[0] * inv);
-			(o + 22)[0] = ((o + 22)[0] * inv);
-			(o + 23)[0] = ((o + 23)[0] * inv);
-			(o + 24)[0] = ((o + 24)[0] * inv);
-			(o + 25)[0] = ((o + 25)[0] * inv);
-			(o + 26)[0] = ((o + 26)[0] * inv);
-			(o + 27)[0] = ((o + 27)[0] * inv);
-			(o + 28)[0] = ((o + 28)[0] * inv);
-			(o + 29)[0] = ((o + 29)[0] * inv);
-			(o + 30)[0] = ((o + 30)[0] * inv);
-			(o + 31)[0] = ((o + 31)[0] * inv);
+			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+			for (size_t c = 0; c < 32; ++c)
+				o[c] = ot[c * 64 + r] * inv;
 		}
 	}
 }

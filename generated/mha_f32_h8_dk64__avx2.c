@@ -4,7 +4,7 @@
  * mha_f32_h8_dk64__avx2: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 128 query rows x 128 keys, micro-tile 6x16; exp accurate; threads none.
+ * Algorithm: tiled, 192 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -38,28 +38,29 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 128 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 192 are zero. */
 static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = q[r * 512 + d] * 0x1p-3f;
-	for (size_t r = n; r < 128; ++r)
+			qt[d * 192 + r] = q[r * 512 + d] * 0x1p-3f;
+	for (size_t r = n; r < 192; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = 0.0f;
+			qt[d * 192 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 1x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -68,21 +69,32 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 	}
 	_mm256_store_ps(st + 0, a0_0);
 	_mm256_store_ps(st + 8, a0_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		_mm256_store_ps(mx + 8, t);
+	}
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 2x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -98,13 +110,26 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	_mm256_store_ps(st + 8, a0_1);
 	_mm256_store_ps(st + 16, a1_0);
 	_mm256_store_ps(st + 24, a1_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		_mm256_store_ps(mx + 8, t);
+	}
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 3x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
@@ -113,8 +138,8 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -137,13 +162,28 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	_mm256_store_ps(st + 24, a1_1);
 	_mm256_store_ps(st + 32, a2_0);
 	_mm256_store_ps(st + 40, a2_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		_mm256_store_ps(mx + 8, t);
+	}
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 4x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
@@ -154,8 +194,8 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -185,13 +225,30 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	_mm256_store_ps(st + 40, a2_1);
 	_mm256_store_ps(st + 48, a3_0);
 	_mm256_store_ps(st + 56, a3_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		_mm256_store_ps(mx + 8, t);
+	}
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 5x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
@@ -204,8 +261,8 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -242,13 +299,32 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	_mm256_store_ps(st + 56, a3_1);
 	_mm256_store_ps(st + 64, a4_0);
 	_mm256_store_ps(st + 72, a4_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		_mm256_store_ps(mx + 8, t);
+	}
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 6x2 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x2
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
@@ -263,8 +339,8 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -308,1033 +384,157 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	_mm256_store_ps(st + 72, a4_1);
 	_mm256_store_ps(st + 80, a5_0);
 	_mm256_store_ps(st + 88, a5_1);
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 1x2 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__avx2_pv1(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
 	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		t = _mm256_max_ps(t, a5_0);
+		_mm256_store_ps(mx + 0, t);
 	}
 	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
 	}
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 2x2 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__avx2_pv2(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
-	const __m256 al1 = _mm256_set1_ps(alpha[1]);
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
-		_mm256_storeu_ps(o + 512 + 0, a1_1);
-		_mm256_storeu_ps(o + 512 + 8, a1_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-		_mm256_storeu_ps(o + 512 + 16, a1_1);
-		_mm256_storeu_ps(o + 512 + 24, a1_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-		_mm256_storeu_ps(o + 512 + 32, a1_1);
-		_mm256_storeu_ps(o + 512 + 40, a1_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
-		_mm256_storeu_ps(o + 512 + 48, a1_1);
-		_mm256_storeu_ps(o + 512 + 56, a1_2);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 3x2 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__avx2_pv3(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
-	const __m256 al1 = _mm256_set1_ps(alpha[1]);
-	const __m256 al2 = _mm256_set1_ps(alpha[2]);
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
-		_mm256_storeu_ps(o + 512 + 0, a1_1);
-		_mm256_storeu_ps(o + 512 + 8, a1_2);
-		_mm256_storeu_ps(o + 1024 + 0, a2_1);
-		_mm256_storeu_ps(o + 1024 + 8, a2_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-		_mm256_storeu_ps(o + 512 + 16, a1_1);
-		_mm256_storeu_ps(o + 512 + 24, a1_2);
-		_mm256_storeu_ps(o + 1024 + 16, a2_1);
-		_mm256_storeu_ps(o + 1024 + 24, a2_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-		_mm256_storeu_ps(o + 512 + 32, a1_1);
-		_mm256_storeu_ps(o + 512 + 40, a1_2);
-		_mm256_storeu_ps(o + 1024 + 32, a2_1);
-		_mm256_storeu_ps(o + 1024 + 40, a2_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
-		_mm256_storeu_ps(o + 512 + 48, a1_1);
-		_mm256_storeu_ps(o + 512 + 56, a1_2);
-		_mm256_storeu_ps(o + 1024 + 48, a2_1);
-		_mm256_storeu_ps(o + 1024 + 56, a2_2);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 4x2 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
-	const __m256 al1 = _mm256_set1_ps(alpha[1]);
-	const __m256 al2 = _mm256_set1_ps(alpha[2]);
-	const __m256 al3 = _mm256_set1_ps(alpha[3]);
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
-		_mm256_storeu_ps(o + 512 + 0, a1_1);
-		_mm256_storeu_ps(o + 512 + 8, a1_2);
-		_mm256_storeu_ps(o + 1024 + 0, a2_1);
-		_mm256_storeu_ps(o + 1024 + 8, a2_2);
-		_mm256_storeu_ps(o + 1536 + 0, a3_1);
-		_mm256_storeu_ps(o + 1536 + 8, a3_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-		_mm256_storeu_ps(o + 512 + 16, a1_1);
-		_mm256_storeu_ps(o + 512 + 24, a1_2);
-		_mm256_storeu_ps(o + 1024 + 16, a2_1);
-		_mm256_storeu_ps(o + 1024 + 24, a2_2);
-		_mm256_storeu_ps(o + 1536 + 16, a3_1);
-		_mm256_storeu_ps(o + 1536 + 24, a3_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-		_mm256_storeu_ps(o + 512 + 32, a1_1);
-		_mm256_storeu_ps(o + 512 + 40, a1_2);
-		_mm256_storeu_ps(o + 1024 + 32, a2_1);
-		_mm256_storeu_ps(o + 1024 + 40, a2_2);
-		_mm256_storeu_ps(o + 1536 + 32, a3_1);
-		_mm256_storeu_ps(o + 1536 + 40, a3_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
-		_mm256_storeu_ps(o + 512 + 48, a1_1);
-		_mm256_storeu_ps(o + 512 + 56, a1_2);
-		_mm256_storeu_ps(o + 1024 + 48, a2_1);
-		_mm256_storeu_ps(o + 1024 + 56, a2_2);
-		_mm256_storeu_ps(o + 1536 + 48, a3_1);
-		_mm256_storeu_ps(o + 1536 + 56, a3_2);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 5x2 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__avx2_pv5(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
-	const __m256 al1 = _mm256_set1_ps(alpha[1]);
-	const __m256 al2 = _mm256_set1_ps(alpha[2]);
-	const __m256 al3 = _mm256_set1_ps(alpha[3]);
-	const __m256 al4 = _mm256_set1_ps(alpha[4]);
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
-		_mm256_storeu_ps(o + 512 + 0, a1_1);
-		_mm256_storeu_ps(o + 512 + 8, a1_2);
-		_mm256_storeu_ps(o + 1024 + 0, a2_1);
-		_mm256_storeu_ps(o + 1024 + 8, a2_2);
-		_mm256_storeu_ps(o + 1536 + 0, a3_1);
-		_mm256_storeu_ps(o + 1536 + 8, a3_2);
-		_mm256_storeu_ps(o + 2048 + 0, a4_1);
-		_mm256_storeu_ps(o + 2048 + 8, a4_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-		_mm256_storeu_ps(o + 512 + 16, a1_1);
-		_mm256_storeu_ps(o + 512 + 24, a1_2);
-		_mm256_storeu_ps(o + 1024 + 16, a2_1);
-		_mm256_storeu_ps(o + 1024 + 24, a2_2);
-		_mm256_storeu_ps(o + 1536 + 16, a3_1);
-		_mm256_storeu_ps(o + 1536 + 24, a3_2);
-		_mm256_storeu_ps(o + 2048 + 16, a4_1);
-		_mm256_storeu_ps(o + 2048 + 24, a4_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-		_mm256_storeu_ps(o + 512 + 32, a1_1);
-		_mm256_storeu_ps(o + 512 + 40, a1_2);
-		_mm256_storeu_ps(o + 1024 + 32, a2_1);
-		_mm256_storeu_ps(o + 1024 + 40, a2_2);
-		_mm256_storeu_ps(o + 1536 + 32, a3_1);
-		_mm256_storeu_ps(o + 1536 + 40, a3_2);
-		_mm256_storeu_ps(o + 2048 + 32, a4_1);
-		_mm256_storeu_ps(o + 2048 + 40, a4_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
-		_mm256_storeu_ps(o + 512 + 48, a1_1);
-		_mm256_storeu_ps(o + 512 + 56, a1_2);
-		_mm256_storeu_ps(o + 1024 + 48, a2_1);
-		_mm256_storeu_ps(o + 1024 + 56, a2_2);
-		_mm256_storeu_ps(o + 1536 + 48, a3_1);
-		_mm256_storeu_ps(o + 1536 + 56, a3_2);
-		_mm256_storeu_ps(o + 2048 + 48, a4_1);
-		_mm256_storeu_ps(o + 2048 + 56, a4_2);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 2 vectors so 6x2 accumulators stay in registers. */
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+ * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
+        float *restrict ot, const float *restrict alpha, size_t nt)
 {
-	const __m256 al0 = _mm256_set1_ps(alpha[0]);
-	const __m256 al1 = _mm256_set1_ps(alpha[1]);
-	const __m256 al2 = _mm256_set1_ps(alpha[2]);
-	const __m256 al3 = _mm256_set1_ps(alpha[3]);
-	const __m256 al4 = _mm256_set1_ps(alpha[4]);
-	const __m256 al5 = _mm256_set1_ps(alpha[5]);
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 0), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 8), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 0), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 8), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 0), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 8), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 0), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 8), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 0), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 8), al4);
-		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 0), al5);
-		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 8), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 0);
-			const __m256 v2 = _mm256_loadu_ps(vp + 8);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[5]);
-				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
-				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
-			}
+	const __m256 al0 = _mm256_load_ps(alpha + 0);
+	const __m256 al1 = _mm256_load_ps(alpha + 8);
+	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 768), al0);
+	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 776), al1);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 960), al0);
+	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 968), al1);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
 		}
-		_mm256_storeu_ps(o + 0 + 0, a0_1);
-		_mm256_storeu_ps(o + 0 + 8, a0_2);
-		_mm256_storeu_ps(o + 512 + 0, a1_1);
-		_mm256_storeu_ps(o + 512 + 8, a1_2);
-		_mm256_storeu_ps(o + 1024 + 0, a2_1);
-		_mm256_storeu_ps(o + 1024 + 8, a2_2);
-		_mm256_storeu_ps(o + 1536 + 0, a3_1);
-		_mm256_storeu_ps(o + 1536 + 8, a3_2);
-		_mm256_storeu_ps(o + 2048 + 0, a4_1);
-		_mm256_storeu_ps(o + 2048 + 8, a4_2);
-		_mm256_storeu_ps(o + 2560 + 0, a5_1);
-		_mm256_storeu_ps(o + 2560 + 8, a5_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 16), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 24), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 16), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 24), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 16), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 24), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 16), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 24), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 16), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 24), al4);
-		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 16), al5);
-		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 24), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 16);
-			const __m256 v2 = _mm256_loadu_ps(vp + 24);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[5]);
-				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
-				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
-			}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
 		}
-		_mm256_storeu_ps(o + 0 + 16, a0_1);
-		_mm256_storeu_ps(o + 0 + 24, a0_2);
-		_mm256_storeu_ps(o + 512 + 16, a1_1);
-		_mm256_storeu_ps(o + 512 + 24, a1_2);
-		_mm256_storeu_ps(o + 1024 + 16, a2_1);
-		_mm256_storeu_ps(o + 1024 + 24, a2_2);
-		_mm256_storeu_ps(o + 1536 + 16, a3_1);
-		_mm256_storeu_ps(o + 1536 + 24, a3_2);
-		_mm256_storeu_ps(o + 2048 + 16, a4_1);
-		_mm256_storeu_ps(o + 2048 + 24, a4_2);
-		_mm256_storeu_ps(o + 2560 + 16, a5_1);
-		_mm256_storeu_ps(o + 2560 + 24, a5_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 32), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 40), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 32), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 40), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 32), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 40), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 32), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 40), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 32), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 40), al4);
-		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 32), al5);
-		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 40), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 32);
-			const __m256 v2 = _mm256_loadu_ps(vp + 40);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[5]);
-				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
-				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
-			}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
 		}
-		_mm256_storeu_ps(o + 0 + 32, a0_1);
-		_mm256_storeu_ps(o + 0 + 40, a0_2);
-		_mm256_storeu_ps(o + 512 + 32, a1_1);
-		_mm256_storeu_ps(o + 512 + 40, a1_2);
-		_mm256_storeu_ps(o + 1024 + 32, a2_1);
-		_mm256_storeu_ps(o + 1024 + 40, a2_2);
-		_mm256_storeu_ps(o + 1536 + 32, a3_1);
-		_mm256_storeu_ps(o + 1536 + 40, a3_2);
-		_mm256_storeu_ps(o + 2048 + 32, a4_1);
-		_mm256_storeu_ps(o + 2048 + 40, a4_2);
-		_mm256_storeu_ps(o + 2560 + 32, a5_1);
-		_mm256_storeu_ps(o + 2560 + 40, a5_2);
-	}
-	{
-		__m256 a0_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 48), al0);
-		__m256 a0_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 0 + 56), al0);
-		__m256 a1_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 48), al1);
-		__m256 a1_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 512 + 56), al1);
-		__m256 a2_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 48), al2);
-		__m256 a2_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1024 + 56), al2);
-		__m256 a3_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 48), al3);
-		__m256 a3_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 1536 + 56), al3);
-		__m256 a4_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 48), al4);
-		__m256 a4_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2048 + 56), al4);
-		__m256 a5_1 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 48), al5);
-		__m256 a5_2 = _mm256_mul_ps(_mm256_loadu_ps(o + 2560 + 56), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const __m256 v1 = _mm256_loadu_ps(vp + 48);
-			const __m256 v2 = _mm256_loadu_ps(vp + 56);
-			{
-				const __m256 pb = _mm256_set1_ps(pp[0]);
-				a0_1 = _mm256_fmadd_ps(pb, v1, a0_1);
-				a0_2 = _mm256_fmadd_ps(pb, v2, a0_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[1]);
-				a1_1 = _mm256_fmadd_ps(pb, v1, a1_1);
-				a1_2 = _mm256_fmadd_ps(pb, v2, a1_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[2]);
-				a2_1 = _mm256_fmadd_ps(pb, v1, a2_1);
-				a2_2 = _mm256_fmadd_ps(pb, v2, a2_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[3]);
-				a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-				a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[4]);
-				a4_1 = _mm256_fmadd_ps(pb, v1, a4_1);
-				a4_2 = _mm256_fmadd_ps(pb, v2, a4_2);
-			}
-			{
-				const __m256 pb = _mm256_set1_ps(pp[5]);
-				a5_1 = _mm256_fmadd_ps(pb, v1, a5_1);
-				a5_2 = _mm256_fmadd_ps(pb, v2, a5_2);
-			}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
 		}
-		_mm256_storeu_ps(o + 0 + 48, a0_1);
-		_mm256_storeu_ps(o + 0 + 56, a0_2);
-		_mm256_storeu_ps(o + 512 + 48, a1_1);
-		_mm256_storeu_ps(o + 512 + 56, a1_2);
-		_mm256_storeu_ps(o + 1024 + 48, a2_1);
-		_mm256_storeu_ps(o + 1024 + 56, a2_2);
-		_mm256_storeu_ps(o + 1536 + 48, a3_1);
-		_mm256_storeu_ps(o + 1536 + 56, a3_2);
-		_mm256_storeu_ps(o + 2048 + 48, a4_1);
-		_mm256_storeu_ps(o + 2048 + 56, a4_2);
-		_mm256_storeu_ps(o + 2560 + 48, a5_1);
-		_mm256_storeu_ps(o + 2560 + 56, a5_2);
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_0 = _mm256_fmadd_ps(p0, vb, a4_0);
+			a4_1 = _mm256_fmadd_ps(p1, vb, a4_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_0 = _mm256_fmadd_ps(p0, vb, a5_0);
+			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
+		}
 	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 8, a0_1);
+	_mm256_store_ps(ot + 192, a1_0);
+	_mm256_store_ps(ot + 200, a1_1);
+	_mm256_store_ps(ot + 384, a2_0);
+	_mm256_store_ps(ot + 392, a2_1);
+	_mm256_store_ps(ot + 576, a3_0);
+	_mm256_store_ps(ot + 584, a3_1);
+	_mm256_store_ps(ot + 768, a4_0);
+	_mm256_store_ps(ot + 776, a4_1);
+	_mm256_store_ps(ot + 960, a5_0);
+	_mm256_store_ps(ot + 968, a5_1);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+ * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 4x2 accumulators in registers. */
+static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, size_t nt)
+{
+	const __m256 al0 = _mm256_load_ps(alpha + 0);
+	const __m256 al1 = _mm256_load_ps(alpha + 8);
+	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
+		}
+	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 8, a0_1);
+	_mm256_store_ps(ot + 192, a1_0);
+	_mm256_store_ps(ot + 200, a1_1);
+	_mm256_store_ps(ot + 384, a2_0);
+	_mm256_store_ps(ot + 392, a2_1);
+	_mm256_store_ps(ot + 576, a3_0);
+	_mm256_store_ps(ot + 584, a3_1);
 }
 
 void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 128 query rows), the rows packed
+/* Work items are (batch, head, block of 192 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 16 rows:
- * scores (keys broadcast from k as it lies), the online softmax with rows in
- * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * scores (keys broadcast), the online softmax with rows in vector lanes
+ * (running max m, sum l), then P.V accumulated into the transposed output
+ * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float *out,
@@ -1343,39 +543,32 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 {
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = (seq_q + 127) / 128;
+	const size_t nqb = (seq_q + 191) / 192;
 	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
-		const size_t i0 = w % nqb * 128;
-		const size_t rows = seq_q - i0 < 128 ? seq_q - i0 : 128;
+		const size_t i0 = w % nqb * 192;
+		const size_t rows = seq_q - i0 < 192 ? seq_q - i0 : 192;
 		const size_t hk = hh;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[8192];
+		_Alignas(64) float qt[12288], ot[12288];
 		_Alignas(64) float st[2048];
 		_Alignas(64) float kp[8192], vp[8192];
-		_Alignas(64) float m[128], l[128], alpha[16];
-		size_t lim[128] = {0};
+		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
+		size_t lim[192] = {0};
 
 		mha_f32_h8_dk64__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 128; ++r) {
+		for (size_t r = 0; r < 192; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
+		for (size_t x = 0; x < 12288; ++x)
+			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 512;
 			lim[r] = seq_kv;
-			_mm256_storeu_ps(o + 0, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 8, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 16, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 24, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 32, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 40, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 48, _mm256_setzero_ps());
-			_mm256_storeu_ps(o + 56, _mm256_setzero_ps());
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
@@ -1393,31 +586,43 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 					continue; /* no row of this tile sees these keys */
 				/* keys of the block that some row of the tile sees */
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
+				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16);
+					mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16); break;
-				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16); break;
-				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16); break;
-				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16); break;
-				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16); break;
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
+				/* mask only where a row's limit falls inside the block,
+				 * then take the row maxima again */
 				if (j0 + nt > lim[r0]) {
 					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
+					{
+						__m256 mx = _mm256_load_ps(st + 0);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+						_mm256_store_ps(mxb + 0, mx);
+					}
+					{
+						__m256 mx = _mm256_load_ps(st + 8);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+						_mm256_store_ps(mxb + 8, mx);
+					}
 				}
 				/* online softmax; rows that saw no key yet subtract
 				 * -FLT_MAX instead of -inf, so their weights stay 0 */
 				{
 					const __m256 mo = _mm256_load_ps(m + r0 + 0);
-					__m256 mx = _mm256_load_ps(st + 0);
+					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
-					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
@@ -1431,11 +636,8 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 				}
 				{
 					const __m256 mo = _mm256_load_ps(m + r0 + 8);
-					__m256 mx = _mm256_load_ps(st + 8);
+					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 					__m256 sum = _mm256_setzero_ps();
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
-					mx = _mm256_max_ps(mo, mx);
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const __m256 p = mha_f32_h8_dk64__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
@@ -1447,32 +649,23 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 					_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 					_mm256_store_ps(m + r0 + 8, mx);
 				}
-				for (size_t r = 0; r < mt; r += 6) {
-					float *o = oh + (r0 + r) * 512;
-					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk64__avx2_pv1(st + r, vb, o, alpha + r, nt); break;
-					case 2: mha_f32_h8_dk64__avx2_pv2(st + r, vb, o, alpha + r, nt); break;
-					case 3: mha_f32_h8_dk64__avx2_pv3(st + r, vb, o, alpha + r, nt); break;
-					case 4: mha_f32_h8_dk64__avx2_pv4(st + r, vb, o, alpha + r, nt); break;
-					case 5: mha_f32_h8_dk64__avx2_pv5(st + r, vb, o, alpha + r, nt); break;
-					case 6: mha_f32_h8_dk64__avx2_pv6(st + r, vb, o, alpha + r, nt); break;
-					default: break;
-					}
+				{
+					const float *vb0 = vb;
+					float *ob = ot + r0;
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1152)
+						mha_f32_h8_dk64__avx2_pv6(st, vb0, ob, alpha, nt);
+					mha_f32_h8_dk64__avx2_pv4(st, vb0, ob, alpha, nt);
 				}
 			}
 		}
 
+		/* out = ot transposed, each row divided by its sum (0 when the
+		 * row saw no key) */
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
-			const __m256 inv = _mm256_set1_ps(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
-			_mm256_storeu_ps(o + 0, _mm256_mul_ps(_mm256_loadu_ps(o + 0), inv));
-			_mm256_storeu_ps(o + 8, _mm256_mul_ps(_mm256_loadu_ps(o + 8), inv));
-			_mm256_storeu_ps(o + 16, _mm256_mul_ps(_mm256_loadu_ps(o + 16), inv));
-			_mm256_storeu_ps(o + 24, _mm256_mul_ps(_mm256_loadu_ps(o + 24), inv));
-			_mm256_storeu_ps(o + 32, _mm256_mul_ps(_mm256_loadu_ps(o + 32), inv));
-			_mm256_storeu_ps(o + 40, _mm256_mul_ps(_mm256_loadu_ps(o + 40), inv));
-			_mm256_storeu_ps(o + 48, _mm256_mul_ps(_mm256_loadu_ps(o + 48), inv));
-			_mm256_storeu_ps(o + 56, _mm256_mul_ps(_mm256_loadu_ps(o + 56), inv));
+			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+			for (size_t c = 0; c < 64; ++c)
+				o[c] = ot[c * 192 + r] * inv;
 		}
 	}
 }

@@ -4,7 +4,7 @@
  * mha_f32_h8_dk64__scalar: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 4x4; exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -68,10 +68,11 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 1x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -94,13 +95,34 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 	(st + 1)[0] = a0_1;
 	(st + 2)[0] = a0_2;
 	(st + 3)[0] = a0_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 2x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -138,13 +160,38 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 	(st + 5)[0] = a1_1;
 	(st + 6)[0] = a1_2;
 	(st + 7)[0] = a1_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 3x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -197,13 +244,42 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 	(st + 9)[0] = a2_1;
 	(st + 10)[0] = a2_2;
 	(st + 11)[0] = a2_3;
+	{
+		float t = (mx + 0)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_0);
+		(mx + 0)[0] = t;
+	}
+	{
+		float t = (mx + 1)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_1);
+		(mx + 1)[0] = t;
+	}
+	{
+		float t = (mx + 2)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_2);
+		(mx + 2)[0] = t;
+	}
+	{
+		float t = (mx + 3)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_3);
+		(mx + 3)[0] = t;
+	}
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 4x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float a0_0 = 0.0f;
 	float a0_1 = 0.0f;
@@ -271,3088 +347,117 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 	(st + 13)[0] = a3_1;
 	(st + 14)[0] = a3_2;
 	(st + 15)[0] = a3_3;
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 4 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 1x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__scalar_pv1(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
 	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
+		float t = (mx + 0)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_0);
+		t = mha_f32_h8_dk64__scalar_max(t, a3_0);
+		(mx + 0)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
+		float t = (mx + 1)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_1);
+		t = mha_f32_h8_dk64__scalar_max(t, a3_1);
+		(mx + 1)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
+		float t = (mx + 2)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_2);
+		t = mha_f32_h8_dk64__scalar_max(t, a3_2);
+		(mx + 2)[0] = t;
 	}
 	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 32)[0] * al0);
-		float a0_2 = ((o + 0 + 33)[0] * al0);
-		float a0_3 = ((o + 0 + 34)[0] * al0);
-		float a0_4 = ((o + 0 + 35)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 32)[0];
-			const float v2 = (vp + 33)[0];
-			const float v3 = (vp + 34)[0];
-			const float v4 = (vp + 35)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 32)[0] = a0_1;
-		(o + 0 + 33)[0] = a0_2;
-		(o + 0 + 34)[0] = a0_3;
-		(o + 0 + 35)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 36)[0] * al0);
-		float a0_2 = ((o + 0 + 37)[0] * al0);
-		float a0_3 = ((o + 0 + 38)[0] * al0);
-		float a0_4 = ((o + 0 + 39)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 36)[0];
-			const float v2 = (vp + 37)[0];
-			const float v3 = (vp + 38)[0];
-			const float v4 = (vp + 39)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 36)[0] = a0_1;
-		(o + 0 + 37)[0] = a0_2;
-		(o + 0 + 38)[0] = a0_3;
-		(o + 0 + 39)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 40)[0] * al0);
-		float a0_2 = ((o + 0 + 41)[0] * al0);
-		float a0_3 = ((o + 0 + 42)[0] * al0);
-		float a0_4 = ((o + 0 + 43)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 40)[0];
-			const float v2 = (vp + 41)[0];
-			const float v3 = (vp + 42)[0];
-			const float v4 = (vp + 43)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 40)[0] = a0_1;
-		(o + 0 + 41)[0] = a0_2;
-		(o + 0 + 42)[0] = a0_3;
-		(o + 0 + 43)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 44)[0] * al0);
-		float a0_2 = ((o + 0 + 45)[0] * al0);
-		float a0_3 = ((o + 0 + 46)[0] * al0);
-		float a0_4 = ((o + 0 + 47)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 44)[0];
-			const float v2 = (vp + 45)[0];
-			const float v3 = (vp + 46)[0];
-			const float v4 = (vp + 47)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 44)[0] = a0_1;
-		(o + 0 + 45)[0] = a0_2;
-		(o + 0 + 46)[0] = a0_3;
-		(o + 0 + 47)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 48)[0] * al0);
-		float a0_2 = ((o + 0 + 49)[0] * al0);
-		float a0_3 = ((o + 0 + 50)[0] * al0);
-		float a0_4 = ((o + 0 + 51)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 48)[0];
-			const float v2 = (vp + 49)[0];
-			const float v3 = (vp + 50)[0];
-			const float v4 = (vp + 51)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 48)[0] = a0_1;
-		(o + 0 + 49)[0] = a0_2;
-		(o + 0 + 50)[0] = a0_3;
-		(o + 0 + 51)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 52)[0] * al0);
-		float a0_2 = ((o + 0 + 53)[0] * al0);
-		float a0_3 = ((o + 0 + 54)[0] * al0);
-		float a0_4 = ((o + 0 + 55)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 52)[0];
-			const float v2 = (vp + 53)[0];
-			const float v3 = (vp + 54)[0];
-			const float v4 = (vp + 55)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 52)[0] = a0_1;
-		(o + 0 + 53)[0] = a0_2;
-		(o + 0 + 54)[0] = a0_3;
-		(o + 0 + 55)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 56)[0] * al0);
-		float a0_2 = ((o + 0 + 57)[0] * al0);
-		float a0_3 = ((o + 0 + 58)[0] * al0);
-		float a0_4 = ((o + 0 + 59)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 56)[0];
-			const float v2 = (vp + 57)[0];
-			const float v3 = (vp + 58)[0];
-			const float v4 = (vp + 59)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 56)[0] = a0_1;
-		(o + 0 + 57)[0] = a0_2;
-		(o + 0 + 58)[0] = a0_3;
-		(o + 0 + 59)[0] = a0_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 60)[0] * al0);
-		float a0_2 = ((o + 0 + 61)[0] * al0);
-		float a0_3 = ((o + 0 + 62)[0] * al0);
-		float a0_4 = ((o + 0 + 63)[0] * al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 60)[0];
-			const float v2 = (vp + 61)[0];
-			const float v3 = (vp + 62)[0];
-			const float v4 = (vp + 63)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-		}
-		(o + 0 + 60)[0] = a0_1;
-		(o + 0 + 61)[0] = a0_2;
-		(o + 0 + 62)[0] = a0_3;
-		(o + 0 + 63)[0] = a0_4;
+		float t = (mx + 3)[0];
+		t = mha_f32_h8_dk64__scalar_max(t, a0_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a1_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a2_3);
+		t = mha_f32_h8_dk64__scalar_max(t, a3_3);
+		(mx + 3)[0] = t;
 	}
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 4 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 2x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__scalar_pv2(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 512 + 0)[0] * al1);
-		float a1_2 = ((o + 512 + 1)[0] * al1);
-		float a1_3 = ((o + 512 + 2)[0] * al1);
-		float a1_4 = ((o + 512 + 3)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 512 + 0)[0] = a1_1;
-		(o + 512 + 1)[0] = a1_2;
-		(o + 512 + 2)[0] = a1_3;
-		(o + 512 + 3)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 512 + 4)[0] * al1);
-		float a1_2 = ((o + 512 + 5)[0] * al1);
-		float a1_3 = ((o + 512 + 6)[0] * al1);
-		float a1_4 = ((o + 512 + 7)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 512 + 4)[0] = a1_1;
-		(o + 512 + 5)[0] = a1_2;
-		(o + 512 + 6)[0] = a1_3;
-		(o + 512 + 7)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 512 + 8)[0] * al1);
-		float a1_2 = ((o + 512 + 9)[0] * al1);
-		float a1_3 = ((o + 512 + 10)[0] * al1);
-		float a1_4 = ((o + 512 + 11)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 512 + 8)[0] = a1_1;
-		(o + 512 + 9)[0] = a1_2;
-		(o + 512 + 10)[0] = a1_3;
-		(o + 512 + 11)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 512 + 12)[0] * al1);
-		float a1_2 = ((o + 512 + 13)[0] * al1);
-		float a1_3 = ((o + 512 + 14)[0] * al1);
-		float a1_4 = ((o + 512 + 15)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 512 + 12)[0] = a1_1;
-		(o + 512 + 13)[0] = a1_2;
-		(o + 512 + 14)[0] = a1_3;
-		(o + 512 + 15)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 512 + 16)[0] * al1);
-		float a1_2 = ((o + 512 + 17)[0] * al1);
-		float a1_3 = ((o + 512 + 18)[0] * al1);
-		float a1_4 = ((o + 512 + 19)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 512 + 16)[0] = a1_1;
-		(o + 512 + 17)[0] = a1_2;
-		(o + 512 + 18)[0] = a1_3;
-		(o + 512 + 19)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 512 + 20)[0] * al1);
-		float a1_2 = ((o + 512 + 21)[0] * al1);
-		float a1_3 = ((o + 512 + 22)[0] * al1);
-		float a1_4 = ((o + 512 + 23)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 512 + 20)[0] = a1_1;
-		(o + 512 + 21)[0] = a1_2;
-		(o + 512 + 22)[0] = a1_3;
-		(o + 512 + 23)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 512 + 24)[0] * al1);
-		float a1_2 = ((o + 512 + 25)[0] * al1);
-		float a1_3 = ((o + 512 + 26)[0] * al1);
-		float a1_4 = ((o + 512 + 27)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 512 + 24)[0] = a1_1;
-		(o + 512 + 25)[0] = a1_2;
-		(o + 512 + 26)[0] = a1_3;
-		(o + 512 + 27)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 512 + 28)[0] * al1);
-		float a1_2 = ((o + 512 + 29)[0] * al1);
-		float a1_3 = ((o + 512 + 30)[0] * al1);
-		float a1_4 = ((o + 512 + 31)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 512 + 28)[0] = a1_1;
-		(o + 512 + 29)[0] = a1_2;
-		(o + 512 + 30)[0] = a1_3;
-		(o + 512 + 31)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 32)[0] * al0);
-		float a0_2 = ((o + 0 + 33)[0] * al0);
-		float a0_3 = ((o + 0 + 34)[0] * al0);
-		float a0_4 = ((o + 0 + 35)[0] * al0);
-		float a1_1 = ((o + 512 + 32)[0] * al1);
-		float a1_2 = ((o + 512 + 33)[0] * al1);
-		float a1_3 = ((o + 512 + 34)[0] * al1);
-		float a1_4 = ((o + 512 + 35)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 32)[0];
-			const float v2 = (vp + 33)[0];
-			const float v3 = (vp + 34)[0];
-			const float v4 = (vp + 35)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 32)[0] = a0_1;
-		(o + 0 + 33)[0] = a0_2;
-		(o + 0 + 34)[0] = a0_3;
-		(o + 0 + 35)[0] = a0_4;
-		(o + 512 + 32)[0] = a1_1;
-		(o + 512 + 33)[0] = a1_2;
-		(o + 512 + 34)[0] = a1_3;
-		(o + 512 + 35)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 36)[0] * al0);
-		float a0_2 = ((o + 0 + 37)[0] * al0);
-		float a0_3 = ((o + 0 + 38)[0] * al0);
-		float a0_4 = ((o + 0 + 39)[0] * al0);
-		float a1_1 = ((o + 512 + 36)[0] * al1);
-		float a1_2 = ((o + 512 + 37)[0] * al1);
-		float a1_3 = ((o + 512 + 38)[0] * al1);
-		float a1_4 = ((o + 512 + 39)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 36)[0];
-			const float v2 = (vp + 37)[0];
-			const float v3 = (vp + 38)[0];
-			const float v4 = (vp + 39)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 36)[0] = a0_1;
-		(o + 0 + 37)[0] = a0_2;
-		(o + 0 + 38)[0] = a0_3;
-		(o + 0 + 39)[0] = a0_4;
-		(o + 512 + 36)[0] = a1_1;
-		(o + 512 + 37)[0] = a1_2;
-		(o + 512 + 38)[0] = a1_3;
-		(o + 512 + 39)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 40)[0] * al0);
-		float a0_2 = ((o + 0 + 41)[0] * al0);
-		float a0_3 = ((o + 0 + 42)[0] * al0);
-		float a0_4 = ((o + 0 + 43)[0] * al0);
-		float a1_1 = ((o + 512 + 40)[0] * al1);
-		float a1_2 = ((o + 512 + 41)[0] * al1);
-		float a1_3 = ((o + 512 + 42)[0] * al1);
-		float a1_4 = ((o + 512 + 43)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 40)[0];
-			const float v2 = (vp + 41)[0];
-			const float v3 = (vp + 42)[0];
-			const float v4 = (vp + 43)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 40)[0] = a0_1;
-		(o + 0 + 41)[0] = a0_2;
-		(o + 0 + 42)[0] = a0_3;
-		(o + 0 + 43)[0] = a0_4;
-		(o + 512 + 40)[0] = a1_1;
-		(o + 512 + 41)[0] = a1_2;
-		(o + 512 + 42)[0] = a1_3;
-		(o + 512 + 43)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 44)[0] * al0);
-		float a0_2 = ((o + 0 + 45)[0] * al0);
-		float a0_3 = ((o + 0 + 46)[0] * al0);
-		float a0_4 = ((o + 0 + 47)[0] * al0);
-		float a1_1 = ((o + 512 + 44)[0] * al1);
-		float a1_2 = ((o + 512 + 45)[0] * al1);
-		float a1_3 = ((o + 512 + 46)[0] * al1);
-		float a1_4 = ((o + 512 + 47)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 44)[0];
-			const float v2 = (vp + 45)[0];
-			const float v3 = (vp + 46)[0];
-			const float v4 = (vp + 47)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 44)[0] = a0_1;
-		(o + 0 + 45)[0] = a0_2;
-		(o + 0 + 46)[0] = a0_3;
-		(o + 0 + 47)[0] = a0_4;
-		(o + 512 + 44)[0] = a1_1;
-		(o + 512 + 45)[0] = a1_2;
-		(o + 512 + 46)[0] = a1_3;
-		(o + 512 + 47)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 48)[0] * al0);
-		float a0_2 = ((o + 0 + 49)[0] * al0);
-		float a0_3 = ((o + 0 + 50)[0] * al0);
-		float a0_4 = ((o + 0 + 51)[0] * al0);
-		float a1_1 = ((o + 512 + 48)[0] * al1);
-		float a1_2 = ((o + 512 + 49)[0] * al1);
-		float a1_3 = ((o + 512 + 50)[0] * al1);
-		float a1_4 = ((o + 512 + 51)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 48)[0];
-			const float v2 = (vp + 49)[0];
-			const float v3 = (vp + 50)[0];
-			const float v4 = (vp + 51)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 48)[0] = a0_1;
-		(o + 0 + 49)[0] = a0_2;
-		(o + 0 + 50)[0] = a0_3;
-		(o + 0 + 51)[0] = a0_4;
-		(o + 512 + 48)[0] = a1_1;
-		(o + 512 + 49)[0] = a1_2;
-		(o + 512 + 50)[0] = a1_3;
-		(o + 512 + 51)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 52)[0] * al0);
-		float a0_2 = ((o + 0 + 53)[0] * al0);
-		float a0_3 = ((o + 0 + 54)[0] * al0);
-		float a0_4 = ((o + 0 + 55)[0] * al0);
-		float a1_1 = ((o + 512 + 52)[0] * al1);
-		float a1_2 = ((o + 512 + 53)[0] * al1);
-		float a1_3 = ((o + 512 + 54)[0] * al1);
-		float a1_4 = ((o + 512 + 55)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 52)[0];
-			const float v2 = (vp + 53)[0];
-			const float v3 = (vp + 54)[0];
-			const float v4 = (vp + 55)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 52)[0] = a0_1;
-		(o + 0 + 53)[0] = a0_2;
-		(o + 0 + 54)[0] = a0_3;
-		(o + 0 + 55)[0] = a0_4;
-		(o + 512 + 52)[0] = a1_1;
-		(o + 512 + 53)[0] = a1_2;
-		(o + 512 + 54)[0] = a1_3;
-		(o + 512 + 55)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 56)[0] * al0);
-		float a0_2 = ((o + 0 + 57)[0] * al0);
-		float a0_3 = ((o + 0 + 58)[0] * al0);
-		float a0_4 = ((o + 0 + 59)[0] * al0);
-		float a1_1 = ((o + 512 + 56)[0] * al1);
-		float a1_2 = ((o + 512 + 57)[0] * al1);
-		float a1_3 = ((o + 512 + 58)[0] * al1);
-		float a1_4 = ((o + 512 + 59)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 56)[0];
-			const float v2 = (vp + 57)[0];
-			const float v3 = (vp + 58)[0];
-			const float v4 = (vp + 59)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 56)[0] = a0_1;
-		(o + 0 + 57)[0] = a0_2;
-		(o + 0 + 58)[0] = a0_3;
-		(o + 0 + 59)[0] = a0_4;
-		(o + 512 + 56)[0] = a1_1;
-		(o + 512 + 57)[0] = a1_2;
-		(o + 512 + 58)[0] = a1_3;
-		(o + 512 + 59)[0] = a1_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 60)[0] * al0);
-		float a0_2 = ((o + 0 + 61)[0] * al0);
-		float a0_3 = ((o + 0 + 62)[0] * al0);
-		float a0_4 = ((o + 0 + 63)[0] * al0);
-		float a1_1 = ((o + 512 + 60)[0] * al1);
-		float a1_2 = ((o + 512 + 61)[0] * al1);
-		float a1_3 = ((o + 512 + 62)[0] * al1);
-		float a1_4 = ((o + 512 + 63)[0] * al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 60)[0];
-			const float v2 = (vp + 61)[0];
-			const float v3 = (vp + 62)[0];
-			const float v4 = (vp + 63)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-		}
-		(o + 0 + 60)[0] = a0_1;
-		(o + 0 + 61)[0] = a0_2;
-		(o + 0 + 62)[0] = a0_3;
-		(o + 0 + 63)[0] = a0_4;
-		(o + 512 + 60)[0] = a1_1;
-		(o + 512 + 61)[0] = a1_2;
-		(o + 512 + 62)[0] = a1_3;
-		(o + 512 + 63)[0] = a1_4;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 4 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 3x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64__scalar_pv3(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	const float al2 = (alpha[2]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 512 + 0)[0] * al1);
-		float a1_2 = ((o + 512 + 1)[0] * al1);
-		float a1_3 = ((o + 512 + 2)[0] * al1);
-		float a1_4 = ((o + 512 + 3)[0] * al1);
-		float a2_1 = ((o + 1024 + 0)[0] * al2);
-		float a2_2 = ((o + 1024 + 1)[0] * al2);
-		float a2_3 = ((o + 1024 + 2)[0] * al2);
-		float a2_4 = ((o + 1024 + 3)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 512 + 0)[0] = a1_1;
-		(o + 512 + 1)[0] = a1_2;
-		(o + 512 + 2)[0] = a1_3;
-		(o + 512 + 3)[0] = a1_4;
-		(o + 1024 + 0)[0] = a2_1;
-		(o + 1024 + 1)[0] = a2_2;
-		(o + 1024 + 2)[0] = a2_3;
-		(o + 1024 + 3)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 512 + 4)[0] * al1);
-		float a1_2 = ((o + 512 + 5)[0] * al1);
-		float a1_3 = ((o + 512 + 6)[0] * al1);
-		float a1_4 = ((o + 512 + 7)[0] * al1);
-		float a2_1 = ((o + 1024 + 4)[0] * al2);
-		float a2_2 = ((o + 1024 + 5)[0] * al2);
-		float a2_3 = ((o + 1024 + 6)[0] * al2);
-		float a2_4 = ((o + 1024 + 7)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 512 + 4)[0] = a1_1;
-		(o + 512 + 5)[0] = a1_2;
-		(o + 512 + 6)[0] = a1_3;
-		(o + 512 + 7)[0] = a1_4;
-		(o + 1024 + 4)[0] = a2_1;
-		(o + 1024 + 5)[0] = a2_2;
-		(o + 1024 + 6)[0] = a2_3;
-		(o + 1024 + 7)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 512 + 8)[0] * al1);
-		float a1_2 = ((o + 512 + 9)[0] * al1);
-		float a1_3 = ((o + 512 + 10)[0] * al1);
-		float a1_4 = ((o + 512 + 11)[0] * al1);
-		float a2_1 = ((o + 1024 + 8)[0] * al2);
-		float a2_2 = ((o + 1024 + 9)[0] * al2);
-		float a2_3 = ((o + 1024 + 10)[0] * al2);
-		float a2_4 = ((o + 1024 + 11)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 512 + 8)[0] = a1_1;
-		(o + 512 + 9)[0] = a1_2;
-		(o + 512 + 10)[0] = a1_3;
-		(o + 512 + 11)[0] = a1_4;
-		(o + 1024 + 8)[0] = a2_1;
-		(o + 1024 + 9)[0] = a2_2;
-		(o + 1024 + 10)[0] = a2_3;
-		(o + 1024 + 11)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 512 + 12)[0] * al1);
-		float a1_2 = ((o + 512 + 13)[0] * al1);
-		float a1_3 = ((o + 512 + 14)[0] * al1);
-		float a1_4 = ((o + 512 + 15)[0] * al1);
-		float a2_1 = ((o + 1024 + 12)[0] * al2);
-		float a2_2 = ((o + 1024 + 13)[0] * al2);
-		float a2_3 = ((o + 1024 + 14)[0] * al2);
-		float a2_4 = ((o + 1024 + 15)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 512 + 12)[0] = a1_1;
-		(o + 512 + 13)[0] = a1_2;
-		(o + 512 + 14)[0] = a1_3;
-		(o + 512 + 15)[0] = a1_4;
-		(o + 1024 + 12)[0] = a2_1;
-		(o + 1024 + 13)[0] = a2_2;
-		(o + 1024 + 14)[0] = a2_3;
-		(o + 1024 + 15)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 512 + 16)[0] * al1);
-		float a1_2 = ((o + 512 + 17)[0] * al1);
-		float a1_3 = ((o + 512 + 18)[0] * al1);
-		float a1_4 = ((o + 512 + 19)[0] * al1);
-		float a2_1 = ((o + 1024 + 16)[0] * al2);
-		float a2_2 = ((o + 1024 + 17)[0] * al2);
-		float a2_3 = ((o + 1024 + 18)[0] * al2);
-		float a2_4 = ((o + 1024 + 19)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 512 + 16)[0] = a1_1;
-		(o + 512 + 17)[0] = a1_2;
-		(o + 512 + 18)[0] = a1_3;
-		(o + 512 + 19)[0] = a1_4;
-		(o + 1024 + 16)[0] = a2_1;
-		(o + 1024 + 17)[0] = a2_2;
-		(o + 1024 + 18)[0] = a2_3;
-		(o + 1024 + 19)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 512 + 20)[0] * al1);
-		float a1_2 = ((o + 512 + 21)[0] * al1);
-		float a1_3 = ((o + 512 + 22)[0] * al1);
-		float a1_4 = ((o + 512 + 23)[0] * al1);
-		float a2_1 = ((o + 1024 + 20)[0] * al2);
-		float a2_2 = ((o + 1024 + 21)[0] * al2);
-		float a2_3 = ((o + 1024 + 22)[0] * al2);
-		float a2_4 = ((o + 1024 + 23)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 512 + 20)[0] = a1_1;
-		(o + 512 + 21)[0] = a1_2;
-		(o + 512 + 22)[0] = a1_3;
-		(o + 512 + 23)[0] = a1_4;
-		(o + 1024 + 20)[0] = a2_1;
-		(o + 1024 + 21)[0] = a2_2;
-		(o + 1024 + 22)[0] = a2_3;
-		(o + 1024 + 23)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 512 + 24)[0] * al1);
-		float a1_2 = ((o + 512 + 25)[0] * al1);
-		float a1_3 = ((o + 512 + 26)[0] * al1);
-		float a1_4 = ((o + 512 + 27)[0] * al1);
-		float a2_1 = ((o + 1024 + 24)[0] * al2);
-		float a2_2 = ((o + 1024 + 25)[0] * al2);
-		float a2_3 = ((o + 1024 + 26)[0] * al2);
-		float a2_4 = ((o + 1024 + 27)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 512 + 24)[0] = a1_1;
-		(o + 512 + 25)[0] = a1_2;
-		(o + 512 + 26)[0] = a1_3;
-		(o + 512 + 27)[0] = a1_4;
-		(o + 1024 + 24)[0] = a2_1;
-		(o + 1024 + 25)[0] = a2_2;
-		(o + 1024 + 26)[0] = a2_3;
-		(o + 1024 + 27)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 512 + 28)[0] * al1);
-		float a1_2 = ((o + 512 + 29)[0] * al1);
-		float a1_3 = ((o + 512 + 30)[0] * al1);
-		float a1_4 = ((o + 512 + 31)[0] * al1);
-		float a2_1 = ((o + 1024 + 28)[0] * al2);
-		float a2_2 = ((o + 1024 + 29)[0] * al2);
-		float a2_3 = ((o + 1024 + 30)[0] * al2);
-		float a2_4 = ((o + 1024 + 31)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 512 + 28)[0] = a1_1;
-		(o + 512 + 29)[0] = a1_2;
-		(o + 512 + 30)[0] = a1_3;
-		(o + 512 + 31)[0] = a1_4;
-		(o + 1024 + 28)[0] = a2_1;
-		(o + 1024 + 29)[0] = a2_2;
-		(o + 1024 + 30)[0] = a2_3;
-		(o + 1024 + 31)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 32)[0] * al0);
-		float a0_2 = ((o + 0 + 33)[0] * al0);
-		float a0_3 = ((o + 0 + 34)[0] * al0);
-		float a0_4 = ((o + 0 + 35)[0] * al0);
-		float a1_1 = ((o + 512 + 32)[0] * al1);
-		float a1_2 = ((o + 512 + 33)[0] * al1);
-		float a1_3 = ((o + 512 + 34)[0] * al1);
-		float a1_4 = ((o + 512 + 35)[0] * al1);
-		float a2_1 = ((o + 1024 + 32)[0] * al2);
-		float a2_2 = ((o + 1024 + 33)[0] * al2);
-		float a2_3 = ((o + 1024 + 34)[0] * al2);
-		float a2_4 = ((o + 1024 + 35)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 32)[0];
-			const float v2 = (vp + 33)[0];
-			const float v3 = (vp + 34)[0];
-			const float v4 = (vp + 35)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 32)[0] = a0_1;
-		(o + 0 + 33)[0] = a0_2;
-		(o + 0 + 34)[0] = a0_3;
-		(o + 0 + 35)[0] = a0_4;
-		(o + 512 + 32)[0] = a1_1;
-		(o + 512 + 33)[0] = a1_2;
-		(o + 512 + 34)[0] = a1_3;
-		(o + 512 + 35)[0] = a1_4;
-		(o + 1024 + 32)[0] = a2_1;
-		(o + 1024 + 33)[0] = a2_2;
-		(o + 1024 + 34)[0] = a2_3;
-		(o + 1024 + 35)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 36)[0] * al0);
-		float a0_2 = ((o + 0 + 37)[0] * al0);
-		float a0_3 = ((o + 0 + 38)[0] * al0);
-		float a0_4 = ((o + 0 + 39)[0] * al0);
-		float a1_1 = ((o + 512 + 36)[0] * al1);
-		float a1_2 = ((o + 512 + 37)[0] * al1);
-		float a1_3 = ((o + 512 + 38)[0] * al1);
-		float a1_4 = ((o + 512 + 39)[0] * al1);
-		float a2_1 = ((o + 1024 + 36)[0] * al2);
-		float a2_2 = ((o + 1024 + 37)[0] * al2);
-		float a2_3 = ((o + 1024 + 38)[0] * al2);
-		float a2_4 = ((o + 1024 + 39)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 36)[0];
-			const float v2 = (vp + 37)[0];
-			const float v3 = (vp + 38)[0];
-			const float v4 = (vp + 39)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 36)[0] = a0_1;
-		(o + 0 + 37)[0] = a0_2;
-		(o + 0 + 38)[0] = a0_3;
-		(o + 0 + 39)[0] = a0_4;
-		(o + 512 + 36)[0] = a1_1;
-		(o + 512 + 37)[0] = a1_2;
-		(o + 512 + 38)[0] = a1_3;
-		(o + 512 + 39)[0] = a1_4;
-		(o + 1024 + 36)[0] = a2_1;
-		(o + 1024 + 37)[0] = a2_2;
-		(o + 1024 + 38)[0] = a2_3;
-		(o + 1024 + 39)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 40)[0] * al0);
-		float a0_2 = ((o + 0 + 41)[0] * al0);
-		float a0_3 = ((o + 0 + 42)[0] * al0);
-		float a0_4 = ((o + 0 + 43)[0] * al0);
-		float a1_1 = ((o + 512 + 40)[0] * al1);
-		float a1_2 = ((o + 512 + 41)[0] * al1);
-		float a1_3 = ((o + 512 + 42)[0] * al1);
-		float a1_4 = ((o + 512 + 43)[0] * al1);
-		float a2_1 = ((o + 1024 + 40)[0] * al2);
-		float a2_2 = ((o + 1024 + 41)[0] * al2);
-		float a2_3 = ((o + 1024 + 42)[0] * al2);
-		float a2_4 = ((o + 1024 + 43)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 40)[0];
-			const float v2 = (vp + 41)[0];
-			const float v3 = (vp + 42)[0];
-			const float v4 = (vp + 43)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 40)[0] = a0_1;
-		(o + 0 + 41)[0] = a0_2;
-		(o + 0 + 42)[0] = a0_3;
-		(o + 0 + 43)[0] = a0_4;
-		(o + 512 + 40)[0] = a1_1;
-		(o + 512 + 41)[0] = a1_2;
-		(o + 512 + 42)[0] = a1_3;
-		(o + 512 + 43)[0] = a1_4;
-		(o + 1024 + 40)[0] = a2_1;
-		(o + 1024 + 41)[0] = a2_2;
-		(o + 1024 + 42)[0] = a2_3;
-		(o + 1024 + 43)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 44)[0] * al0);
-		float a0_2 = ((o + 0 + 45)[0] * al0);
-		float a0_3 = ((o + 0 + 46)[0] * al0);
-		float a0_4 = ((o + 0 + 47)[0] * al0);
-		float a1_1 = ((o + 512 + 44)[0] * al1);
-		float a1_2 = ((o + 512 + 45)[0] * al1);
-		float a1_3 = ((o + 512 + 46)[0] * al1);
-		float a1_4 = ((o + 512 + 47)[0] * al1);
-		float a2_1 = ((o + 1024 + 44)[0] * al2);
-		float a2_2 = ((o + 1024 + 45)[0] * al2);
-		float a2_3 = ((o + 1024 + 46)[0] * al2);
-		float a2_4 = ((o + 1024 + 47)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 44)[0];
-			const float v2 = (vp + 45)[0];
-			const float v3 = (vp + 46)[0];
-			const float v4 = (vp + 47)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 44)[0] = a0_1;
-		(o + 0 + 45)[0] = a0_2;
-		(o + 0 + 46)[0] = a0_3;
-		(o + 0 + 47)[0] = a0_4;
-		(o + 512 + 44)[0] = a1_1;
-		(o + 512 + 45)[0] = a1_2;
-		(o + 512 + 46)[0] = a1_3;
-		(o + 512 + 47)[0] = a1_4;
-		(o + 1024 + 44)[0] = a2_1;
-		(o + 1024 + 45)[0] = a2_2;
-		(o + 1024 + 46)[0] = a2_3;
-		(o + 1024 + 47)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 48)[0] * al0);
-		float a0_2 = ((o + 0 + 49)[0] * al0);
-		float a0_3 = ((o + 0 + 50)[0] * al0);
-		float a0_4 = ((o + 0 + 51)[0] * al0);
-		float a1_1 = ((o + 512 + 48)[0] * al1);
-		float a1_2 = ((o + 512 + 49)[0] * al1);
-		float a1_3 = ((o + 512 + 50)[0] * al1);
-		float a1_4 = ((o + 512 + 51)[0] * al1);
-		float a2_1 = ((o + 1024 + 48)[0] * al2);
-		float a2_2 = ((o + 1024 + 49)[0] * al2);
-		float a2_3 = ((o + 1024 + 50)[0] * al2);
-		float a2_4 = ((o + 1024 + 51)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 48)[0];
-			const float v2 = (vp + 49)[0];
-			const float v3 = (vp + 50)[0];
-			const float v4 = (vp + 51)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 48)[0] = a0_1;
-		(o + 0 + 49)[0] = a0_2;
-		(o + 0 + 50)[0] = a0_3;
-		(o + 0 + 51)[0] = a0_4;
-		(o + 512 + 48)[0] = a1_1;
-		(o + 512 + 49)[0] = a1_2;
-		(o + 512 + 50)[0] = a1_3;
-		(o + 512 + 51)[0] = a1_4;
-		(o + 1024 + 48)[0] = a2_1;
-		(o + 1024 + 49)[0] = a2_2;
-		(o + 1024 + 50)[0] = a2_3;
-		(o + 1024 + 51)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 52)[0] * al0);
-		float a0_2 = ((o + 0 + 53)[0] * al0);
-		float a0_3 = ((o + 0 + 54)[0] * al0);
-		float a0_4 = ((o + 0 + 55)[0] * al0);
-		float a1_1 = ((o + 512 + 52)[0] * al1);
-		float a1_2 = ((o + 512 + 53)[0] * al1);
-		float a1_3 = ((o + 512 + 54)[0] * al1);
-		float a1_4 = ((o + 512 + 55)[0] * al1);
-		float a2_1 = ((o + 1024 + 52)[0] * al2);
-		float a2_2 = ((o + 1024 + 53)[0] * al2);
-		float a2_3 = ((o + 1024 + 54)[0] * al2);
-		float a2_4 = ((o + 1024 + 55)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 52)[0];
-			const float v2 = (vp + 53)[0];
-			const float v3 = (vp + 54)[0];
-			const float v4 = (vp + 55)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 52)[0] = a0_1;
-		(o + 0 + 53)[0] = a0_2;
-		(o + 0 + 54)[0] = a0_3;
-		(o + 0 + 55)[0] = a0_4;
-		(o + 512 + 52)[0] = a1_1;
-		(o + 512 + 53)[0] = a1_2;
-		(o + 512 + 54)[0] = a1_3;
-		(o + 512 + 55)[0] = a1_4;
-		(o + 1024 + 52)[0] = a2_1;
-		(o + 1024 + 53)[0] = a2_2;
-		(o + 1024 + 54)[0] = a2_3;
-		(o + 1024 + 55)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 56)[0] * al0);
-		float a0_2 = ((o + 0 + 57)[0] * al0);
-		float a0_3 = ((o + 0 + 58)[0] * al0);
-		float a0_4 = ((o + 0 + 59)[0] * al0);
-		float a1_1 = ((o + 512 + 56)[0] * al1);
-		float a1_2 = ((o + 512 + 57)[0] * al1);
-		float a1_3 = ((o + 512 + 58)[0] * al1);
-		float a1_4 = ((o + 512 + 59)[0] * al1);
-		float a2_1 = ((o + 1024 + 56)[0] * al2);
-		float a2_2 = ((o + 1024 + 57)[0] * al2);
-		float a2_3 = ((o + 1024 + 58)[0] * al2);
-		float a2_4 = ((o + 1024 + 59)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 56)[0];
-			const float v2 = (vp + 57)[0];
-			const float v3 = (vp + 58)[0];
-			const float v4 = (vp + 59)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 56)[0] = a0_1;
-		(o + 0 + 57)[0] = a0_2;
-		(o + 0 + 58)[0] = a0_3;
-		(o + 0 + 59)[0] = a0_4;
-		(o + 512 + 56)[0] = a1_1;
-		(o + 512 + 57)[0] = a1_2;
-		(o + 512 + 58)[0] = a1_3;
-		(o + 512 + 59)[0] = a1_4;
-		(o + 1024 + 56)[0] = a2_1;
-		(o + 1024 + 57)[0] = a2_2;
-		(o + 1024 + 58)[0] = a2_3;
-		(o + 1024 + 59)[0] = a2_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 60)[0] * al0);
-		float a0_2 = ((o + 0 + 61)[0] * al0);
-		float a0_3 = ((o + 0 + 62)[0] * al0);
-		float a0_4 = ((o + 0 + 63)[0] * al0);
-		float a1_1 = ((o + 512 + 60)[0] * al1);
-		float a1_2 = ((o + 512 + 61)[0] * al1);
-		float a1_3 = ((o + 512 + 62)[0] * al1);
-		float a1_4 = ((o + 512 + 63)[0] * al1);
-		float a2_1 = ((o + 1024 + 60)[0] * al2);
-		float a2_2 = ((o + 1024 + 61)[0] * al2);
-		float a2_3 = ((o + 1024 + 62)[0] * al2);
-		float a2_4 = ((o + 1024 + 63)[0] * al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 60)[0];
-			const float v2 = (vp + 61)[0];
-			const float v3 = (vp + 62)[0];
-			const float v4 = (vp + 63)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-		}
-		(o + 0 + 60)[0] = a0_1;
-		(o + 0 + 61)[0] = a0_2;
-		(o + 0 + 62)[0] = a0_3;
-		(o + 0 + 63)[0] = a0_4;
-		(o + 512 + 60)[0] = a1_1;
-		(o + 512 + 61)[0] = a1_2;
-		(o + 512 + 62)[0] = a1_3;
-		(o + 512 + 63)[0] = a1_4;
-		(o + 1024 + 60)[0] = a2_1;
-		(o + 1024 + 61)[0] = a2_2;
-		(o + 1024 + 62)[0] = a2_3;
-		(o + 1024 + 63)[0] = a2_4;
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 4 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 4x4 accumulators stay in registers. */
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+ * r < 4: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
+        float *restrict ot, const float *restrict alpha, size_t nt)
 {
-	const float al0 = (alpha[0]);
-	const float al1 = (alpha[1]);
-	const float al2 = (alpha[2]);
-	const float al3 = (alpha[3]);
-	{
-		float a0_1 = ((o + 0 + 0)[0] * al0);
-		float a0_2 = ((o + 0 + 1)[0] * al0);
-		float a0_3 = ((o + 0 + 2)[0] * al0);
-		float a0_4 = ((o + 0 + 3)[0] * al0);
-		float a1_1 = ((o + 512 + 0)[0] * al1);
-		float a1_2 = ((o + 512 + 1)[0] * al1);
-		float a1_3 = ((o + 512 + 2)[0] * al1);
-		float a1_4 = ((o + 512 + 3)[0] * al1);
-		float a2_1 = ((o + 1024 + 0)[0] * al2);
-		float a2_2 = ((o + 1024 + 1)[0] * al2);
-		float a2_3 = ((o + 1024 + 2)[0] * al2);
-		float a2_4 = ((o + 1024 + 3)[0] * al2);
-		float a3_1 = ((o + 1536 + 0)[0] * al3);
-		float a3_2 = ((o + 1536 + 1)[0] * al3);
-		float a3_3 = ((o + 1536 + 2)[0] * al3);
-		float a3_4 = ((o + 1536 + 3)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 0)[0];
-			const float v2 = (vp + 1)[0];
-			const float v3 = (vp + 2)[0];
-			const float v4 = (vp + 3)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+	const float al0 = (alpha + 0)[0];
+	const float al1 = (alpha + 1)[0];
+	const float al2 = (alpha + 2)[0];
+	const float al3 = (alpha + 3)[0];
+	float a0_0 = ((ot + 0)[0] * al0);
+	float a0_1 = ((ot + 1)[0] * al1);
+	float a0_2 = ((ot + 2)[0] * al2);
+	float a0_3 = ((ot + 3)[0] * al3);
+	float a1_0 = ((ot + 64)[0] * al0);
+	float a1_1 = ((ot + 65)[0] * al1);
+	float a1_2 = ((ot + 66)[0] * al2);
+	float a1_3 = ((ot + 67)[0] * al3);
+	float a2_0 = ((ot + 128)[0] * al0);
+	float a2_1 = ((ot + 129)[0] * al1);
+	float a2_2 = ((ot + 130)[0] * al2);
+	float a2_3 = ((ot + 131)[0] * al3);
+	float a3_0 = ((ot + 192)[0] * al0);
+	float a3_1 = ((ot + 193)[0] * al1);
+	float a3_2 = ((ot + 194)[0] * al2);
+	float a3_3 = ((ot + 195)[0] * al3);
+	for (size_t j = 0; j < nt; ++j, p += 4, v += 64) {
+		const float p0 = (p + 0)[0];
+		const float p1 = (p + 1)[0];
+		const float p2 = (p + 2)[0];
+		const float p3 = (p + 3)[0];
+		{
+			const float vb = (v[0]);
+			a0_0 = (p0 * vb + a0_0);
+			a0_1 = (p1 * vb + a0_1);
+			a0_2 = (p2 * vb + a0_2);
+			a0_3 = (p3 * vb + a0_3);
 		}
-		(o + 0 + 0)[0] = a0_1;
-		(o + 0 + 1)[0] = a0_2;
-		(o + 0 + 2)[0] = a0_3;
-		(o + 0 + 3)[0] = a0_4;
-		(o + 512 + 0)[0] = a1_1;
-		(o + 512 + 1)[0] = a1_2;
-		(o + 512 + 2)[0] = a1_3;
-		(o + 512 + 3)[0] = a1_4;
-		(o + 1024 + 0)[0] = a2_1;
-		(o + 1024 + 1)[0] = a2_2;
-		(o + 1024 + 2)[0] = a2_3;
-		(o + 1024 + 3)[0] = a2_4;
-		(o + 1536 + 0)[0] = a3_1;
-		(o + 1536 + 1)[0] = a3_2;
-		(o + 1536 + 2)[0] = a3_3;
-		(o + 1536 + 3)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 4)[0] * al0);
-		float a0_2 = ((o + 0 + 5)[0] * al0);
-		float a0_3 = ((o + 0 + 6)[0] * al0);
-		float a0_4 = ((o + 0 + 7)[0] * al0);
-		float a1_1 = ((o + 512 + 4)[0] * al1);
-		float a1_2 = ((o + 512 + 5)[0] * al1);
-		float a1_3 = ((o + 512 + 6)[0] * al1);
-		float a1_4 = ((o + 512 + 7)[0] * al1);
-		float a2_1 = ((o + 1024 + 4)[0] * al2);
-		float a2_2 = ((o + 1024 + 5)[0] * al2);
-		float a2_3 = ((o + 1024 + 6)[0] * al2);
-		float a2_4 = ((o + 1024 + 7)[0] * al2);
-		float a3_1 = ((o + 1536 + 4)[0] * al3);
-		float a3_2 = ((o + 1536 + 5)[0] * al3);
-		float a3_3 = ((o + 1536 + 6)[0] * al3);
-		float a3_4 = ((o + 1536 + 7)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 4)[0];
-			const float v2 = (vp + 5)[0];
-			const float v3 = (vp + 6)[0];
-			const float v4 = (vp + 7)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[1]);
+			a1_0 = (p0 * vb + a1_0);
+			a1_1 = (p1 * vb + a1_1);
+			a1_2 = (p2 * vb + a1_2);
+			a1_3 = (p3 * vb + a1_3);
 		}
-		(o + 0 + 4)[0] = a0_1;
-		(o + 0 + 5)[0] = a0_2;
-		(o + 0 + 6)[0] = a0_3;
-		(o + 0 + 7)[0] = a0_4;
-		(o + 512 + 4)[0] = a1_1;
-		(o + 512 + 5)[0] = a1_2;
-		(o + 512 + 6)[0] = a1_3;
-		(o + 512 + 7)[0] = a1_4;
-		(o + 1024 + 4)[0] = a2_1;
-		(o + 1024 + 5)[0] = a2_2;
-		(o + 1024 + 6)[0] = a2_3;
-		(o + 1024 + 7)[0] = a2_4;
-		(o + 1536 + 4)[0] = a3_1;
-		(o + 1536 + 5)[0] = a3_2;
-		(o + 1536 + 6)[0] = a3_3;
-		(o + 1536 + 7)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 8)[0] * al0);
-		float a0_2 = ((o + 0 + 9)[0] * al0);
-		float a0_3 = ((o + 0 + 10)[0] * al0);
-		float a0_4 = ((o + 0 + 11)[0] * al0);
-		float a1_1 = ((o + 512 + 8)[0] * al1);
-		float a1_2 = ((o + 512 + 9)[0] * al1);
-		float a1_3 = ((o + 512 + 10)[0] * al1);
-		float a1_4 = ((o + 512 + 11)[0] * al1);
-		float a2_1 = ((o + 1024 + 8)[0] * al2);
-		float a2_2 = ((o + 1024 + 9)[0] * al2);
-		float a2_3 = ((o + 1024 + 10)[0] * al2);
-		float a2_4 = ((o + 1024 + 11)[0] * al2);
-		float a3_1 = ((o + 1536 + 8)[0] * al3);
-		float a3_2 = ((o + 1536 + 9)[0] * al3);
-		float a3_3 = ((o + 1536 + 10)[0] * al3);
-		float a3_4 = ((o + 1536 + 11)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 8)[0];
-			const float v2 = (vp + 9)[0];
-			const float v3 = (vp + 10)[0];
-			const float v4 = (vp + 11)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[2]);
+			a2_0 = (p0 * vb + a2_0);
+			a2_1 = (p1 * vb + a2_1);
+			a2_2 = (p2 * vb + a2_2);
+			a2_3 = (p3 * vb + a2_3);
 		}
-		(o + 0 + 8)[0] = a0_1;
-		(o + 0 + 9)[0] = a0_2;
-		(o + 0 + 10)[0] = a0_3;
-		(o + 0 + 11)[0] = a0_4;
-		(o + 512 + 8)[0] = a1_1;
-		(o + 512 + 9)[0] = a1_2;
-		(o + 512 + 10)[0] = a1_3;
-		(o + 512 + 11)[0] = a1_4;
-		(o + 1024 + 8)[0] = a2_1;
-		(o + 1024 + 9)[0] = a2_2;
-		(o + 1024 + 10)[0] = a2_3;
-		(o + 1024 + 11)[0] = a2_4;
-		(o + 1536 + 8)[0] = a3_1;
-		(o + 1536 + 9)[0] = a3_2;
-		(o + 1536 + 10)[0] = a3_3;
-		(o + 1536 + 11)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 12)[0] * al0);
-		float a0_2 = ((o + 0 + 13)[0] * al0);
-		float a0_3 = ((o + 0 + 14)[0] * al0);
-		float a0_4 = ((o + 0 + 15)[0] * al0);
-		float a1_1 = ((o + 512 + 12)[0] * al1);
-		float a1_2 = ((o + 512 + 13)[0] * al1);
-		float a1_3 = ((o + 512 + 14)[0] * al1);
-		float a1_4 = ((o + 512 + 15)[0] * al1);
-		float a2_1 = ((o + 1024 + 12)[0] * al2);
-		float a2_2 = ((o + 1024 + 13)[0] * al2);
-		float a2_3 = ((o + 1024 + 14)[0] * al2);
-		float a2_4 = ((o + 1024 + 15)[0] * al2);
-		float a3_1 = ((o + 1536 + 12)[0] * al3);
-		float a3_2 = ((o + 1536 + 13)[0] * al3);
-		float a3_3 = ((o + 1536 + 14)[0] * al3);
-		float a3_4 = ((o + 1536 + 15)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 12)[0];
-			const float v2 = (vp + 13)[0];
-			const float v3 = (vp + 14)[0];
-			const float v4 = (vp + 15)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
+		{
+			const float vb = (v[3]);
+			a3_0 = (p0 * vb + a3_0);
+			a3_1 = (p1 * vb + a3_1);
+			a3_2 = (p2 * vb + a3_2);
+			a3_3 = (p3 * vb + a3_3);
 		}
-		(o + 0 + 12)[0] = a0_1;
-		(o + 0 + 13)[0] = a0_2;
-		(o + 0 + 14)[0] = a0_3;
-		(o + 0 + 15)[0] = a0_4;
-		(o + 512 + 12)[0] = a1_1;
-		(o + 512 + 13)[0] = a1_2;
-		(o + 512 + 14)[0] = a1_3;
-		(o + 512 + 15)[0] = a1_4;
-		(o + 1024 + 12)[0] = a2_1;
-		(o + 1024 + 13)[0] = a2_2;
-		(o + 1024 + 14)[0] = a2_3;
-		(o + 1024 + 15)[0] = a2_4;
-		(o + 1536 + 12)[0] = a3_1;
-		(o + 1536 + 13)[0] = a3_2;
-		(o + 1536 + 14)[0] = a3_3;
-		(o + 1536 + 15)[0] = a3_4;
 	}
-	{
-		float a0_1 = ((o + 0 + 16)[0] * al0);
-		float a0_2 = ((o + 0 + 17)[0] * al0);
-		float a0_3 = ((o + 0 + 18)[0] * al0);
-		float a0_4 = ((o + 0 + 19)[0] * al0);
-		float a1_1 = ((o + 512 + 16)[0] * al1);
-		float a1_2 = ((o + 512 + 17)[0] * al1);
-		float a1_3 = ((o + 512 + 18)[0] * al1);
-		float a1_4 = ((o + 512 + 19)[0] * al1);
-		float a2_1 = ((o + 1024 + 16)[0] * al2);
-		float a2_2 = ((o + 1024 + 17)[0] * al2);
-		float a2_3 = ((o + 1024 + 18)[0] * al2);
-		float a2_4 = ((o + 1024 + 19)[0] * al2);
-		float a3_1 = ((o + 1536 + 16)[0] * al3);
-		float a3_2 = ((o + 1536 + 17)[0] * al3);
-		float a3_3 = ((o + 1536 + 18)[0] * al3);
-		float a3_4 = ((o + 1536 + 19)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 16)[0];
-			const float v2 = (vp + 17)[0];
-			const float v3 = (vp + 18)[0];
-			const float v4 = (vp + 19)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 16)[0] = a0_1;
-		(o + 0 + 17)[0] = a0_2;
-		(o + 0 + 18)[0] = a0_3;
-		(o + 0 + 19)[0] = a0_4;
-		(o + 512 + 16)[0] = a1_1;
-		(o + 512 + 17)[0] = a1_2;
-		(o + 512 + 18)[0] = a1_3;
-		(o + 512 + 19)[0] = a1_4;
-		(o + 1024 + 16)[0] = a2_1;
-		(o + 1024 + 17)[0] = a2_2;
-		(o + 1024 + 18)[0] = a2_3;
-		(o + 1024 + 19)[0] = a2_4;
-		(o + 1536 + 16)[0] = a3_1;
-		(o + 1536 + 17)[0] = a3_2;
-		(o + 1536 + 18)[0] = a3_3;
-		(o + 1536 + 19)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 20)[0] * al0);
-		float a0_2 = ((o + 0 + 21)[0] * al0);
-		float a0_3 = ((o + 0 + 22)[0] * al0);
-		float a0_4 = ((o + 0 + 23)[0] * al0);
-		float a1_1 = ((o + 512 + 20)[0] * al1);
-		float a1_2 = ((o + 512 + 21)[0] * al1);
-		float a1_3 = ((o + 512 + 22)[0] * al1);
-		float a1_4 = ((o + 512 + 23)[0] * al1);
-		float a2_1 = ((o + 1024 + 20)[0] * al2);
-		float a2_2 = ((o + 1024 + 21)[0] * al2);
-		float a2_3 = ((o + 1024 + 22)[0] * al2);
-		float a2_4 = ((o + 1024 + 23)[0] * al2);
-		float a3_1 = ((o + 1536 + 20)[0] * al3);
-		float a3_2 = ((o + 1536 + 21)[0] * al3);
-		float a3_3 = ((o + 1536 + 22)[0] * al3);
-		float a3_4 = ((o + 1536 + 23)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 20)[0];
-			const float v2 = (vp + 21)[0];
-			const float v3 = (vp + 22)[0];
-			const float v4 = (vp + 23)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 20)[0] = a0_1;
-		(o + 0 + 21)[0] = a0_2;
-		(o + 0 + 22)[0] = a0_3;
-		(o + 0 + 23)[0] = a0_4;
-		(o + 512 + 20)[0] = a1_1;
-		(o + 512 + 21)[0] = a1_2;
-		(o + 512 + 22)[0] = a1_3;
-		(o + 512 + 23)[0] = a1_4;
-		(o + 1024 + 20)[0] = a2_1;
-		(o + 1024 + 21)[0] = a2_2;
-		(o + 1024 + 22)[0] = a2_3;
-		(o + 1024 + 23)[0] = a2_4;
-		(o + 1536 + 20)[0] = a3_1;
-		(o + 1536 + 21)[0] = a3_2;
-		(o + 1536 + 22)[0] = a3_3;
-		(o + 1536 + 23)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 24)[0] * al0);
-		float a0_2 = ((o + 0 + 25)[0] * al0);
-		float a0_3 = ((o + 0 + 26)[0] * al0);
-		float a0_4 = ((o + 0 + 27)[0] * al0);
-		float a1_1 = ((o + 512 + 24)[0] * al1);
-		float a1_2 = ((o + 512 + 25)[0] * al1);
-		float a1_3 = ((o + 512 + 26)[0] * al1);
-		float a1_4 = ((o + 512 + 27)[0] * al1);
-		float a2_1 = ((o + 1024 + 24)[0] * al2);
-		float a2_2 = ((o + 1024 + 25)[0] * al2);
-		float a2_3 = ((o + 1024 + 26)[0] * al2);
-		float a2_4 = ((o + 1024 + 27)[0] * al2);
-		float a3_1 = ((o + 1536 + 24)[0] * al3);
-		float a3_2 = ((o + 1536 + 25)[0] * al3);
-		float a3_3 = ((o + 1536 + 26)[0] * al3);
-		float a3_4 = ((o + 1536 + 27)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 24)[0];
-			const float v2 = (vp + 25)[0];
-			const float v3 = (vp + 26)[0];
-			const float v4 = (vp + 27)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 24)[0] = a0_1;
-		(o + 0 + 25)[0] = a0_2;
-		(o + 0 + 26)[0] = a0_3;
-		(o + 0 + 27)[0] = a0_4;
-		(o + 512 + 24)[0] = a1_1;
-		(o + 512 + 25)[0] = a1_2;
-		(o + 512 + 26)[0] = a1_3;
-		(o + 512 + 27)[0] = a1_4;
-		(o + 1024 + 24)[0] = a2_1;
-		(o + 1024 + 25)[0] = a2_2;
-		(o + 1024 + 26)[0] = a2_3;
-		(o + 1024 + 27)[0] = a2_4;
-		(o + 1536 + 24)[0] = a3_1;
-		(o + 1536 + 25)[0] = a3_2;
-		(o + 1536 + 26)[0] = a3_3;
-		(o + 1536 + 27)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 28)[0] * al0);
-		float a0_2 = ((o + 0 + 29)[0] * al0);
-		float a0_3 = ((o + 0 + 30)[0] * al0);
-		float a0_4 = ((o + 0 + 31)[0] * al0);
-		float a1_1 = ((o + 512 + 28)[0] * al1);
-		float a1_2 = ((o + 512 + 29)[0] * al1);
-		float a1_3 = ((o + 512 + 30)[0] * al1);
-		float a1_4 = ((o + 512 + 31)[0] * al1);
-		float a2_1 = ((o + 1024 + 28)[0] * al2);
-		float a2_2 = ((o + 1024 + 29)[0] * al2);
-		float a2_3 = ((o + 1024 + 30)[0] * al2);
-		float a2_4 = ((o + 1024 + 31)[0] * al2);
-		float a3_1 = ((o + 1536 + 28)[0] * al3);
-		float a3_2 = ((o + 1536 + 29)[0] * al3);
-		float a3_3 = ((o + 1536 + 30)[0] * al3);
-		float a3_4 = ((o + 1536 + 31)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 28)[0];
-			const float v2 = (vp + 29)[0];
-			const float v3 = (vp + 30)[0];
-			const float v4 = (vp + 31)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 28)[0] = a0_1;
-		(o + 0 + 29)[0] = a0_2;
-		(o + 0 + 30)[0] = a0_3;
-		(o + 0 + 31)[0] = a0_4;
-		(o + 512 + 28)[0] = a1_1;
-		(o + 512 + 29)[0] = a1_2;
-		(o + 512 + 30)[0] = a1_3;
-		(o + 512 + 31)[0] = a1_4;
-		(o + 1024 + 28)[0] = a2_1;
-		(o + 1024 + 29)[0] = a2_2;
-		(o + 1024 + 30)[0] = a2_3;
-		(o + 1024 + 31)[0] = a2_4;
-		(o + 1536 + 28)[0] = a3_1;
-		(o + 1536 + 29)[0] = a3_2;
-		(o + 1536 + 30)[0] = a3_3;
-		(o + 1536 + 31)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 32)[0] * al0);
-		float a0_2 = ((o + 0 + 33)[0] * al0);
-		float a0_3 = ((o + 0 + 34)[0] * al0);
-		float a0_4 = ((o + 0 + 35)[0] * al0);
-		float a1_1 = ((o + 512 + 32)[0] * al1);
-		float a1_2 = ((o + 512 + 33)[0] * al1);
-		float a1_3 = ((o + 512 + 34)[0] * al1);
-		float a1_4 = ((o + 512 + 35)[0] * al1);
-		float a2_1 = ((o + 1024 + 32)[0] * al2);
-		float a2_2 = ((o + 1024 + 33)[0] * al2);
-		float a2_3 = ((o + 1024 + 34)[0] * al2);
-		float a2_4 = ((o + 1024 + 35)[0] * al2);
-		float a3_1 = ((o + 1536 + 32)[0] * al3);
-		float a3_2 = ((o + 1536 + 33)[0] * al3);
-		float a3_3 = ((o + 1536 + 34)[0] * al3);
-		float a3_4 = ((o + 1536 + 35)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 32)[0];
-			const float v2 = (vp + 33)[0];
-			const float v3 = (vp + 34)[0];
-			const float v4 = (vp + 35)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 32)[0] = a0_1;
-		(o + 0 + 33)[0] = a0_2;
-		(o + 0 + 34)[0] = a0_3;
-		(o + 0 + 35)[0] = a0_4;
-		(o + 512 + 32)[0] = a1_1;
-		(o + 512 + 33)[0] = a1_2;
-		(o + 512 + 34)[0] = a1_3;
-		(o + 512 + 35)[0] = a1_4;
-		(o + 1024 + 32)[0] = a2_1;
-		(o + 1024 + 33)[0] = a2_2;
-		(o + 1024 + 34)[0] = a2_3;
-		(o + 1024 + 35)[0] = a2_4;
-		(o + 1536 + 32)[0] = a3_1;
-		(o + 1536 + 33)[0] = a3_2;
-		(o + 1536 + 34)[0] = a3_3;
-		(o + 1536 + 35)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 36)[0] * al0);
-		float a0_2 = ((o + 0 + 37)[0] * al0);
-		float a0_3 = ((o + 0 + 38)[0] * al0);
-		float a0_4 = ((o + 0 + 39)[0] * al0);
-		float a1_1 = ((o + 512 + 36)[0] * al1);
-		float a1_2 = ((o + 512 + 37)[0] * al1);
-		float a1_3 = ((o + 512 + 38)[0] * al1);
-		float a1_4 = ((o + 512 + 39)[0] * al1);
-		float a2_1 = ((o + 1024 + 36)[0] * al2);
-		float a2_2 = ((o + 1024 + 37)[0] * al2);
-		float a2_3 = ((o + 1024 + 38)[0] * al2);
-		float a2_4 = ((o + 1024 + 39)[0] * al2);
-		float a3_1 = ((o + 1536 + 36)[0] * al3);
-		float a3_2 = ((o + 1536 + 37)[0] * al3);
-		float a3_3 = ((o + 1536 + 38)[0] * al3);
-		float a3_4 = ((o + 1536 + 39)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 36)[0];
-			const float v2 = (vp + 37)[0];
-			const float v3 = (vp + 38)[0];
-			const float v4 = (vp + 39)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 36)[0] = a0_1;
-		(o + 0 + 37)[0] = a0_2;
-		(o + 0 + 38)[0] = a0_3;
-		(o + 0 + 39)[0] = a0_4;
-		(o + 512 + 36)[0] = a1_1;
-		(o + 512 + 37)[0] = a1_2;
-		(o + 512 + 38)[0] = a1_3;
-		(o + 512 + 39)[0] = a1_4;
-		(o + 1024 + 36)[0] = a2_1;
-		(o + 1024 + 37)[0] = a2_2;
-		(o + 1024 + 38)[0] = a2_3;
-		(o + 1024 + 39)[0] = a2_4;
-		(o + 1536 + 36)[0] = a3_1;
-		(o + 1536 + 37)[0] = a3_2;
-		(o + 1536 + 38)[0] = a3_3;
-		(o + 1536 + 39)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 40)[0] * al0);
-		float a0_2 = ((o + 0 + 41)[0] * al0);
-		float a0_3 = ((o + 0 + 42)[0] * al0);
-		float a0_4 = ((o + 0 + 43)[0] * al0);
-		float a1_1 = ((o + 512 + 40)[0] * al1);
-		float a1_2 = ((o + 512 + 41)[0] * al1);
-		float a1_3 = ((o + 512 + 42)[0] * al1);
-		float a1_4 = ((o + 512 + 43)[0] * al1);
-		float a2_1 = ((o + 1024 + 40)[0] * al2);
-		float a2_2 = ((o + 1024 + 41)[0] * al2);
-		float a2_3 = ((o + 1024 + 42)[0] * al2);
-		float a2_4 = ((o + 1024 + 43)[0] * al2);
-		float a3_1 = ((o + 1536 + 40)[0] * al3);
-		float a3_2 = ((o + 1536 + 41)[0] * al3);
-		float a3_3 = ((o + 1536 + 42)[0] * al3);
-		float a3_4 = ((o + 1536 + 43)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 40)[0];
-			const float v2 = (vp + 41)[0];
-			const float v3 = (vp + 42)[0];
-			const float v4 = (vp + 43)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 40)[0] = a0_1;
-		(o + 0 + 41)[0] = a0_2;
-		(o + 0 + 42)[0] = a0_3;
-		(o + 0 + 43)[0] = a0_4;
-		(o + 512 + 40)[0] = a1_1;
-		(o + 512 + 41)[0] = a1_2;
-		(o + 512 + 42)[0] = a1_3;
-		(o + 512 + 43)[0] = a1_4;
-		(o + 1024 + 40)[0] = a2_1;
-		(o + 1024 + 41)[0] = a2_2;
-		(o + 1024 + 42)[0] = a2_3;
-		(o + 1024 + 43)[0] = a2_4;
-		(o + 1536 + 40)[0] = a3_1;
-		(o + 1536 + 41)[0] = a3_2;
-		(o + 1536 + 42)[0] = a3_3;
-		(o + 1536 + 43)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 44)[0] * al0);
-		float a0_2 = ((o + 0 + 45)[0] * al0);
-		float a0_3 = ((o + 0 + 46)[0] * al0);
-		float a0_4 = ((o + 0 + 47)[0] * al0);
-		float a1_1 = ((o + 512 + 44)[0] * al1);
-		float a1_2 = ((o + 512 + 45)[0] * al1);
-		float a1_3 = ((o + 512 + 46)[0] * al1);
-		float a1_4 = ((o + 512 + 47)[0] * al1);
-		float a2_1 = ((o + 1024 + 44)[0] * al2);
-		float a2_2 = ((o + 1024 + 45)[0] * al2);
-		float a2_3 = ((o + 1024 + 46)[0] * al2);
-		float a2_4 = ((o + 1024 + 47)[0] * al2);
-		float a3_1 = ((o + 1536 + 44)[0] * al3);
-		float a3_2 = ((o + 1536 + 45)[0] * al3);
-		float a3_3 = ((o + 1536 + 46)[0] * al3);
-		float a3_4 = ((o + 1536 + 47)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 44)[0];
-			const float v2 = (vp + 45)[0];
-			const float v3 = (vp + 46)[0];
-			const float v4 = (vp + 47)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 44)[0] = a0_1;
-		(o + 0 + 45)[0] = a0_2;
-		(o + 0 + 46)[0] = a0_3;
-		(o + 0 + 47)[0] = a0_4;
-		(o + 512 + 44)[0] = a1_1;
-		(o + 512 + 45)[0] = a1_2;
-		(o + 512 + 46)[0] = a1_3;
-		(o + 512 + 47)[0] = a1_4;
-		(o + 1024 + 44)[0] = a2_1;
-		(o + 1024 + 45)[0] = a2_2;
-		(o + 1024 + 46)[0] = a2_3;
-		(o + 1024 + 47)[0] = a2_4;
-		(o + 1536 + 44)[0] = a3_1;
-		(o + 1536 + 45)[0] = a3_2;
-		(o + 1536 + 46)[0] = a3_3;
-		(o + 1536 + 47)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 48)[0] * al0);
-		float a0_2 = ((o + 0 + 49)[0] * al0);
-		float a0_3 = ((o + 0 + 50)[0] * al0);
-		float a0_4 = ((o + 0 + 51)[0] * al0);
-		float a1_1 = ((o + 512 + 48)[0] * al1);
-		float a1_2 = ((o + 512 + 49)[0] * al1);
-		float a1_3 = ((o + 512 + 50)[0] * al1);
-		float a1_4 = ((o + 512 + 51)[0] * al1);
-		float a2_1 = ((o + 1024 + 48)[0] * al2);
-		float a2_2 = ((o + 1024 + 49)[0] * al2);
-		float a2_3 = ((o + 1024 + 50)[0] * al2);
-		float a2_4 = ((o + 1024 + 51)[0] * al2);
-		float a3_1 = ((o + 1536 + 48)[0] * al3);
-		float a3_2 = ((o + 1536 + 49)[0] * al3);
-		float a3_3 = ((o + 1536 + 50)[0] * al3);
-		float a3_4 = ((o + 1536 + 51)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 48)[0];
-			const float v2 = (vp + 49)[0];
-			const float v3 = (vp + 50)[0];
-			const float v4 = (vp + 51)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 48)[0] = a0_1;
-		(o + 0 + 49)[0] = a0_2;
-		(o + 0 + 50)[0] = a0_3;
-		(o + 0 + 51)[0] = a0_4;
-		(o + 512 + 48)[0] = a1_1;
-		(o + 512 + 49)[0] = a1_2;
-		(o + 512 + 50)[0] = a1_3;
-		(o + 512 + 51)[0] = a1_4;
-		(o + 1024 + 48)[0] = a2_1;
-		(o + 1024 + 49)[0] = a2_2;
-		(o + 1024 + 50)[0] = a2_3;
-		(o + 1024 + 51)[0] = a2_4;
-		(o + 1536 + 48)[0] = a3_1;
-		(o + 1536 + 49)[0] = a3_2;
-		(o + 1536 + 50)[0] = a3_3;
-		(o + 1536 + 51)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 52)[0] * al0);
-		float a0_2 = ((o + 0 + 53)[0] * al0);
-		float a0_3 = ((o + 0 + 54)[0] * al0);
-		float a0_4 = ((o + 0 + 55)[0] * al0);
-		float a1_1 = ((o + 512 + 52)[0] * al1);
-		float a1_2 = ((o + 512 + 53)[0] * al1);
-		float a1_3 = ((o + 512 + 54)[0] * al1);
-		float a1_4 = ((o + 512 + 55)[0] * al1);
-		float a2_1 = ((o + 1024 + 52)[0] * al2);
-		float a2_2 = ((o + 1024 + 53)[0] * al2);
-		float a2_3 = ((o + 1024 + 54)[0] * al2);
-		float a2_4 = ((o + 1024 + 55)[0] * al2);
-		float a3_1 = ((o + 1536 + 52)[0] * al3);
-		float a3_2 = ((o + 1536 + 53)[0] * al3);
-		float a3_3 = ((o + 1536 + 54)[0] * al3);
-		float a3_4 = ((o + 1536 + 55)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 52)[0];
-			const float v2 = (vp + 53)[0];
-			const float v3 = (vp + 54)[0];
-			const float v4 = (vp + 55)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 52)[0] = a0_1;
-		(o + 0 + 53)[0] = a0_2;
-		(o + 0 + 54)[0] = a0_3;
-		(o + 0 + 55)[0] = a0_4;
-		(o + 512 + 52)[0] = a1_1;
-		(o + 512 + 53)[0] = a1_2;
-		(o + 512 + 54)[0] = a1_3;
-		(o + 512 + 55)[0] = a1_4;
-		(o + 1024 + 52)[0] = a2_1;
-		(o + 1024 + 53)[0] = a2_2;
-		(o + 1024 + 54)[0] = a2_3;
-		(o + 1024 + 55)[0] = a2_4;
-		(o + 1536 + 52)[0] = a3_1;
-		(o + 1536 + 53)[0] = a3_2;
-		(o + 1536 + 54)[0] = a3_3;
-		(o + 1536 + 55)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 56)[0] * al0);
-		float a0_2 = ((o + 0 + 57)[0] * al0);
-		float a0_3 = ((o + 0 + 58)[0] * al0);
-		float a0_4 = ((o + 0 + 59)[0] * al0);
-		float a1_1 = ((o + 512 + 56)[0] * al1);
-		float a1_2 = ((o + 512 + 57)[0] * al1);
-		float a1_3 = ((o + 512 + 58)[0] * al1);
-		float a1_4 = ((o + 512 + 59)[0] * al1);
-		float a2_1 = ((o + 1024 + 56)[0] * al2);
-		float a2_2 = ((o + 1024 + 57)[0] * al2);
-		float a2_3 = ((o + 1024 + 58)[0] * al2);
-		float a2_4 = ((o + 1024 + 59)[0] * al2);
-		float a3_1 = ((o + 1536 + 56)[0] * al3);
-		float a3_2 = ((o + 1536 + 57)[0] * al3);
-		float a3_3 = ((o + 1536 + 58)[0] * al3);
-		float a3_4 = ((o + 1536 + 59)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 56)[0];
-			const float v2 = (vp + 57)[0];
-			const float v3 = (vp + 58)[0];
-			const float v4 = (vp + 59)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 56)[0] = a0_1;
-		(o + 0 + 57)[0] = a0_2;
-		(o + 0 + 58)[0] = a0_3;
-		(o + 0 + 59)[0] = a0_4;
-		(o + 512 + 56)[0] = a1_1;
-		(o + 512 + 57)[0] = a1_2;
-		(o + 512 + 58)[0] = a1_3;
-		(o + 512 + 59)[0] = a1_4;
-		(o + 1024 + 56)[0] = a2_1;
-		(o + 1024 + 57)[0] = a2_2;
-		(o + 1024 + 58)[0] = a2_3;
-		(o + 1024 + 59)[0] = a2_4;
-		(o + 1536 + 56)[0] = a3_1;
-		(o + 1536 + 57)[0] = a3_2;
-		(o + 1536 + 58)[0] = a3_3;
-		(o + 1536 + 59)[0] = a3_4;
-	}
-	{
-		float a0_1 = ((o + 0 + 60)[0] * al0);
-		float a0_2 = ((o + 0 + 61)[0] * al0);
-		float a0_3 = ((o + 0 + 62)[0] * al0);
-		float a0_4 = ((o + 0 + 63)[0] * al0);
-		float a1_1 = ((o + 512 + 60)[0] * al1);
-		float a1_2 = ((o + 512 + 61)[0] * al1);
-		float a1_3 = ((o + 512 + 62)[0] * al1);
-		float a1_4 = ((o + 512 + 63)[0] * al1);
-		float a2_1 = ((o + 1024 + 60)[0] * al2);
-		float a2_2 = ((o + 1024 + 61)[0] * al2);
-		float a2_3 = ((o + 1024 + 62)[0] * al2);
-		float a2_4 = ((o + 1024 + 63)[0] * al2);
-		float a3_1 = ((o + 1536 + 60)[0] * al3);
-		float a3_2 = ((o + 1536 + 61)[0] * al3);
-		float a3_3 = ((o + 1536 + 62)[0] * al3);
-		float a3_4 = ((o + 1536 + 63)[0] * al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 4) {
-			const float v1 = (vp + 60)[0];
-			const float v2 = (vp + 61)[0];
-			const float v3 = (vp + 62)[0];
-			const float v4 = (vp + 63)[0];
-			{
-				const float pb = (pp[0]);
-				a0_1 = (pb * v1 + a0_1);
-				a0_2 = (pb * v2 + a0_2);
-				a0_3 = (pb * v3 + a0_3);
-				a0_4 = (pb * v4 + a0_4);
-			}
-			{
-				const float pb = (pp[1]);
-				a1_1 = (pb * v1 + a1_1);
-				a1_2 = (pb * v2 + a1_2);
-				a1_3 = (pb * v3 + a1_3);
-				a1_4 = (pb * v4 + a1_4);
-			}
-			{
-				const float pb = (pp[2]);
-				a2_1 = (pb * v1 + a2_1);
-				a2_2 = (pb * v2 + a2_2);
-				a2_3 = (pb * v3 + a2_3);
-				a2_4 = (pb * v4 + a2_4);
-			}
-			{
-				const float pb = (pp[3]);
-				a3_1 = (pb * v1 + a3_1);
-				a3_2 = (pb * v2 + a3_2);
-				a3_3 = (pb * v3 + a3_3);
-				a3_4 = (pb * v4 + a3_4);
-			}
-		}
-		(o + 0 + 60)[0] = a0_1;
-		(o + 0 + 61)[0] = a0_2;
-		(o + 0 + 62)[0] = a0_3;
-		(o + 0 + 63)[0] = a0_4;
-		(o + 512 + 60)[0] = a1_1;
-		(o + 512 + 61)[0] = a1_2;
-		(o + 512 + 62)[0] = a1_3;
-		(o + 512 + 63)[0] = a1_4;
-		(o + 1024 + 60)[0] = a2_1;
-		(o + 1024 + 61)[0] = a2_2;
-		(o + 1024 + 62)[0] = a2_3;
-		(o + 1024 + 63)[0] = a2_4;
-		(o + 1536 + 60)[0] = a3_1;
-		(o + 1536 + 61)[0] = a3_2;
-		(o + 1536 + 62)[0] = a3_3;
-		(o + 1536 + 63)[0] = a3_4;
-	}
+	(ot + 0)[0] = a0_0;
+	(ot + 1)[0] = a0_1;
+	(ot + 2)[0] = a0_2;
+	(ot + 3)[0] = a0_3;
+	(ot + 64)[0] = a1_0;
+	(ot + 65)[0] = a1_1;
+	(ot + 66)[0] = a1_2;
+	(ot + 67)[0] = a1_3;
+	(ot + 128)[0] = a2_0;
+	(ot + 129)[0] = a2_1;
+	(ot + 130)[0] = a2_2;
+	(ot + 131)[0] = a2_3;
+	(ot + 192)[0] = a3_0;
+	(ot + 193)[0] = a3_1;
+	(ot + 194)[0] = a3_2;
+	(ot + 195)[0] = a3_3;
 }
 
 void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, float *out,
@@ -3361,8 +466,9 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 4 rows:
- * scores (keys broadcast from k as it lies), the online softmax with rows in
- * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * scores (keys broadcast), the online softmax with rows in vector lanes
+ * (running max m, sum l), then P.V accumulated into the transposed output
+ * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, float *out,
@@ -3382,10 +488,10 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[4096];
+		_Alignas(64) float qt[4096], ot[4096];
 		_Alignas(64) float st[256];
 		_Alignas(64) float kp[4096], vp[4096];
-		_Alignas(64) float m[64], l[64], alpha[4];
+		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
 		size_t lim[64] = {0};
 
 		mha_f32_h8_dk64__scalar_pack(qh, qt, rows);
@@ -3393,73 +499,10 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
+		for (size_t x = 0; x < 4096; ++x)
+			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 512;
 			lim[r] = seq_kv;
-			(o + 0)[0] = 0.0f;
-			(o + 1)[0] = 0.0f;
-			(o + 2)[0] = 0.0f;
-			(o + 3)[0] = 0.0f;
-			(o + 4)[0] = 0.0f;
-			(o + 5)[0] = 0.0f;
-			(o + 6)[0] = 0.0f;
-			(o + 7)[0] = 0.0f;
-			(o + 8)[0] = 0.0f;
-			(o + 9)[0] = 0.0f;
-			(o + 10)[0] = 0.0f;
-			(o + 11)[0] = 0.0f;
-			(o + 12)[0] = 0.0f;
-			(o + 13)[0] = 0.0f;
-			(o + 14)[0] = 0.0f;
-			(o + 15)[0] = 0.0f;
-			(o + 16)[0] = 0.0f;
-			(o + 17)[0] = 0.0f;
-			(o + 18)[0] = 0.0f;
-			(o + 19)[0] = 0.0f;
-			(o + 20)[0] = 0.0f;
-			(o + 21)[0] = 0.0f;
-			(o + 22)[0] = 0.0f;
-			(o + 23)[0] = 0.0f;
-			(o + 24)[0] = 0.0f;
-			(o + 25)[0] = 0.0f;
-			(o + 26)[0] = 0.0f;
-			(o + 27)[0] = 0.0f;
-			(o + 28)[0] = 0.0f;
-			(o + 29)[0] = 0.0f;
-			(o + 30)[0] = 0.0f;
-			(o + 31)[0] = 0.0f;
-			(o + 32)[0] = 0.0f;
-			(o + 33)[0] = 0.0f;
-			(o + 34)[0] = 0.0f;
-			(o + 35)[0] = 0.0f;
-			(o + 36)[0] = 0.0f;
-			(o + 37)[0] = 0.0f;
-			(o + 38)[0] = 0.0f;
-			(o + 39)[0] = 0.0f;
-			(o + 40)[0] = 0.0f;
-			(o + 41)[0] = 0.0f;
-			(o + 42)[0] = 0.0f;
-			(o + 43)[0] = 0.0f;
-			(o + 44)[0] = 0.0f;
-			(o + 45)[0] = 0.0f;
-			(o + 46)[0] = 0.0f;
-			(o + 47)[0] = 0.0f;
-			(o + 48)[0] = 0.0f;
-			(o + 49)[0] = 0.0f;
-			(o + 50)[0] = 0.0f;
-			(o + 51)[0] = 0.0f;
-			(o + 52)[0] = 0.0f;
-			(o + 53)[0] = 0.0f;
-			(o + 54)[0] = 0.0f;
-			(o + 55)[0] = 0.0f;
-			(o + 56)[0] = 0.0f;
-			(o + 57)[0] = 0.0f;
-			(o + 58)[0] = 0.0f;
-			(o + 59)[0] = 0.0f;
-			(o + 60)[0] = 0.0f;
-			(o + 61)[0] = 0.0f;
-			(o + 62)[0] = 0.0f;
-			(o + 63)[0] = 0.0f;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
@@ -3477,29 +520,55 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					continue; /* no row of this tile sees these keys */
 				/* keys of the block that some row of the tile sees */
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				(mxb + 0)[0] = (-INFINITY);
+				(mxb + 1)[0] = (-INFINITY);
+				(mxb + 2)[0] = (-INFINITY);
+				(mxb + 3)[0] = (-INFINITY);
 				for (; j + 4 <= nt; j += 4)
-					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4);
+					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4); break;
-				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4); break;
-				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4); break;
+				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4, mxb); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
+				/* mask only where a row's limit falls inside the block,
+				 * then take the row maxima again */
 				if (j0 + nt > lim[r0]) {
 					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 4; ++r)
 							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
+					{
+						float mx = (st + 0)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 0)[0]);
+						(mxb + 0)[0] = mx;
+					}
+					{
+						float mx = (st + 1)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 1)[0]);
+						(mxb + 1)[0] = mx;
+					}
+					{
+						float mx = (st + 2)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 2)[0]);
+						(mxb + 2)[0] = mx;
+					}
+					{
+						float mx = (st + 3)[0];
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 3)[0]);
+						(mxb + 3)[0] = mx;
+					}
 				}
 				/* online softmax; rows that saw no key yet subtract
 				 * -FLT_MAX instead of -inf, so their weights stay 0 */
 				{
 					const float mo = (m + r0 + 0)[0];
-					float mx = (st + 0)[0];
+					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 0)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 0)[0]);
-					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 0)[0] - ms));
@@ -3513,11 +582,8 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 				}
 				{
 					const float mo = (m + r0 + 1)[0];
-					float mx = (st + 1)[0];
+					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 1)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 1)[0]);
-					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 1)[0] - ms));
@@ -3531,11 +597,8 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 				}
 				{
 					const float mo = (m + r0 + 2)[0];
-					float mx = (st + 2)[0];
+					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 2)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 2)[0]);
-					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 2)[0] - ms));
@@ -3549,11 +612,8 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 				}
 				{
 					const float mo = (m + r0 + 3)[0];
-					float mx = (st + 3)[0];
+					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 3)[0]);
 					float sum = 0.0f;
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 3)[0]);
-					mx = mha_f32_h8_dk64__scalar_max(mo, mx);
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 3)[0] - ms));
@@ -3565,86 +625,22 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
 					(m + r0 + 3)[0] = mx;
 				}
-				for (size_t r = 0; r < mt; r += 4) {
-					float *o = oh + (r0 + r) * 512;
-					switch (mt - r < 4 ? mt - r : 4) {
-					case 1: mha_f32_h8_dk64__scalar_pv1(st + r, vb, o, alpha + r, nt); break;
-					case 2: mha_f32_h8_dk64__scalar_pv2(st + r, vb, o, alpha + r, nt); break;
-					case 3: mha_f32_h8_dk64__scalar_pv3(st + r, vb, o, alpha + r, nt); break;
-					case 4: mha_f32_h8_dk64__scalar_pv4(st + r, vb, o, alpha + r, nt); break;
-					default: break;
-					}
+				{
+					const float *vb0 = vb;
+					float *ob = ot + r0;
+					for (size_t c = 0; c + 4 <= 64; c += 4, vb0 += 4, ob += 256)
+						mha_f32_h8_dk64__scalar_pv4(st, vb0, ob, alpha, nt);
 				}
 			}
 		}
 
+		/* out = ot transposed, each row divided by its sum (0 when the
+		 * row saw no key) */
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
-			const float inv = (l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
-			(o + 0)[0] = ((o + 0)[0] * inv);
-			(o + 1)[0] = ((o + 1)[0] * inv);
-			(o + 2)[0] = ((o + 2)[0] * inv);
-			(o + 3)[0] = ((o + 3)[0] * inv);
-			(o + 4)[0] = ((o + 4)[0] * inv);
-			(o + 5)[0] = ((o + 5)[0] * inv);
-			(o + 6)[0] = ((o + 6)[0] * inv);
-			(o + 7)[0] = ((o + 7)[0] * inv);
-			(o + 8)[0] = ((o + 8)[0] * inv);
-			(o + 9)[0] = ((o + 9)[0] * inv);
-			(o + 10)[0] = ((o + 10)[0] * inv);
-			(o + 11)[0] = ((o + 11)[0] * inv);
-			(o + 12)[0] = ((o + 12)[0] * inv);
-			(o + 13)[0] = ((o + 13)[0] * inv);
-			(o + 14)[0] = ((o + 14)[0] * inv);
-			(o + 15)[0] = ((o + 15)[0] * inv);
-			(o + 16)[0] = ((o + 16)[0] * inv);
-			(o + 17)[0] = ((o + 17)[0] * inv);
-			(o + 18)[0] = ((o + 18)[0] * inv);
-			(o + 19)[0] = ((o + 19)[0] * inv);
-			(o + 20)[0] = ((o + 20)[0] * inv);
-			(o + 21)[0] = ((o + 21)[0] * inv);
-			(o + 22)[0] = ((o + 22)[0] * inv);
-			(o + 23)[0] = ((o + 23)[0] * inv);
-			(o + 24)[0] = ((o + 24)[0] * inv);
-			(o + 25)[0] = ((o + 25)[0] * inv);
-			(o + 26)[0] = ((o + 26)[0] * inv);
-			(o + 27)[0] = ((o + 27)[0] * inv);
-			(o + 28)[0] = ((o + 28)[0] * inv);
-			(o + 29)[0] = ((o + 29)[0] * inv);
-			(o + 30)[0] = ((o + 30)[0] * inv);
-			(o + 31)[0] = ((o + 31)[0] * inv);
-			(o + 32)[0] = ((o + 32)[0] * inv);
-			(o + 33)[0] = ((o + 33)[0] * inv);
-			(o + 34)[0] = ((o + 34)[0] * inv);
-			(o + 35)[0] = ((o + 35)[0] * inv);
-			(o + 36)[0] = ((o + 36)[0] * inv);
-			(o + 37)[0] = ((o + 37)[0] * inv);
-			(o + 38)[0] = ((o + 38)[0] * inv);
-			(o + 39)[0] = ((o + 39)[0] * inv);
-			(o + 40)[0] = ((o + 40)[0] * inv);
-			(o + 41)[0] = ((o + 41)[0] * inv);
-			(o + 42)[0] = ((o + 42)[0] * inv);
-			(o + 43)[0] = ((o + 43)[0] * inv);
-			(o + 44)[0] = ((o + 44)[0] * inv);
-			(o + 45)[0] = ((o + 45)[0] * inv);
-			(o + 46)[0] = ((o + 46)[0] * inv);
-			(o + 47)[0] = ((o + 47)[0] * inv);
-			(o + 48)[0] = ((o + 48)[0] * inv);
-			(o + 49)[0] = ((o + 49)[0] * inv);
-			(o + 50)[0] = ((o + 50)[0] * inv);
-			(o + 51)[0] = ((o + 51)[0] * inv);
-			(o + 52)[0] = ((o + 52)[0] * inv);
-			(o + 53)[0] = ((o + 53)[0] * inv);
-			(o + 54)[0] = ((o + 54)[0] * inv);
-			(o + 55)[0] = ((o + 55)[0] * inv);
-			(o + 56)[0] = ((o + 56)[0] * inv);
-			(o + 57)[0] = ((o + 57)[0] * inv);
-			(o + 58)[0] = ((o + 58)[0] * inv);
-			(o + 59)[0] = ((o + 59)[0] * inv);
-			(o + 60)[0] = ((o + 60)[0] * inv);
-			(o + 61)[0] = ((o + 61)[0] * inv);
-			(o + 62)[0] = ((o + 62)[0] * inv);
-			(o + 63)[0] = ((o + 63)[0] * inv);
+			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+			for (size_t c = 0; c < 64; ++c)
+				o[c] = ot[c * 64 + r] * inv;
 		}
 	}
 }

@@ -6,7 +6,7 @@
  * Causal mask, bottom-right aligned.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tile 6x16; exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -52,10 +52,11 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 1x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -78,13 +79,34 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *re
 	vst1q_f32(st + 4, a0_1);
 	vst1q_f32(st + 8, a0_2);
 	vst1q_f32(st + 12, a0_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 2x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -122,13 +144,38 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *re
 	vst1q_f32(st + 20, a1_1);
 	vst1q_f32(st + 24, a1_2);
 	vst1q_f32(st + 28, a1_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 3x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -181,13 +228,42 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *re
 	vst1q_f32(st + 36, a2_1);
 	vst1q_f32(st + 40, a2_2);
 	vst1q_f32(st + 44, a2_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 4x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -255,13 +331,46 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *re
 	vst1q_f32(st + 52, a3_1);
 	vst1q_f32(st + 56, a3_2);
 	vst1q_f32(st + 60, a3_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 5x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -344,13 +453,50 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *re
 	vst1q_f32(st + 68, a4_1);
 	vst1q_f32(st + 72, a4_2);
 	vst1q_f32(st + 76, a4_3);
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		vst1q_f32(mx + 8, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		t = vmaxq_f32(t, a4_3);
+		vst1q_f32(mx + 12, t);
+	}
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r].  Queries sit in vector lanes, one key element
- * is broadcast: 6x4 accumulators in registers. */
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x4
+ * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *restrict qt, const float *restrict k,
-        float *restrict st)
+        float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
 	float32x4_t a0_1 = vdupq_n_f32(0.0f);
@@ -448,1575 +594,234 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *re
 	vst1q_f32(st + 84, a5_1);
 	vst1q_f32(st + 88, a5_2);
 	vst1q_f32(st + 92, a5_3);
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 1, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 1x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv1(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		t = vmaxq_f32(t, a5_0);
+		vst1q_f32(mx + 0, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		t = vmaxq_f32(t, a5_1);
+		vst1q_f32(mx + 4, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		t = vmaxq_f32(t, a5_2);
+		vst1q_f32(mx + 8, t);
 	}
 	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
+		float32x4_t t = vld1q_f32(mx + 12);
+		t = vmaxq_f32(t, a0_3);
+		t = vmaxq_f32(t, a1_3);
+		t = vmaxq_f32(t, a2_3);
+		t = vmaxq_f32(t, a3_3);
+		t = vmaxq_f32(t, a4_3);
+		t = vmaxq_f32(t, a5_3);
+		vst1q_f32(mx + 12, t);
 	}
 }
 
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 2, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 2x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv2(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 512 + 0, a1_1);
-		vst1q_f32(o + 512 + 4, a1_2);
-		vst1q_f32(o + 512 + 8, a1_3);
-		vst1q_f32(o + 512 + 12, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 512 + 16, a1_1);
-		vst1q_f32(o + 512 + 20, a1_2);
-		vst1q_f32(o + 512 + 24, a1_3);
-		vst1q_f32(o + 512 + 28, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 512 + 32, a1_1);
-		vst1q_f32(o + 512 + 36, a1_2);
-		vst1q_f32(o + 512 + 40, a1_3);
-		vst1q_f32(o + 512 + 44, a1_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 512 + 48, a1_1);
-		vst1q_f32(o + 512 + 52, a1_2);
-		vst1q_f32(o + 512 + 56, a1_3);
-		vst1q_f32(o + 512 + 60, a1_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 3, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 3x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv3(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 512 + 0, a1_1);
-		vst1q_f32(o + 512 + 4, a1_2);
-		vst1q_f32(o + 512 + 8, a1_3);
-		vst1q_f32(o + 512 + 12, a1_4);
-		vst1q_f32(o + 1024 + 0, a2_1);
-		vst1q_f32(o + 1024 + 4, a2_2);
-		vst1q_f32(o + 1024 + 8, a2_3);
-		vst1q_f32(o + 1024 + 12, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 512 + 16, a1_1);
-		vst1q_f32(o + 512 + 20, a1_2);
-		vst1q_f32(o + 512 + 24, a1_3);
-		vst1q_f32(o + 512 + 28, a1_4);
-		vst1q_f32(o + 1024 + 16, a2_1);
-		vst1q_f32(o + 1024 + 20, a2_2);
-		vst1q_f32(o + 1024 + 24, a2_3);
-		vst1q_f32(o + 1024 + 28, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 512 + 32, a1_1);
-		vst1q_f32(o + 512 + 36, a1_2);
-		vst1q_f32(o + 512 + 40, a1_3);
-		vst1q_f32(o + 512 + 44, a1_4);
-		vst1q_f32(o + 1024 + 32, a2_1);
-		vst1q_f32(o + 1024 + 36, a2_2);
-		vst1q_f32(o + 1024 + 40, a2_3);
-		vst1q_f32(o + 1024 + 44, a2_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 512 + 48, a1_1);
-		vst1q_f32(o + 512 + 52, a1_2);
-		vst1q_f32(o + 512 + 56, a1_3);
-		vst1q_f32(o + 512 + 60, a1_4);
-		vst1q_f32(o + 1024 + 48, a2_1);
-		vst1q_f32(o + 1024 + 52, a2_2);
-		vst1q_f32(o + 1024 + 56, a2_3);
-		vst1q_f32(o + 1024 + 60, a2_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 4, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 4x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 512 + 0, a1_1);
-		vst1q_f32(o + 512 + 4, a1_2);
-		vst1q_f32(o + 512 + 8, a1_3);
-		vst1q_f32(o + 512 + 12, a1_4);
-		vst1q_f32(o + 1024 + 0, a2_1);
-		vst1q_f32(o + 1024 + 4, a2_2);
-		vst1q_f32(o + 1024 + 8, a2_3);
-		vst1q_f32(o + 1024 + 12, a2_4);
-		vst1q_f32(o + 1536 + 0, a3_1);
-		vst1q_f32(o + 1536 + 4, a3_2);
-		vst1q_f32(o + 1536 + 8, a3_3);
-		vst1q_f32(o + 1536 + 12, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 512 + 16, a1_1);
-		vst1q_f32(o + 512 + 20, a1_2);
-		vst1q_f32(o + 512 + 24, a1_3);
-		vst1q_f32(o + 512 + 28, a1_4);
-		vst1q_f32(o + 1024 + 16, a2_1);
-		vst1q_f32(o + 1024 + 20, a2_2);
-		vst1q_f32(o + 1024 + 24, a2_3);
-		vst1q_f32(o + 1024 + 28, a2_4);
-		vst1q_f32(o + 1536 + 16, a3_1);
-		vst1q_f32(o + 1536 + 20, a3_2);
-		vst1q_f32(o + 1536 + 24, a3_3);
-		vst1q_f32(o + 1536 + 28, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 512 + 32, a1_1);
-		vst1q_f32(o + 512 + 36, a1_2);
-		vst1q_f32(o + 512 + 40, a1_3);
-		vst1q_f32(o + 512 + 44, a1_4);
-		vst1q_f32(o + 1024 + 32, a2_1);
-		vst1q_f32(o + 1024 + 36, a2_2);
-		vst1q_f32(o + 1024 + 40, a2_3);
-		vst1q_f32(o + 1024 + 44, a2_4);
-		vst1q_f32(o + 1536 + 32, a3_1);
-		vst1q_f32(o + 1536 + 36, a3_2);
-		vst1q_f32(o + 1536 + 40, a3_3);
-		vst1q_f32(o + 1536 + 44, a3_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 512 + 48, a1_1);
-		vst1q_f32(o + 512 + 52, a1_2);
-		vst1q_f32(o + 512 + 56, a1_3);
-		vst1q_f32(o + 512 + 60, a1_4);
-		vst1q_f32(o + 1024 + 48, a2_1);
-		vst1q_f32(o + 1024 + 52, a2_2);
-		vst1q_f32(o + 1024 + 56, a2_3);
-		vst1q_f32(o + 1024 + 60, a2_4);
-		vst1q_f32(o + 1536 + 48, a3_1);
-		vst1q_f32(o + 1536 + 52, a3_2);
-		vst1q_f32(o + 1536 + 56, a3_3);
-		vst1q_f32(o + 1536 + 60, a3_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 5, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 5x4 accumulators stay in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
-{
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 512 + 0, a1_1);
-		vst1q_f32(o + 512 + 4, a1_2);
-		vst1q_f32(o + 512 + 8, a1_3);
-		vst1q_f32(o + 512 + 12, a1_4);
-		vst1q_f32(o + 1024 + 0, a2_1);
-		vst1q_f32(o + 1024 + 4, a2_2);
-		vst1q_f32(o + 1024 + 8, a2_3);
-		vst1q_f32(o + 1024 + 12, a2_4);
-		vst1q_f32(o + 1536 + 0, a3_1);
-		vst1q_f32(o + 1536 + 4, a3_2);
-		vst1q_f32(o + 1536 + 8, a3_3);
-		vst1q_f32(o + 1536 + 12, a3_4);
-		vst1q_f32(o + 2048 + 0, a4_1);
-		vst1q_f32(o + 2048 + 4, a4_2);
-		vst1q_f32(o + 2048 + 8, a4_3);
-		vst1q_f32(o + 2048 + 12, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 512 + 16, a1_1);
-		vst1q_f32(o + 512 + 20, a1_2);
-		vst1q_f32(o + 512 + 24, a1_3);
-		vst1q_f32(o + 512 + 28, a1_4);
-		vst1q_f32(o + 1024 + 16, a2_1);
-		vst1q_f32(o + 1024 + 20, a2_2);
-		vst1q_f32(o + 1024 + 24, a2_3);
-		vst1q_f32(o + 1024 + 28, a2_4);
-		vst1q_f32(o + 1536 + 16, a3_1);
-		vst1q_f32(o + 1536 + 20, a3_2);
-		vst1q_f32(o + 1536 + 24, a3_3);
-		vst1q_f32(o + 1536 + 28, a3_4);
-		vst1q_f32(o + 2048 + 16, a4_1);
-		vst1q_f32(o + 2048 + 20, a4_2);
-		vst1q_f32(o + 2048 + 24, a4_3);
-		vst1q_f32(o + 2048 + 28, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 512 + 32, a1_1);
-		vst1q_f32(o + 512 + 36, a1_2);
-		vst1q_f32(o + 512 + 40, a1_3);
-		vst1q_f32(o + 512 + 44, a1_4);
-		vst1q_f32(o + 1024 + 32, a2_1);
-		vst1q_f32(o + 1024 + 36, a2_2);
-		vst1q_f32(o + 1024 + 40, a2_3);
-		vst1q_f32(o + 1024 + 44, a2_4);
-		vst1q_f32(o + 1536 + 32, a3_1);
-		vst1q_f32(o + 1536 + 36, a3_2);
-		vst1q_f32(o + 1536 + 40, a3_3);
-		vst1q_f32(o + 1536 + 44, a3_4);
-		vst1q_f32(o + 2048 + 32, a4_1);
-		vst1q_f32(o + 2048 + 36, a4_2);
-		vst1q_f32(o + 2048 + 40, a4_3);
-		vst1q_f32(o + 2048 + 44, a4_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 512 + 48, a1_1);
-		vst1q_f32(o + 512 + 52, a1_2);
-		vst1q_f32(o + 512 + 56, a1_3);
-		vst1q_f32(o + 512 + 60, a1_4);
-		vst1q_f32(o + 1024 + 48, a2_1);
-		vst1q_f32(o + 1024 + 52, a2_2);
-		vst1q_f32(o + 1024 + 56, a2_3);
-		vst1q_f32(o + 1024 + 60, a2_4);
-		vst1q_f32(o + 1536 + 48, a3_1);
-		vst1q_f32(o + 1536 + 52, a3_2);
-		vst1q_f32(o + 1536 + 56, a3_3);
-		vst1q_f32(o + 1536 + 60, a3_4);
-		vst1q_f32(o + 2048 + 48, a4_1);
-		vst1q_f32(o + 2048 + 52, a4_2);
-		vst1q_f32(o + 2048 + 56, a4_3);
-		vst1q_f32(o + 2048 + 60, a4_4);
-	}
-}
-
-/* o_r = alpha[r] o_r + sum_{j < nb} p[j][r] v_j for r < 6, p rows 16 apart;
- * output rows 512 floats apart, values 64.  Done in chunks of
- * 4 vectors so 6x4 accumulators stay in registers. */
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+ * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 6x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *restrict p, const float *restrict v,
-        float *restrict o, const float *restrict alpha, size_t nb)
+        float *restrict ot, const float *restrict alpha, size_t nt)
 {
-	const float32x4_t al0 = vdupq_n_f32(alpha[0]);
-	const float32x4_t al1 = vdupq_n_f32(alpha[1]);
-	const float32x4_t al2 = vdupq_n_f32(alpha[2]);
-	const float32x4_t al3 = vdupq_n_f32(alpha[3]);
-	const float32x4_t al4 = vdupq_n_f32(alpha[4]);
-	const float32x4_t al5 = vdupq_n_f32(alpha[5]);
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 0), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 4), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 8), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 12), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 0), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 4), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 8), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 12), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 0), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 4), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 8), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 12), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 0), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 4), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 8), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 12), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 0), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 4), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 8), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 12), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 0), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 4), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 8), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 12), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 0);
-			const float32x4_t v2 = vld1q_f32(vp + 4);
-			const float32x4_t v3 = vld1q_f32(vp + 8);
-			const float32x4_t v4 = vld1q_f32(vp + 12);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+	const float32x4_t al0 = vld1q_f32(alpha + 0);
+	const float32x4_t al1 = vld1q_f32(alpha + 4);
+	const float32x4_t al2 = vld1q_f32(alpha + 8);
+	const float32x4_t al3 = vld1q_f32(alpha + 12);
+	float32x4_t a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
+	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 256), al0);
+	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 260), al1);
+	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 264), al2);
+	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 268), al3);
+	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
+	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
+	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		const float32x4_t p3 = vld1q_f32(p + 12);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+			a0_3 = vfmaq_f32(a0_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 0, a0_1);
-		vst1q_f32(o + 0 + 4, a0_2);
-		vst1q_f32(o + 0 + 8, a0_3);
-		vst1q_f32(o + 0 + 12, a0_4);
-		vst1q_f32(o + 512 + 0, a1_1);
-		vst1q_f32(o + 512 + 4, a1_2);
-		vst1q_f32(o + 512 + 8, a1_3);
-		vst1q_f32(o + 512 + 12, a1_4);
-		vst1q_f32(o + 1024 + 0, a2_1);
-		vst1q_f32(o + 1024 + 4, a2_2);
-		vst1q_f32(o + 1024 + 8, a2_3);
-		vst1q_f32(o + 1024 + 12, a2_4);
-		vst1q_f32(o + 1536 + 0, a3_1);
-		vst1q_f32(o + 1536 + 4, a3_2);
-		vst1q_f32(o + 1536 + 8, a3_3);
-		vst1q_f32(o + 1536 + 12, a3_4);
-		vst1q_f32(o + 2048 + 0, a4_1);
-		vst1q_f32(o + 2048 + 4, a4_2);
-		vst1q_f32(o + 2048 + 8, a4_3);
-		vst1q_f32(o + 2048 + 12, a4_4);
-		vst1q_f32(o + 2560 + 0, a5_1);
-		vst1q_f32(o + 2560 + 4, a5_2);
-		vst1q_f32(o + 2560 + 8, a5_3);
-		vst1q_f32(o + 2560 + 12, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 16), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 20), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 24), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 28), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 16), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 20), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 24), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 28), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 16), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 20), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 24), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 28), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 16), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 20), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 24), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 28), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 16), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 20), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 24), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 28), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 16), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 20), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 24), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 28), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 16);
-			const float32x4_t v2 = vld1q_f32(vp + 20);
-			const float32x4_t v3 = vld1q_f32(vp + 24);
-			const float32x4_t v4 = vld1q_f32(vp + 28);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+			a1_3 = vfmaq_f32(a1_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 16, a0_1);
-		vst1q_f32(o + 0 + 20, a0_2);
-		vst1q_f32(o + 0 + 24, a0_3);
-		vst1q_f32(o + 0 + 28, a0_4);
-		vst1q_f32(o + 512 + 16, a1_1);
-		vst1q_f32(o + 512 + 20, a1_2);
-		vst1q_f32(o + 512 + 24, a1_3);
-		vst1q_f32(o + 512 + 28, a1_4);
-		vst1q_f32(o + 1024 + 16, a2_1);
-		vst1q_f32(o + 1024 + 20, a2_2);
-		vst1q_f32(o + 1024 + 24, a2_3);
-		vst1q_f32(o + 1024 + 28, a2_4);
-		vst1q_f32(o + 1536 + 16, a3_1);
-		vst1q_f32(o + 1536 + 20, a3_2);
-		vst1q_f32(o + 1536 + 24, a3_3);
-		vst1q_f32(o + 1536 + 28, a3_4);
-		vst1q_f32(o + 2048 + 16, a4_1);
-		vst1q_f32(o + 2048 + 20, a4_2);
-		vst1q_f32(o + 2048 + 24, a4_3);
-		vst1q_f32(o + 2048 + 28, a4_4);
-		vst1q_f32(o + 2560 + 16, a5_1);
-		vst1q_f32(o + 2560 + 20, a5_2);
-		vst1q_f32(o + 2560 + 24, a5_3);
-		vst1q_f32(o + 2560 + 28, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 32), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 36), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 40), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 44), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 32), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 36), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 40), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 44), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 32), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 36), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 40), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 44), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 32), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 36), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 40), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 44), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 32), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 36), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 40), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 44), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 32), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 36), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 40), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 44), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 32);
-			const float32x4_t v2 = vld1q_f32(vp + 36);
-			const float32x4_t v3 = vld1q_f32(vp + 40);
-			const float32x4_t v4 = vld1q_f32(vp + 44);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+			a2_3 = vfmaq_f32(a2_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 32, a0_1);
-		vst1q_f32(o + 0 + 36, a0_2);
-		vst1q_f32(o + 0 + 40, a0_3);
-		vst1q_f32(o + 0 + 44, a0_4);
-		vst1q_f32(o + 512 + 32, a1_1);
-		vst1q_f32(o + 512 + 36, a1_2);
-		vst1q_f32(o + 512 + 40, a1_3);
-		vst1q_f32(o + 512 + 44, a1_4);
-		vst1q_f32(o + 1024 + 32, a2_1);
-		vst1q_f32(o + 1024 + 36, a2_2);
-		vst1q_f32(o + 1024 + 40, a2_3);
-		vst1q_f32(o + 1024 + 44, a2_4);
-		vst1q_f32(o + 1536 + 32, a3_1);
-		vst1q_f32(o + 1536 + 36, a3_2);
-		vst1q_f32(o + 1536 + 40, a3_3);
-		vst1q_f32(o + 1536 + 44, a3_4);
-		vst1q_f32(o + 2048 + 32, a4_1);
-		vst1q_f32(o + 2048 + 36, a4_2);
-		vst1q_f32(o + 2048 + 40, a4_3);
-		vst1q_f32(o + 2048 + 44, a4_4);
-		vst1q_f32(o + 2560 + 32, a5_1);
-		vst1q_f32(o + 2560 + 36, a5_2);
-		vst1q_f32(o + 2560 + 40, a5_3);
-		vst1q_f32(o + 2560 + 44, a5_4);
-	}
-	{
-		float32x4_t a0_1 = vmulq_f32(vld1q_f32(o + 0 + 48), al0);
-		float32x4_t a0_2 = vmulq_f32(vld1q_f32(o + 0 + 52), al0);
-		float32x4_t a0_3 = vmulq_f32(vld1q_f32(o + 0 + 56), al0);
-		float32x4_t a0_4 = vmulq_f32(vld1q_f32(o + 0 + 60), al0);
-		float32x4_t a1_1 = vmulq_f32(vld1q_f32(o + 512 + 48), al1);
-		float32x4_t a1_2 = vmulq_f32(vld1q_f32(o + 512 + 52), al1);
-		float32x4_t a1_3 = vmulq_f32(vld1q_f32(o + 512 + 56), al1);
-		float32x4_t a1_4 = vmulq_f32(vld1q_f32(o + 512 + 60), al1);
-		float32x4_t a2_1 = vmulq_f32(vld1q_f32(o + 1024 + 48), al2);
-		float32x4_t a2_2 = vmulq_f32(vld1q_f32(o + 1024 + 52), al2);
-		float32x4_t a2_3 = vmulq_f32(vld1q_f32(o + 1024 + 56), al2);
-		float32x4_t a2_4 = vmulq_f32(vld1q_f32(o + 1024 + 60), al2);
-		float32x4_t a3_1 = vmulq_f32(vld1q_f32(o + 1536 + 48), al3);
-		float32x4_t a3_2 = vmulq_f32(vld1q_f32(o + 1536 + 52), al3);
-		float32x4_t a3_3 = vmulq_f32(vld1q_f32(o + 1536 + 56), al3);
-		float32x4_t a3_4 = vmulq_f32(vld1q_f32(o + 1536 + 60), al3);
-		float32x4_t a4_1 = vmulq_f32(vld1q_f32(o + 2048 + 48), al4);
-		float32x4_t a4_2 = vmulq_f32(vld1q_f32(o + 2048 + 52), al4);
-		float32x4_t a4_3 = vmulq_f32(vld1q_f32(o + 2048 + 56), al4);
-		float32x4_t a4_4 = vmulq_f32(vld1q_f32(o + 2048 + 60), al4);
-		float32x4_t a5_1 = vmulq_f32(vld1q_f32(o + 2560 + 48), al5);
-		float32x4_t a5_2 = vmulq_f32(vld1q_f32(o + 2560 + 52), al5);
-		float32x4_t a5_3 = vmulq_f32(vld1q_f32(o + 2560 + 56), al5);
-		float32x4_t a5_4 = vmulq_f32(vld1q_f32(o + 2560 + 60), al5);
-		const float *vp = v;
-		const float *pp = p;
-		for (size_t j = 0; j < nb; ++j, vp += 64, pp += 16) {
-			const float32x4_t v1 = vld1q_f32(vp + 48);
-			const float32x4_t v2 = vld1q_f32(vp + 52);
-			const float32x4_t v3 = vld1q_f32(vp + 56);
-			const float32x4_t v4 = vld1q_f32(vp + 60);
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[0]);
-				a0_1 = vfmaq_f32(a0_1, pb, v1);
-				a0_2 = vfmaq_f32(a0_2, pb, v2);
-				a0_3 = vfmaq_f32(a0_3, pb, v3);
-				a0_4 = vfmaq_f32(a0_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[1]);
-				a1_1 = vfmaq_f32(a1_1, pb, v1);
-				a1_2 = vfmaq_f32(a1_2, pb, v2);
-				a1_3 = vfmaq_f32(a1_3, pb, v3);
-				a1_4 = vfmaq_f32(a1_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[2]);
-				a2_1 = vfmaq_f32(a2_1, pb, v1);
-				a2_2 = vfmaq_f32(a2_2, pb, v2);
-				a2_3 = vfmaq_f32(a2_3, pb, v3);
-				a2_4 = vfmaq_f32(a2_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[3]);
-				a3_1 = vfmaq_f32(a3_1, pb, v1);
-				a3_2 = vfmaq_f32(a3_2, pb, v2);
-				a3_3 = vfmaq_f32(a3_3, pb, v3);
-				a3_4 = vfmaq_f32(a3_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[4]);
-				a4_1 = vfmaq_f32(a4_1, pb, v1);
-				a4_2 = vfmaq_f32(a4_2, pb, v2);
-				a4_3 = vfmaq_f32(a4_3, pb, v3);
-				a4_4 = vfmaq_f32(a4_4, pb, v4);
-			}
-			{
-				const float32x4_t pb = vdupq_n_f32(pp[5]);
-				a5_1 = vfmaq_f32(a5_1, pb, v1);
-				a5_2 = vfmaq_f32(a5_2, pb, v2);
-				a5_3 = vfmaq_f32(a5_3, pb, v3);
-				a5_4 = vfmaq_f32(a5_4, pb, v4);
-			}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+			a3_3 = vfmaq_f32(a3_3, p3, vb);
 		}
-		vst1q_f32(o + 0 + 48, a0_1);
-		vst1q_f32(o + 0 + 52, a0_2);
-		vst1q_f32(o + 0 + 56, a0_3);
-		vst1q_f32(o + 0 + 60, a0_4);
-		vst1q_f32(o + 512 + 48, a1_1);
-		vst1q_f32(o + 512 + 52, a1_2);
-		vst1q_f32(o + 512 + 56, a1_3);
-		vst1q_f32(o + 512 + 60, a1_4);
-		vst1q_f32(o + 1024 + 48, a2_1);
-		vst1q_f32(o + 1024 + 52, a2_2);
-		vst1q_f32(o + 1024 + 56, a2_3);
-		vst1q_f32(o + 1024 + 60, a2_4);
-		vst1q_f32(o + 1536 + 48, a3_1);
-		vst1q_f32(o + 1536 + 52, a3_2);
-		vst1q_f32(o + 1536 + 56, a3_3);
-		vst1q_f32(o + 1536 + 60, a3_4);
-		vst1q_f32(o + 2048 + 48, a4_1);
-		vst1q_f32(o + 2048 + 52, a4_2);
-		vst1q_f32(o + 2048 + 56, a4_3);
-		vst1q_f32(o + 2048 + 60, a4_4);
-		vst1q_f32(o + 2560 + 48, a5_1);
-		vst1q_f32(o + 2560 + 52, a5_2);
-		vst1q_f32(o + 2560 + 56, a5_3);
-		vst1q_f32(o + 2560 + 60, a5_4);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_0 = vfmaq_f32(a4_0, p0, vb);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+			a4_2 = vfmaq_f32(a4_2, p2, vb);
+			a4_3 = vfmaq_f32(a4_3, p3, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[5]);
+			a5_0 = vfmaq_f32(a5_0, p0, vb);
+			a5_1 = vfmaq_f32(a5_1, p1, vb);
+			a5_2 = vfmaq_f32(a5_2, p2, vb);
+			a5_3 = vfmaq_f32(a5_3, p3, vb);
+		}
 	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 12, a0_3);
+	vst1q_f32(ot + 64, a1_0);
+	vst1q_f32(ot + 68, a1_1);
+	vst1q_f32(ot + 72, a1_2);
+	vst1q_f32(ot + 76, a1_3);
+	vst1q_f32(ot + 128, a2_0);
+	vst1q_f32(ot + 132, a2_1);
+	vst1q_f32(ot + 136, a2_2);
+	vst1q_f32(ot + 140, a2_3);
+	vst1q_f32(ot + 192, a3_0);
+	vst1q_f32(ot + 196, a3_1);
+	vst1q_f32(ot + 200, a3_2);
+	vst1q_f32(ot + 204, a3_3);
+	vst1q_f32(ot + 256, a4_0);
+	vst1q_f32(ot + 260, a4_1);
+	vst1q_f32(ot + 264, a4_2);
+	vst1q_f32(ot + 268, a4_3);
+	vst1q_f32(ot + 320, a5_0);
+	vst1q_f32(ot + 324, a5_1);
+	vst1q_f32(ot + 328, a5_2);
+	vst1q_f32(ot + 332, a5_3);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+ * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 4x4 accumulators in registers. */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, size_t nt)
+{
+	const float32x4_t al0 = vld1q_f32(alpha + 0);
+	const float32x4_t al1 = vld1q_f32(alpha + 4);
+	const float32x4_t al2 = vld1q_f32(alpha + 8);
+	const float32x4_t al3 = vld1q_f32(alpha + 12);
+	float32x4_t a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
+	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		const float32x4_t p3 = vld1q_f32(p + 12);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+			a0_3 = vfmaq_f32(a0_3, p3, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+			a1_3 = vfmaq_f32(a1_3, p3, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+			a2_3 = vfmaq_f32(a2_3, p3, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+			a3_3 = vfmaq_f32(a3_3, p3, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 12, a0_3);
+	vst1q_f32(ot + 64, a1_0);
+	vst1q_f32(ot + 68, a1_1);
+	vst1q_f32(ot + 72, a1_2);
+	vst1q_f32(ot + 76, a1_3);
+	vst1q_f32(ot + 128, a2_0);
+	vst1q_f32(ot + 132, a2_1);
+	vst1q_f32(ot + 136, a2_2);
+	vst1q_f32(ot + 140, a2_3);
+	vst1q_f32(ot + 192, a3_0);
+	vst1q_f32(ot + 196, a3_1);
+	vst1q_f32(ot + 200, a3_2);
+	vst1q_f32(ot + 204, a3_3);
 }
 
 void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, const float *v, float *out,
@@ -2025,8 +830,9 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
- * scores (keys broadcast from k as it lies), the online softmax with rows in
- * vector lanes (running max m, sum l), then P.V accumulated into out.  Key
+ * scores (keys broadcast), the online softmax with rows in vector lanes
+ * (running max m, sum l), then P.V accumulated into the transposed output
+ * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
 void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, const float *v, float *out,
@@ -2046,10 +852,10 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[4096];
+		_Alignas(64) float qt[4096], ot[4096];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float kp[4096], vp[4096];
-		_Alignas(64) float m[64], l[64], alpha[16];
+		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
@@ -2059,26 +865,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
+		for (size_t x = 0; x < 4096; ++x)
+			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 512;
 			const size_t c = ((i0 + r) + 1);
 			lim[r] = c < nkv ? c : nkv;
-			vst1q_f32(o + 0, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 4, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 8, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 12, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 16, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 20, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 24, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 28, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 32, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 36, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 40, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 44, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 48, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 52, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 56, vdupq_n_f32(0.0f));
-			vst1q_f32(o + 60, vdupq_n_f32(0.0f));
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
@@ -2096,31 +887,57 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					continue; /* no row of this tile sees these keys */
 				/* keys of the block that some row of the tile sees */
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+				vst1q_f32(mxb + 0, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 4, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 8, vdupq_n_f32(-INFINITY));
+				vst1q_f32(mxb + 12, vdupq_n_f32(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qt + r0, kb + j * 64, st + j * 16);
+					mha_f32_h8_dk64_s128_causal_padding__neon_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qt + r0, kb + j * 64, st + j * 16); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qt + r0, kb + j * 64, st + j * 16); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qt + r0, kb + j * 64, st + j * 16); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qt + r0, kb + j * 64, st + j * 16); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qt + r0, kb + j * 64, st + j * 16); break;
+				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 				default: break;
 				}
-				/* mask only where a row's limit falls inside the block */
+				/* mask only where a row's limit falls inside the block,
+				 * then take the row maxima again */
 				if (j0 + nt > lim[r0]) {
 					for (size_t jj = 0; jj < nt; ++jj)
 						for (size_t r = 0; r < 16; ++r)
 							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
+					{
+						float32x4_t mx = vld1q_f32(st + 0);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+						vst1q_f32(mxb + 0, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 4);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+						vst1q_f32(mxb + 4, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 8);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+						vst1q_f32(mxb + 8, mx);
+					}
+					{
+						float32x4_t mx = vld1q_f32(st + 12);
+						for (size_t jj = 1; jj < nt; ++jj)
+							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+						vst1q_f32(mxb + 12, mx);
+					}
 				}
 				/* online softmax; rows that saw no key yet subtract
 				 * -FLT_MAX instead of -inf, so their weights stay 0 */
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 0);
-					float32x4_t mx = vld1q_f32(st + 0);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
@@ -2134,11 +951,8 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 4);
-					float32x4_t mx = vld1q_f32(st + 4);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
@@ -2152,11 +966,8 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 8);
-					float32x4_t mx = vld1q_f32(st + 8);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
@@ -2170,11 +981,8 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 				}
 				{
 					const float32x4_t mo = vld1q_f32(m + r0 + 12);
-					float32x4_t mx = vld1q_f32(st + 12);
+					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 					float32x4_t sum = vdupq_n_f32(0.0f);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
-					mx = vmaxq_f32(mo, mx);
 					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 					for (size_t jj = 0; jj < nt; ++jj) {
 						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
@@ -2186,40 +994,23 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 					vst1q_f32(m + r0 + 12, mx);
 				}
-				for (size_t r = 0; r < mt; r += 6) {
-					float *o = oh + (r0 + r) * 512;
-					switch (mt - r < 6 ? mt - r : 6) {
-					case 1: mha_f32_h8_dk64_s128_causal_padding__neon_pv1(st + r, vb, o, alpha + r, nt); break;
-					case 2: mha_f32_h8_dk64_s128_causal_padding__neon_pv2(st + r, vb, o, alpha + r, nt); break;
-					case 3: mha_f32_h8_dk64_s128_causal_padding__neon_pv3(st + r, vb, o, alpha + r, nt); break;
-					case 4: mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st + r, vb, o, alpha + r, nt); break;
-					case 5: mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st + r, vb, o, alpha + r, nt); break;
-					case 6: mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st + r, vb, o, alpha + r, nt); break;
-					default: break;
-					}
+				{
+					const float *vb0 = vb;
+					float *ob = ot + r0;
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 384)
+						mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st, vb0, ob, alpha, nt);
+					mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, alpha, nt);
 				}
 			}
 		}
 
+		/* out = ot transposed, each row divided by its sum (0 when the
+		 * row saw no key) */
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
-			const float32x4_t inv = vdupq_n_f32(l[r] > 0.0f ? 1.0f / l[r] : 0.0f);
-			vst1q_f32(o + 0, vmulq_f32(vld1q_f32(o + 0), inv));
-			vst1q_f32(o + 4, vmulq_f32(vld1q_f32(o + 4), inv));
-			vst1q_f32(o + 8, vmulq_f32(vld1q_f32(o + 8), inv));
-			vst1q_f32(o + 12, vmulq_f32(vld1q_f32(o + 12), inv));
-			vst1q_f32(o + 16, vmulq_f32(vld1q_f32(o + 16), inv));
-			vst1q_f32(o + 20, vmulq_f32(vld1q_f32(o + 20), inv));
-			vst1q_f32(o + 24, vmulq_f32(vld1q_f32(o + 24), inv));
-			vst1q_f32(o + 28, vmulq_f32(vld1q_f32(o + 28), inv));
-			vst1q_f32(o + 32, vmulq_f32(vld1q_f32(o + 32), inv));
-			vst1q_f32(o + 36, vmulq_f32(vld1q_f32(o + 36), inv));
-			vst1q_f32(o + 40, vmulq_f32(vld1q_f32(o + 40), inv));
-			vst1q_f32(o + 44, vmulq_f32(vld1q_f32(o + 44), inv));
-			vst1q_f32(o + 48, vmulq_f32(vld1q_f32(o + 48), inv));
-			vst1q_f32(o + 52, vmulq_f32(vld1q_f32(o + 52), inv));
-			vst1q_f32(o + 56, vmulq_f32(vld1q_f32(o + 56), inv));
-			vst1q_f32(o + 60, vmulq_f32(vld1q_f32(o + 60), inv));
+			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+			for (size_t c = 0; c < 64; ++c)
+				o[c] = ot[c * 64 + r] * inv;
 		}
 	}
 }

@@ -255,8 +255,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "block_q", s->block_q);
 	set_int(L, "mq", s->mq);
 	set_int(L, "nk", s->nk);
-	set_int(L, "mr", s->mr);
-	set_int(L, "nr", s->nr);
+	set_int(L, "nv", s->nv);
 	set_int(L, "unroll_max", s->unroll_max);
 	set_str(L, "algo", s->algo == 1 ? "tiled" : s->algo == 2 ? "rows" : "auto");
 	set_str(L, "threads", s->threads ? "openmp" : "none");

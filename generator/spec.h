@@ -25,7 +25,7 @@ struct mha_spec {
 	long block_kv;           /* keys per block */
 	long block_q;            /* query rows per work item (tiled) */
 	long mq, nk;             /* QK micro-tile: query rows, keys (tiled) */
-	long mr, nr;             /* PV micro-tile: rows, output floats (tiled) */
+	long nv;                 /* P.V micro-tile: output columns (tiled) */
 	long unroll_max;         /* head dims up to this are unrolled (rows) */
 	int algo;                /* 0 auto, 1 tiled, 2 rows */
 	int threads;             /* 0 none, 1 openmp */

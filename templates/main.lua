@@ -47,8 +47,7 @@ local function plan(S, T)
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
 	P.mq = S.mq > 0 and S.mq or D.mq
 	P.nk = S.nk > 0 and S.nk or D.nk
-	P.mr = S.mr > 0 and S.mr or D.mr
-	P.nr = S.nr > 0 and S.nr or D.nr
+	P.nv = S.nv > 0 and S.nv or D.nv
 	P.k = dims(S.dk, T, S.unroll_max)
 	P.v = dims(S.dv, T, S.unroll_max)
 	P.group = S.h // S.kv_heads
@@ -80,24 +79,24 @@ local function plan(S, T)
 		if S.seq_q > 0 and P.bq > S.seq_q then
 			P.bq = S.seq_q
 		end
-		for _, knob in ipairs({{"mq", P.mq}, {"nr", P.nr}}) do
-			if knob[2] % P.W ~= 0 then
-				error(string.format("--%s %d is not a multiple of the %s vector width %d",
-				                    knob[1], knob[2], T.name, P.W), 0)
-			end
+		if P.mq % P.W ~= 0 then
+			error(string.format("--mq %d is not a multiple of the %s vector width %d",
+			                    P.mq, T.name, P.W), 0)
 		end
-		-- the transposed query block lives on the stack: keep it within
-		-- 256 KiB, shrinking the default query block for large dk
+		-- the transposed query and output blocks live on the stack: keep
+		-- them within 256 KiB each, shrinking the default query block for
+		-- large head dims
+		local d = math.max(S.dk, S.dv)
 		if S.block_q == 0 then
-			while P.bq > P.mq and S.dk * P.bq > 65536 do
+			while P.bq > P.mq and d * P.bq > 65536 do
 				P.bq = P.bq // 2
 			end
 		end
 		-- query rows of a block, padded to whole micro-tiles
 		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
-		if S.dk * P.bqp > 65536 then
-			error(string.format("dk %d x block-q %d floats exceed the 256 KiB query block; lower --block-q",
-			                    S.dk, P.bqp), 0)
+		if d * P.bqp > 65536 then
+			error(string.format("head dim %d x block-q %d floats exceed the 256 KiB query block; lower --block-q",
+			                    d, P.bqp), 0)
 		end
 	end
 	return P

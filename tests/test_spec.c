@@ -79,7 +79,7 @@ Test(spec, defaults)
 	cr_assert_eq(c.spec.layout, MHA_LAYOUT_BSHD);
 	cr_assert_eq(c.spec.scale, 0.0);
 	cr_assert_eq(c.spec.block_kv, 0, "unset knobs: the target's default");
-	cr_assert_eq(c.spec.block_q + c.spec.mr + c.spec.nr, 0);
+	cr_assert_eq(c.spec.block_q + c.spec.mq + c.spec.nk + c.spec.nv, 0);
 	cr_assert_eq(c.spec.algo + c.spec.exp + c.spec.threads, 0);
 	cr_assert_eq(c.spec.unroll_max, 128);
 	cr_assert(strcmp(best, "avx2") == 0 || strcmp(best, "neon") == 0 ||
@@ -159,9 +159,9 @@ static const struct named named_cases[] = {
 	{{{"--h", "2", "--dk", "16", "--mask", "none", "--causal-align",
 	   "bottom-right", "--target", "scalar"}}, "mha_f32_h2_dk16__scalar"},
 	{{{"--h", "2", "--dk", "16", "--threads", "openmp", "--exp", "fast",
-	   "--nr", "16", "--mr", "4", "--block-q", "32", "--algo", "rows",
+	   "--nv", "4", "--mq", "16", "--block-q", "32", "--algo", "rows",
 	   "--target", "avx2"}},
-	 "mha_f32_h2_dk16_rows_bq32_mr4_nr16_fast_openmp__avx2"},
+	 "mha_f32_h2_dk16_rows_bq32_mq16_nv4_fast_openmp__avx2"},
 	{{{"--h", "2", "--dk", "16", "--name", "mine", "--target", "scalar"}},
 	 "mine"},
 };
@@ -292,7 +292,7 @@ static const struct bad bad_cases[] = {
 	{{{HD, "--algo", "sideways"}}, "--algo: unknown value 'sideways'"},
 	{{{HD, "--exp", "quick"}}, "--exp: unknown value 'quick'"},
 	{{{HD, "--threads", "pthreads"}}, "--threads: unknown value 'pthreads'"},
-	{{{HD, "--mr", "17"}}, "--mr: 17 is out of range"},
+	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
 	{{{"--spec", FIX "missing.spec"}},
 	 "--spec: cannot open '" FIX "missing.spec'"},
 	{{{"--spec", FIX}}, "--spec: cannot read '" FIX "'"},

@@ -5,9 +5,9 @@ local T = {
 	vec = "__m256",
 	ivec = "__m256i",
 	includes = {"<immintrin.h>"},
-	-- tuning defaults: the micro-tiles (mq/W x nk and mr x nr/W
+	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 128, block_q = 128, mq = 16, nk = 6, mr = 6, nr = 16},
+	defaults = {block_kv = 128, block_q = 192, mq = 16, nk = 6, nv = 6},
 	cflags = "-mavx2 -mfma",
 }
 

@@ -5,9 +5,9 @@ local T = {
 	vec = "float32x4_t",
 	ivec = "int32x4_t",
 	includes = {"<arm_neon.h>"},
-	-- tuning defaults: the micro-tiles (mq/W x nk and mr x nr/W
+	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, mr = 6, nr = 16},
+	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6},
 	cflags = "",
 }
 

@@ -5,9 +5,9 @@ local T = {
 	vec = "float",
 	ivec = "int32_t",
 	includes = {"<string.h>"},
-	-- tuning defaults: the micro-tiles (mq/W x nk and mr x nr/W
+	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, mr = 4, nr = 4},
+	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4},
 	cflags = "",
 }
 
