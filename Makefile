@@ -151,13 +151,13 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 $(BUILD)/tests/test_kernels.o: $(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
-$(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(GEN_OBJS)
+$(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/files.o $(GEN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(GEN_OBJS)
+$(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(BUILD)/tests/files.o $(GEN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(GEN_OBJS)
+$(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/files.o $(GEN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \

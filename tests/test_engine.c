@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../generator/gen.h"
+#include "files.h"
 #include "../generator/spec.h"
 
 #define ENGINE "tests/fixtures/engine"
@@ -73,22 +74,13 @@ static char *render_ok(const char *dir, const char *what, const char *target)
 	return out;
 }
 
-/* Read a whole file; NUL-terminated. */
+
+/* Read a whole file; NUL-terminated; the test fails when it cannot. */
 static char *slurp(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
+	char *buf = files_read(path, NULL);
 
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	buf[len] = '\0';
+	cr_assert_not_null(buf, "cannot read %s", path);
 	return buf;
 }
 

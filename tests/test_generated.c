@@ -9,37 +9,14 @@
 
 #include "../generator/gen.h"
 #include "../generator/spec.h"
+#include "files.h"
 
-/* Whole file, NUL-terminated, or NULL. */
-static char *slurp(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc((size_t)n + 1);
-	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		free(buf);
-		buf = NULL;
-	}
-	fclose(f);
-	if (buf) {
-		buf[n] = '\0';
-		*len = (size_t)n;
-	}
-	return buf;
-}
 
 Test(generated, up_to_date)
 {
 	size_t mlen, rlen, count = 0, files = 0;
-	char *manifest = slurp("generated/MANIFEST", &mlen);
-	char *registry = slurp("generated/kernels.inc", &rlen);
+	char *manifest = files_read("generated/MANIFEST", &mlen);
+	char *registry = files_read("generated/kernels.inc", &rlen);
 	char *line, *save;
 	DIR *d;
 	struct dirent *e;
@@ -64,7 +41,7 @@ Test(generated, up_to_date)
 		cr_assert(mhagen_generate(&cli.spec, "kernel", NULL, &text, &len,
 		                          err) == 0, "%s", err);
 		snprintf(path, sizeof path, "generated/%s.c", cli.spec.name);
-		have = slurp(path, &hlen);
+		have = files_read(path, &hlen);
 		cr_assert_not_null(have, "%s is missing; run make generate", path);
 		cr_assert(hlen == len && memcmp(have, text, len) == 0,
 		          "%s is stale; run make generate", path);

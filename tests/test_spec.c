@@ -15,8 +15,19 @@
 #include <unistd.h>
 
 #include "../generator/spec.h"
+#include "files.h"
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_ref.h"
+
+/* Read a whole file; NUL-terminated, length in *n; the test fails when it
+ * cannot. */
+static char *slurp(const char *path, size_t *n)
+{
+	char *buf = files_read(path, n);
+
+	cr_assert_not_null(buf, "cannot read %s", path);
+	return buf;
+}
 
 extern char **environ;
 
@@ -325,26 +336,6 @@ struct run {
 	size_t nout, nerr;
 };
 
-/* Read a whole file; NUL-terminated, length in *n. */
-static char *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long len;
-
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	rewind(f);
-	buf = malloc((size_t)len + 1);
-	cr_assert_not_null(buf);
-	cr_assert_eq(fread(buf, 1, (size_t)len, f), (size_t)len);
-	fclose(f);
-	buf[len] = '\0';
-	if (n)
-		*n = (size_t)len;
-	return buf;
-}
 
 /* Write text to path. */
 static void spit(const char *path, const char *text)
