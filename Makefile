@@ -105,7 +105,7 @@ GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
 GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
 kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
-             test_exp test_kernels_cc test_kernels_gcc test_neon)
+             test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -175,6 +175,17 @@ $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/av
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_X86))
 	@echo "  LD      $@"
 	@$(GCC) $^ $(TEST_LIBS) -fopenmp -o $@
+# The x86 kernel tests again, everything built with AddressSanitizer and
+# UBSan: inputs are allocated to the exact float, so any read or write past
+# a buffer stops the test.
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+$(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c $(wildcard runtime/*.c) \
+		$(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(GEN_X86)
+	@echo "  CC      $@ (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX2_FLAGS) -D_POSIX_C_SOURCE=200809L \
+		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c \
+		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c $(GEN_X86) \
+		$(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
