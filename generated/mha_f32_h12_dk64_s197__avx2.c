@@ -49,7 +49,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 			qt[d * 192 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -81,7 +81,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk1(const float *restrict qt, con
 	}
 }
 
-/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -101,7 +101,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, con
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -124,7 +124,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, con
 	}
 }
 
-/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -146,12 +146,12 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, con
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -178,7 +178,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, con
 	}
 }
 
-/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -202,17 +202,17 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, con
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2304 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -243,7 +243,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, con
 	}
 }
 
-/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -269,22 +269,22 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, con
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2304 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -319,7 +319,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, con
 	}
 }
 
-/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 768 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -347,27 +347,27 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2304 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3840 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -557,7 +557,7 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 		const float *vh = v + ((b * 197 + 0) * 12 + hk) * 64;
 		_Alignas(64) float qt[12288], ot[12288];
 		_Alignas(64) float st[2048];
-		_Alignas(64) float kp[8192], vp[8192];
+		_Alignas(64) float vp[8192];
 		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
 		size_t lim[192] = {0};
 
@@ -575,11 +575,10 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
 			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
-			const float *kb = kp, *vb = vp;
-			for (size_t j = 0; j < nb; ++j) {
-				memcpy(kp + j * 64, kh + (j0 + j) * 768, 64 * sizeof(float));
+			const float *kb = kh + j0 * 768;
+			const float *vb = vp;
+			for (size_t j = 0; j < nb; ++j)
 				memcpy(vp + j * 64, vh + (j0 + j) * 768, 64 * sizeof(float));
-			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
@@ -590,13 +589,13 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 768, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 768, st + j * 16, mxb); break;
+				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 768, st + j * 16, mxb); break;
+				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 768, st + j * 16, mxb); break;
+				case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 768, st + j * 16, mxb); break;
+				case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 768, st + j * 16, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,

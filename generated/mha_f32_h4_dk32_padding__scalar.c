@@ -68,7 +68,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 128 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -118,7 +118,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	}
 }
 
-/* Scores of 2 keys (rows 32 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 128 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -146,7 +146,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[32 + d]);
+			const float kb = (k[128 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -187,7 +187,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	}
 }
 
-/* Scores of 3 keys (rows 32 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 128 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -219,14 +219,14 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[32 + d]);
+			const float kb = (k[128 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[64 + d]);
+			const float kb = (k[256 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -275,7 +275,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	}
 }
 
-/* Scores of 4 keys (rows 32 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 128 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -311,21 +311,21 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[32 + d]);
+			const float kb = (k[128 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[64 + d]);
+			const float kb = (k[256 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[96 + d]);
+			const float kb = (k[384 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -490,7 +490,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
 		_Alignas(64) float qt[2048], ot[2048];
 		_Alignas(64) float st[256];
-		_Alignas(64) float kp[2048], vp[2048];
+		_Alignas(64) float vp[2048];
 		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
 		size_t lim[64] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
@@ -511,11 +511,10 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kp, *vb = vp;
-			for (size_t j = 0; j < nb; ++j) {
-				memcpy(kp + j * 32, kh + (j0 + j) * 128, 32 * sizeof(float));
+			const float *kb = kh + j0 * 128;
+			const float *vb = vp;
+			for (size_t j = 0; j < nb; ++j)
 				memcpy(vp + j * 32, vh + (j0 + j) * 128, 32 * sizeof(float));
-			}
 			for (size_t r0 = 0; r0 < rows; r0 += 4) {
 				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 				size_t j = 0;
@@ -528,11 +527,11 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 				(mxb + 2)[0] = (-INFINITY);
 				(mxb + 3)[0] = (-INFINITY);
 				for (; j + 4 <= nt; j += 4)
-					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4, mxb);
+					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 128, st + j * 4, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4, mxb); break;
-				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4, mxb); break;
-				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 128, st + j * 4, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,

@@ -51,7 +51,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			qt[d * 192 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -83,7 +83,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	}
 }
 
-/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -103,7 +103,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -126,7 +126,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	}
 }
 
-/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -148,12 +148,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -180,7 +180,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	}
 }
 
-/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -204,17 +204,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -245,7 +245,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	}
 }
 
-/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -271,22 +271,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -321,7 +321,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	}
 }
 
-/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -349,27 +349,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[640 + d]);
+			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -539,7 +539,7 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 128;
 		_Alignas(64) float qt[24576], ot[24576];
 		_Alignas(64) float st[2048];
-		_Alignas(64) float kp[16384], vp[16384];
+		_Alignas(64) float vp[16384];
 		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
 		size_t lim[192] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
@@ -560,11 +560,10 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
 			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
-			const float *kb = kp, *vb = vp;
-			for (size_t j = 0; j < nb; ++j) {
-				memcpy(kp + j * 128, kh + (j0 + j) * 1024, 128 * sizeof(float));
+			const float *kb = kh + j0 * 1024;
+			const float *vb = vp;
+			for (size_t j = 0; j < nb; ++j)
 				memcpy(vp + j * 128, vh + (j0 + j) * 1024, 128 * sizeof(float));
-			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
@@ -575,13 +574,13 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 1024, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,

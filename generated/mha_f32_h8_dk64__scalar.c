@@ -67,7 +67,7 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 64 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 512 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -117,7 +117,7 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 2 keys (rows 64 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 512 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -145,7 +145,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[64 + d]);
+			const float kb = (k[512 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -186,7 +186,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 3 keys (rows 64 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 512 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -218,14 +218,14 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[64 + d]);
+			const float kb = (k[512 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[1024 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -274,7 +274,7 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 4 keys (rows 64 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 512 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -310,21 +310,21 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[64 + d]);
+			const float kb = (k[512 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[1024 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[192 + d]);
+			const float kb = (k[1536 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -490,7 +490,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[4096], ot[4096];
 		_Alignas(64) float st[256];
-		_Alignas(64) float kp[4096], vp[4096];
+		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
 		size_t lim[64] = {0};
 
@@ -508,11 +508,10 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kp, *vb = vp;
-			for (size_t j = 0; j < nb; ++j) {
-				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+			const float *kb = kh + j0 * 512;
+			const float *vb = vp;
+			for (size_t j = 0; j < nb; ++j)
 				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
-			}
 			for (size_t r0 = 0; r0 < rows; r0 += 4) {
 				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 				size_t j = 0;
@@ -525,11 +524,11 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 				(mxb + 2)[0] = (-INFINITY);
 				(mxb + 3)[0] = (-INFINITY);
 				for (; j + 4 <= nt; j += 4)
-					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4, mxb);
+					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 512, st + j * 4, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4, mxb); break;
-				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4, mxb); break;
-				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 512, st + j * 4, mxb); break;
+				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 512, st + j * 4, mxb); break;
+				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 512, st + j * 4, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,

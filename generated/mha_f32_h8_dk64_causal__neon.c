@@ -50,7 +50,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 			qt[d * 64 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -100,7 +100,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1(const float *restrict qt, co
 	}
 }
 
-/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -128,7 +128,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
@@ -169,7 +169,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, co
 	}
 }
 
-/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -201,14 +201,14 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
@@ -257,7 +257,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, co
 	}
 }
 
-/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -293,21 +293,21 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
@@ -364,7 +364,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, co
 	}
 }
 
-/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x4
  * accumulators in registers. */
@@ -404,28 +404,28 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
@@ -490,7 +490,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, co
 	}
 }
 
-/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x4
  * accumulators in registers. */
@@ -534,35 +534,35 @@ static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, co
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[320 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
 			a5_0 = vfmaq_f32(a5_0, q0, kb);
 			a5_1 = vfmaq_f32(a5_1, q1, kb);
 			a5_2 = vfmaq_f32(a5_2, q2, kb);
@@ -853,7 +853,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[4096], ot[4096];
 		_Alignas(64) float st[1024];
-		_Alignas(64) float kp[4096], vp[4096];
+		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
 		size_t lim[64] = {0};
 
@@ -871,11 +871,10 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 		/* row r sees keys [0, lim[r]); lim grows with r */
 		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kp, *vb = vp;
-			for (size_t j = 0; j < nb; ++j) {
-				memcpy(kp + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+			const float *kb = kh + j0 * 512;
+			const float *vb = vp;
+			for (size_t j = 0; j < nb; ++j)
 				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
-			}
 			for (size_t r0 = 0; r0 < rows; r0 += 16) {
 				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 				size_t j = 0;
@@ -888,13 +887,13 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 				vst1q_f32(mxb + 8, vdupq_n_f32(-INFINITY));
 				vst1q_f32(mxb + 12, vdupq_n_f32(-INFINITY));
 				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk64_causal__neon_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_qk6(qt + r0, kb + j * 512, st + j * 16, mxb);
 				switch (nt - j) {
-				case 1: mha_f32_h8_dk64_causal__neon_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_causal__neon_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_causal__neon_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_causal__neon_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_causal__neon_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk64_causal__neon_qk1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64_causal__neon_qk5(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,
