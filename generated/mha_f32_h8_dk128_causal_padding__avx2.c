@@ -6,7 +6,7 @@
  * Causal mask, bottom-right aligned.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 192 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 192 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -515,7 +515,7 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
         const int32_t *kv_len, const float *bias);
 
 /* Work items are (batch, head, block of 192 query rows), the rows packed
- * transposed once.  For each block of 128 keys and each tile of 16 rows:
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
@@ -538,8 +538,8 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 128;
 		_Alignas(64) float qt[24576], ot[24576];
-		_Alignas(64) float st[2048];
-		_Alignas(64) float vp[16384];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float vp[8192];
 		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
 		size_t lim[192] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
@@ -558,8 +558,8 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
-			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
 			const float *kb = kh + j0 * 1024;
 			const float *vb = vp;
 			for (size_t j = 0; j < nb; ++j)

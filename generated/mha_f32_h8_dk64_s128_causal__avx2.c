@@ -5,7 +5,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 128 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 128 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -532,7 +532,7 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
         const int32_t *kv_len, const float *bias);
 
 /* Work items are (batch, head, block of 128 query rows), the rows packed
- * transposed once.  For each block of 128 keys and each tile of 16 rows:
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
@@ -557,8 +557,8 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
 		_Alignas(64) float qt[8192], ot[8192];
-		_Alignas(64) float st[2048];
-		_Alignas(64) float vp[8192];
+		_Alignas(64) float st[1024];
+		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[128], l[128], alpha[16], mxb[16];
 		size_t lim[128] = {0};
 
@@ -574,8 +574,8 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
-			const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
+		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
 			const float *kb = kh + j0 * 512;
 			const float *vb = vp;
 			for (size_t j = 0; j < nb; ++j)

@@ -43,7 +43,8 @@ end
 local function plan(S, T)
 	local D = T.defaults
 	local P = {W = T.width}
-	P.bk = S.block_kv > 0 and S.block_kv or D.block_kv
+	P.bk = S.block_kv > 0 and S.block_kv or
+	       (S.causal and D.block_kv_causal) or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
 	P.mq = S.mq > 0 and S.mq or D.mq
 	P.nk = S.nk > 0 and S.nk or D.nk
