@@ -380,9 +380,6 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		s->kv_heads = s->h;
 	if (!s->dv)
 		s->dv = s->dk;
-	if (s->mask & MHA_MASK_BIAS)
-		return fail(err, "--mask: bias is not generated yet (none, causal, "
-		            "padding, causal,padding)");
 	if (s->h % s->kv_heads)
 		return fail(err, "--kv-heads: %ld does not divide --h %ld",
 		            s->kv_heads, s->h);

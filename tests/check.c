@@ -92,6 +92,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	float *q = mha_alloc(nq), *kk = mha_alloc(nk), *v = mha_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
+	float *bias = (k->mask & MHA_MASK_BIAS) ?
+		mha_alloc(c->seq_q * c->seq_kv) : NULL;
 	struct mha_guarded out;
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
 	/* per element value giving |q.k| * scale near 100 on hot data */
@@ -100,7 +102,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	size_t worst = 0;
 	int rc = -1;
 
-	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no)) {
+	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no) ||
+	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias)) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
@@ -117,6 +120,15 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	}
 	if (c->pad == PAD_MIXED && c->batch > 0)
 		kv_len[c->batch - 1] = (int32_t)c->seq_kv;
+	/* bias in [-2, 2] with about one key in eight at -inf, and the first
+	 * query row masked entirely (its output must be zeros) */
+	if (bias) {
+		for (size_t i = 0; i < c->seq_q * c->seq_kv; ++i)
+			bias[i] = (rng_next(&seed) & 7) == 0 ? -INFINITY
+			                                    : 2.0f * rng_unit(&seed);
+		for (size_t j = 0; j < c->seq_kv; ++j)
+			bias[j] = -INFINITY;
+	}
 	for (size_t i = 0; i < nv; ++i)
 		vmax = fmax(vmax, fabs(v[i]));
 	for (size_t i = 0; i < nq; ++i)
@@ -125,9 +137,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		kmax = fmax(kmax, fabs(kk[i]));
 
 	mha_ref_attention(&a, q, kk, v, ref, c->batch, c->seq_q, c->seq_kv,
-	                  kv_len, NULL);
+	                  kv_len, bias);
 	k->fn(q, kk, v, out.data, c->batch, c->seq_q, c->seq_kv,
-	      (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, NULL);
+	      (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias);
 
 	if (!mha_guarded_intact(&out)) {
 		snprintf(msg, msglen, "wrote outside its output");
@@ -168,6 +180,7 @@ done:
 	mha_free(v);
 	mha_free(ref);
 	free(kv_len);
+	mha_free(bias);
 	mha_guarded_free(&out);
 	return rc;
 }

@@ -253,7 +253,6 @@ struct bad {
 
 /* Every case names the flag or value at fault. */
 static const struct bad bad_cases[] = {
-	{{{"--h", "8", "--dk", "64", "--mask", "causal,bias"}}, "bias is not generated yet"},
 	{{{"--h", "abc", "--dk", "64"}}, "--h: 'abc'"},
 	{{{"--h", "8", "--dk", "12x"}}, "--dk: '12x'"},
 	{{{"--h", "+8", "--dk", "64"}}, "--h: '+8'"},
