@@ -166,7 +166,8 @@ $(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
 		$(BUILD)/runtime/mha_cpu.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o $(RT_OBJS)
+KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o \
+                    $(BUILD)/tests/props.o $(RT_OBJS)
 $(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2-cc.o \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_X86))
 	@echo "  LD      $@"
@@ -179,11 +180,11 @@ $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/av
 # UBSan: inputs are allocated to the exact float, so any read or write past
 # a buffer stops the test.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-$(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c $(wildcard runtime/*.c) \
+$(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props.c $(wildcard runtime/*.c) \
 		$(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(GEN_X86)
 	@echo "  CC      $@ (ASan, UBSan)"
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX2_FLAGS) -D_POSIX_C_SOURCE=200809L \
-		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c \
+		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c tests/props.c \
 		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c $(GEN_X86) \
 		$(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "../runtime/mha_cpu.h"
+#include "../runtime/mha_ref.h"
+#include "props.h"
 #include "registry.h"
 
 #define MHA_KERNEL_SCALAR MHA_PROTO
@@ -48,6 +50,50 @@ ParameterizedTest(size_t *index, kernels, match_reference)
 	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
 		cr_skip_test("this CPU has no AVX2+FMA");
 	cr_assert(check_kernel(k, *index, msg, sizeof msg) == 0, "%s", msg);
+}
+
+ParameterizedTestParameters(kernels, bias_shift_invariant)
+{
+	static size_t index[NKERNELS];
+
+	for (size_t i = 0; i < NKERNELS; ++i)
+		index[i] = i;
+	return cr_make_param_array(size_t, index, NKERNELS);
+}
+
+/* Bias kernels: a constant added to a bias row does not change the output. */
+ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!(k->mask & MHA_MASK_BIAS))
+		cr_skip_test("%s has no bias", k->name);
+	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
+		cr_skip_test("this CPU has no AVX2+FMA");
+	cr_assert(props_bias_shift(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
+ParameterizedTestParameters(kernels, causal_ignores_future)
+{
+	static size_t index[NKERNELS];
+
+	for (size_t i = 0; i < NKERNELS; ++i)
+		index[i] = i;
+	return cr_make_param_array(size_t, index, NKERNELS);
+}
+
+/* Causal kernels: rows that cannot see changed keys keep every bit. */
+ParameterizedTest(size_t *index, kernels, causal_ignores_future)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!(k->mask & MHA_MASK_CAUSAL))
+		cr_skip_test("%s is not causal", k->name);
+	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
+		cr_skip_test("this CPU has no AVX2+FMA");
+	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
 /* The registry really holds the whole test list for both x86 targets. */
