@@ -569,7 +569,8 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 		for (size_t x = 0; x < 12288; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			lim[r] = 197;
+			const size_t c = 197;
+			lim[r] = c;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */

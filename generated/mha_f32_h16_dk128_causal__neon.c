@@ -835,7 +835,8 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		for (size_t x = 0; x < 8192; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			lim[r] = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
+			const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
+			lim[r] = c;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */

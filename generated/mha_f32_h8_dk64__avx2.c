@@ -568,7 +568,8 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 		for (size_t x = 0; x < 12288; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			lim[r] = seq_kv;
+			const size_t c = seq_kv;
+			lim[r] = c;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */

@@ -570,7 +570,8 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		for (size_t x = 0; x < 8192; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
-			lim[r] = ((i0 + r) + 1);
+			const size_t c = ((i0 + r) + 1);
+			lim[r] = c;
 		}
 
 		/* row r sees keys [0, lim[r]); lim grows with r */

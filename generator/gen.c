@@ -240,6 +240,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "dv", s->dv);
 	set_int(L, "seq_q", s->seq_q);
 	set_int(L, "seq_kv", s->seq_kv);
+	set_int(L, "window", s->window);
 	set_int(L, "mask_bits", (long)s->mask);
 	set_bool(L, "causal", (s->mask & MHA_MASK_CAUSAL) != 0);
 	set_bool(L, "padding", (s->mask & MHA_MASK_PADDING) != 0);

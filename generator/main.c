@@ -26,6 +26,8 @@ static const char usage[] =
 "  --mask M            none (default), or a comma list of causal, padding,\n"
 "                      bias\n"
 "  --causal-align A    bottom-right (default) or top-left\n"
+"  --window N          sliding window: a query sees only its N most recent\n"
+"                      visible keys (aligned like causal)\n"
 "  --layout L          bshd (default) or bhsd\n"
 "  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
 "  --target T          scalar, avx2, neon, native (default native: the best\n"
@@ -150,10 +152,10 @@ static char *registry_line(const struct mha_spec *s, size_t *len)
 		               ? s->target[i] - 'a' + 'A' : s->target[i]);
 	up[i] = '\0';
 	snprintf(buf, 512,
-	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a)\n",
+	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a, %ld)\n",
 	         up, s->name, s->target, s->h, s->kv_heads, s->dk, s->dv, s->seq_q,
 	         s->seq_kv, s->mask, s->align, s->layout,
-	         (double)(float)mha_spec_scale(s));
+	         (double)(float)mha_spec_scale(s), s->window);
 	*len = strlen(buf);
 	return buf;
 }

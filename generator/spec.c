@@ -35,6 +35,7 @@ static const struct key {
 	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ, NULL, NULL},
 	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ, NULL, NULL},
 	{"mask", K_MASK, 0, 0, 0, NULL, NULL},
+	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ, NULL, NULL},
 	{"causal-align", K_ALIGN, 0, 0, 0, NULL, NULL},
 	{"layout", K_LAYOUT, 0, 0, 0, NULL, NULL},
 	{"scale", K_SCALE, 0, 0, 0, NULL, NULL},
@@ -51,7 +52,7 @@ static const struct key {
 	{"exp", K_WORD, offsetof(struct mha_spec, exp), 0, 0, "", exps},
 	{"threads", K_WORD, offsetof(struct mha_spec, threads), 0, 0, "", threads},
 };
-#define FIRST_KNOB 12 /* index of "algo" */
+#define FIRST_KNOB 13 /* index of "algo" */
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 static int fail(char *err, const char *fmt, ...)
@@ -304,6 +305,8 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		append(buf, n, "_padding");
 	if (s->mask & MHA_MASK_BIAS)
 		append(buf, n, "_bias");
+	if (s->window)
+		append(buf, n, "_w%ld", s->window);
 	if (s->layout == MHA_LAYOUT_BHSD)
 		append(buf, n, "_bhsd");
 	if (s->scale > 0.0) {
@@ -349,6 +352,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 				first = 0;
 			}
 	}
+	if (s->window)
+		append(buf, n, " --window %ld", s->window);
 	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
 		append(buf, n, " --causal-align top-left");
 	if (s->layout == MHA_LAYOUT_BHSD)

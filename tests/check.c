@@ -84,7 +84,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen)
 {
 	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
-	                     k->align, k->layout, 0, k->scale};
+	                     k->align, k->layout, k->window, k->scale};
 	size_t nq = c->batch * c->seq_q * k->h * k->dk;
 	size_t nk = c->batch * c->seq_kv * k->kv_heads * k->dk;
 	size_t nv = c->batch * c->seq_kv * k->kv_heads * k->dv;

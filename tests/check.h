@@ -21,6 +21,7 @@ struct mha_kernel {
 	unsigned mask;
 	int align, layout;
 	float scale;
+	size_t window; /* 0: none */
 };
 
 /* How key padding lengths are chosen for a case. */

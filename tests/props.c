@@ -110,7 +110,7 @@ done:
 int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 {
 	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
-	                     k->align, k->layout, 0, k->scale};
+	                     k->align, k->layout, k->window, k->scale};
 	struct inputs in;
 	size_t cut;
 	int rc = -1;

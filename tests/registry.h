@@ -8,11 +8,11 @@
 
 #include "check.h"
 
-#define MHA_PROTO(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale) \
+#define MHA_PROTO(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win) \
 	void name(const float *, const float *, const float *, float *, size_t,     \
 	          size_t, size_t, const int32_t *, const float *);
-#define MHA_ENTRY(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale) \
-	{#name, tgt, name, h, kvh, dk, dv, sq, skv, mask, align, layout, scale},
+#define MHA_ENTRY(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win) \
+	{#name, tgt, name, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win},
 #define MHA_SKIP(...)
 
 #endif

@@ -253,6 +253,7 @@ struct bad {
 
 /* Every case names the flag or value at fault. */
 static const struct bad bad_cases[] = {
+	{{{"--h", "8", "--dk", "64", "--window", "0"}}, "--window: 0 is out of range"},
 	{{{"--h", "abc", "--dk", "64"}}, "--h: 'abc'"},
 	{{{"--h", "8", "--dk", "12x"}}, "--dk: '12x'"},
 	{{{"--h", "+8", "--dk", "64"}}, "--h: '+8'"},
