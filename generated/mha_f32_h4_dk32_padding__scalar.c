@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <string.h>
 
 static inline int32_t mha_f32_h4_dk32_padding__scalar_as_int(float x)
 {

@@ -10,7 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-#include <string.h>
 
 static inline int32_t mha_f32_h8_dk64__scalar_as_int(float x)
 {

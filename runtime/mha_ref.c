@@ -36,7 +36,7 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
 /* One query row: scores in double, max-subtracted softmax, weighted sum. */
 static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
                     const float *v, float *o, size_t b, size_t i,
-                    size_t hk, size_t seq_q, size_t seq_kv, size_t lo,
+                    size_t hk, size_t seq_kv, size_t lo,
                     size_t end, const float *bias, double *s)
 {
 	double mx = -INFINITY, sum = 0.0;
@@ -72,7 +72,6 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 		}
 		o[d] = (float)(acc / sum);
 	}
-	(void)seq_q;
 }
 
 void mha_ref_attention(const struct mha_attn *a, const float *q,
@@ -102,8 +101,8 @@ void mha_ref_attention(const struct mha_attn *a, const float *q,
 					a->layout, b, i, hh, seq_q, a->h, a->dk);
 				float *o = out + mha_ref_offset(
 					a->layout, b, i, hh, seq_q, a->h, a->dv);
-				ref_row(a, qr, k, v, o, b, i, hh / group, seq_q,
-				        seq_kv, lo, end,
+				ref_row(a, qr, k, v, o, b, i, hh / group, seq_kv,
+				        lo, end,
 				        (a->mask & MHA_MASK_BIAS) ? bias : NULL, s);
 			}
 		}

@@ -4,7 +4,7 @@ local T = {
 	width = 1,
 	vec = "float",
 	ivec = "int32_t",
-	includes = {"<string.h>"},
+	includes = {},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
 	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4},
