@@ -55,6 +55,17 @@ static const struct key {
 #define FIRST_KNOB 13 /* index of "algo" */
 #define NKEYS (sizeof keys / sizeof keys[0])
 
+/* The value of a K_INT or K_WORD key in s. */
+static long long_at(const struct mha_spec *s, const struct key *k)
+{
+	return *(const long *)((const char *)s + k->off);
+}
+
+static int int_at(const struct mha_spec *s, const struct key *k)
+{
+	return *(const int *)((const char *)s + k->off);
+}
+
 static int fail(char *err, const char *fmt, ...)
 {
 	va_list ap;
@@ -319,11 +330,9 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		if (!(s->set & (1ul << k)))
 			continue;
 		if (keys[k].kind == K_INT)
-			append(buf, n, "_%s%ld", keys[k].tag,
-			       *(const long *)((const char *)s + keys[k].off));
-		else if (*(const int *)((const char *)s + keys[k].off))
-			append(buf, n, "_%s", keys[k].words[
-			       *(const int *)((const char *)s + keys[k].off)]);
+			append(buf, n, "_%s%ld", keys[k].tag, long_at(s, &keys[k]));
+		else if (int_at(s, &keys[k]))
+			append(buf, n, "_%s", keys[k].words[int_at(s, &keys[k])]);
 	}
 	append(buf, n, "__%s", s->target);
 }
@@ -364,11 +373,10 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		if (!(s->set & (1ul << k)))
 			continue;
 		if (keys[k].kind == K_INT)
-			append(buf, n, " --%s %ld", keys[k].name,
-			       *(const long *)((const char *)s + keys[k].off));
+			append(buf, n, " --%s %ld", keys[k].name, long_at(s, &keys[k]));
 		else
-			append(buf, n, " --%s %s", keys[k].name, keys[k].words[
-			       *(const int *)((const char *)s + keys[k].off)]);
+			append(buf, n, " --%s %s", keys[k].name,
+			       keys[k].words[int_at(s, &keys[k])]);
 	}
 	append(buf, n, " --target %s", s->target);
 	if (s->set & (1ul << (find_key("name") - keys)))
@@ -449,7 +457,8 @@ static char *read_file(const char *path, char *err)
 int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
                       char *err)
 {
-	struct mha_spec flags;
+	struct mha_spec flags;              /* validates flags, finds repeats */
+	const char *flag_val[NKEYS] = {NULL}; /* each spec flag's value */
 	const char *spec_file = NULL;
 
 	memset(cli, 0, sizeof *cli);
@@ -492,6 +501,8 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 			*dst = val;
 		} else if (mha_spec_set(&flags, a + 2, val, err)) {
 			return -1;
+		} else {
+			flag_val[find_key(a + 2) - keys] = val;
 		}
 	}
 	if (!cli->emit)
@@ -512,28 +523,13 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 		if (rc)
 			return -1;
 	}
-	/* Flags override the spec file's settings. */
+	/* Flags override the spec file's settings: set them again on top. */
 	for (size_t k = 0; k < NKEYS; ++k) {
-		unsigned long bit = 1ul << k;
-		if (!(flags.set & bit))
+		if (!flag_val[k])
 			continue;
-		cli->spec.set |= bit;
-		switch (keys[k].kind) {
-		case K_INT:
-			*(long *)((char *)&cli->spec + keys[k].off) =
-				*(long *)((char *)&flags + keys[k].off);
-			break;
-		case K_MASK: cli->spec.mask = flags.mask; break;
-		case K_ALIGN: cli->spec.align = flags.align; break;
-		case K_LAYOUT: cli->spec.layout = flags.layout; break;
-		case K_SCALE: cli->spec.scale = flags.scale; break;
-		case K_TARGET: memcpy(cli->spec.target, flags.target, sizeof flags.target); break;
-		case K_NAME: memcpy(cli->spec.name, flags.name, sizeof flags.name); break;
-		case K_WORD:
-			*(int *)((char *)&cli->spec + keys[k].off) =
-				*(int *)((char *)&flags + keys[k].off);
-			break;
-		}
+		cli->spec.set &= ~(1ul << k);
+		if (mha_spec_set(&cli->spec, keys[k].name, flag_val[k], err))
+			return -1;
 	}
 	return mha_spec_finish(&cli->spec, err);
 }

@@ -12,7 +12,7 @@
 static const size_t lengths[] = {1, 2, 7, 8, 9, 31, 64, 65, 130};
 #define NLEN (sizeof lengths / sizeof lengths[0])
 
-static uint64_t rng_next(uint64_t *s)
+uint64_t check_rng_next(uint64_t *s)
 {
 	/* splitmix64 */
 	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -21,10 +21,9 @@ static uint64_t rng_next(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
-/* Uniform in [-1, 1). */
-static float rng_unit(uint64_t *s)
+float check_rng_unit(uint64_t *s)
 {
-	return (float)((double)(rng_next(s) >> 11) * 0x1p-52 - 1.0);
+	return (float)((double)(check_rng_next(s) >> 11) * 0x1p-52 - 1.0);
 }
 
 size_t check_cases(const struct mha_kernel *k, size_t index,
@@ -68,16 +67,15 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 
 /* Fill a tensor; DATA_HOT makes q and k rows nearly parallel with
  * |q.k| * scale close to 100, so raw exp(score) overflows. */
-static void fill(float *x, size_t n, size_t d, enum check_data data,
-                 float hot, uint64_t *s)
+static void fill(float *x, size_t n, enum check_data data, float hot,
+                 uint64_t *s)
 {
 	for (size_t i = 0; i < n; ++i) {
 		if (data == DATA_HOT)
-			x[i] = hot * (1.0f + 0.05f * rng_unit(s));
+			x[i] = hot * (1.0f + 0.05f * check_rng_unit(s));
 		else
-			x[i] = rng_unit(s);
+			x[i] = check_rng_unit(s);
 	}
-	(void)d;
 }
 
 int check_run(const struct mha_kernel *k, const struct check_case *c,
@@ -107,9 +105,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
-	fill(q, nq, k->dk, c->data, hot, &seed);
-	fill(kk, nk, k->dk, c->data, hot, &seed);
-	fill(v, nv, k->dv, DATA_UNIFORM, 0, &seed);
+	fill(q, nq, c->data, hot, &seed);
+	fill(kk, nk, c->data, hot, &seed);
+	fill(v, nv, DATA_UNIFORM, 0, &seed);
 	for (size_t b = 0; b < c->batch; ++b) {
 		if (c->pad == PAD_ZERO)
 			kv_len[b] = b % 2 ? (int32_t)c->seq_kv : 0;
@@ -124,8 +122,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	 * query row masked entirely (its output must be zeros) */
 	if (bias) {
 		for (size_t i = 0; i < c->seq_q * c->seq_kv; ++i)
-			bias[i] = (rng_next(&seed) & 7) == 0 ? -INFINITY
-			                                    : 2.0f * rng_unit(&seed);
+			bias[i] = (check_rng_next(&seed) & 7) == 0 ? -INFINITY
+			                                    : 2.0f * check_rng_unit(&seed);
 		for (size_t j = 0; j < c->seq_kv; ++j)
 			bias[j] = -INFINITY;
 	}

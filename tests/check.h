@@ -38,6 +38,11 @@ struct check_case {
 	uint64_t seed;
 };
 
+/* The tests' pseudo-random numbers (splitmix64): the next 64 bits, and a
+ * float uniform in [-1, 1). */
+uint64_t check_rng_next(uint64_t *s);
+float check_rng_unit(uint64_t *s);
+
 /* Fill cases for kernel k (sampled so every listed length meets the kernel
  * over the whole matrix); returns how many, at most max. */
 size_t check_cases(const struct mha_kernel *k, size_t index,

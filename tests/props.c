@@ -15,12 +15,6 @@ struct inputs {
 	int32_t *kv_len;
 };
 
-static float unit(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return (float)((double)(*s >> 11) * 0x1p-52 - 1.0);
-}
-
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
 static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 {
@@ -45,13 +39,13 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	    !in->out2 || !in->kv_len)
 		return -1;
 	for (size_t i = 0; i < in->nq; ++i)
-		in->q[i] = 2.0f * unit(&s);
+		in->q[i] = 2.0f * check_rng_unit(&s);
 	for (size_t i = 0; i < in->nk; ++i)
-		in->k[i] = 2.0f * unit(&s);
+		in->k[i] = 2.0f * check_rng_unit(&s);
 	for (size_t i = 0; i < in->nv; ++i)
-		in->v[i] = unit(&s);
+		in->v[i] = check_rng_unit(&s);
 	for (size_t i = 0; i < in->seq_q * in->seq_kv; ++i)
-		in->bias[i] = unit(&s);
+		in->bias[i] = check_rng_unit(&s);
 	for (size_t b = 0; b < in->batch; ++b)
 		in->kv_len[b] = (int32_t)in->seq_kv;
 	return 0;

@@ -31,13 +31,18 @@ static const struct mha_kernel kernels[] = {
 
 /* Parameters are indices: Criterion runs each test in a fresh process, where
  * the table's pointers are only valid when looked up again. */
-ParameterizedTestParameters(kernels, match_reference)
+static struct criterion_test_params every_kernel(void)
 {
 	static size_t index[NKERNELS];
 
 	for (size_t i = 0; i < NKERNELS; ++i)
 		index[i] = i;
 	return cr_make_param_array(size_t, index, NKERNELS);
+}
+
+ParameterizedTestParameters(kernels, match_reference)
+{
+	return every_kernel();
 }
 
 /* Each kernel, every case of its matrix: outputs within tolerance of the
@@ -54,11 +59,7 @@ ParameterizedTest(size_t *index, kernels, match_reference)
 
 ParameterizedTestParameters(kernels, bias_shift_invariant)
 {
-	static size_t index[NKERNELS];
-
-	for (size_t i = 0; i < NKERNELS; ++i)
-		index[i] = i;
-	return cr_make_param_array(size_t, index, NKERNELS);
+	return every_kernel();
 }
 
 /* Bias kernels: a constant added to a bias row does not change the output. */
@@ -76,11 +77,7 @@ ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
 
 ParameterizedTestParameters(kernels, causal_ignores_future)
 {
-	static size_t index[NKERNELS];
-
-	for (size_t i = 0; i < NKERNELS; ++i)
-		index[i] = i;
-	return cr_make_param_array(size_t, index, NKERNELS);
+	return every_kernel();
 }
 
 /* Causal kernels: rows that cannot see changed keys keep every bit. */
