@@ -258,6 +258,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "nk", s->nk);
 	set_int(L, "nv", s->nv);
 	set_int(L, "unroll_max", s->unroll_max);
+	set_int(L, "kv_split", s->kv_split);
 	set_str(L, "algo", s->algo == 1 ? "tiled" : s->algo == 2 ? "rows" : "auto");
 	set_str(L, "threads", s->threads ? "openmp" : "none");
 	set_str(L, "exp", s->exp ? "fast" : "accurate");

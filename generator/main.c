@@ -47,6 +47,8 @@ static const char usage[] =
 "  --nv N              P.V micro-tile: output columns, for mq rows\n"
 "                      (tiled; default per target)\n"
 "  --unroll-max N      rows: unroll head dims up to N elements (default 128)\n"
+"  --kv-split N        rows: split each row's keys in N ranges, merged after\n"
+"                      (default 4 with --threads openmp, else 1)\n"
 "  --exp E             accurate (default) or fast exp\n"
 "  --threads T         none (default) or openmp: OpenMP pragmas, active when\n"
 "                      the file is compiled with -fopenmp\n"

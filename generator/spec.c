@@ -49,6 +49,7 @@ static const struct key {
 	{"nk", K_INT, offsetof(struct mha_spec, nk), 1, 16, "nk", NULL},
 	{"nv", K_INT, offsetof(struct mha_spec, nv), 1, 16, "nv", NULL},
 	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D, "um", NULL},
+	{"kv-split", K_INT, offsetof(struct mha_spec, kv_split), 1, 64, "ks", NULL},
 	{"exp", K_WORD, offsetof(struct mha_spec, exp), 0, 0, "", exps},
 	{"threads", K_WORD, offsetof(struct mha_spec, threads), 0, 0, "", threads},
 };

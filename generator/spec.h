@@ -28,6 +28,7 @@ struct mha_spec {
 	long mq, nk;             /* QK micro-tile: query rows, keys (tiled) */
 	long nv;                 /* P.V micro-tile: output columns (tiled) */
 	long unroll_max;         /* head dims up to this are unrolled (rows) */
+	long kv_split;           /* key ranges per row, merged after (rows) */
 	int algo;                /* 0 auto, 1 tiled, 2 rows */
 	int threads;             /* 0 none, 1 openmp */
 	int exp;                 /* 0 accurate, 1 fast */

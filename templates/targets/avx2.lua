@@ -10,7 +10,7 @@ local T = {
 	-- (measured: causal kernels do better with 64-key blocks, the diagonal
 	-- blocks waste less)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 192, mq = 16,
-	            nk = 6, nv = 6},
+	            nk = 6, nv = 6, kv_split = 4},
 	cflags = "-mavx2 -mfma",
 }
 

@@ -7,7 +7,7 @@ local T = {
 	includes = {"<arm_neon.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6},
+	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6, kv_split = 4},
 	cflags = "",
 }
 

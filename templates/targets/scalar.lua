@@ -7,7 +7,7 @@ local T = {
 	includes = {},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4},
+	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4, kv_split = 4},
 	cflags = "",
 }
 
