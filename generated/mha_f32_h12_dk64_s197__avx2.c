@@ -549,8 +549,8 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 		const size_t b = w / (12 * 2);
 		const size_t hh = w / 2 % 12;
 		const size_t i0 = w % 2 * 192;
-		const size_t rows = 197 - i0 < 192 ? 197 - i0 : 192;
 		const size_t hk = hh;
+		const size_t rows = 197 - i0 < 192 ? 197 - i0 : 192;
 		const float *qh = q + ((b * 197 + i0) * 12 + hh) * 64;
 		float *oh = out + ((b * 197 + i0) * 12 + hh) * 64;
 		const float *kh = k + ((b * 197 + 0) * 12 + hk) * 64;

@@ -815,8 +815,8 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		const size_t b = w / (16 * nqb);
 		const size_t hh = w / nqb % 16;
 		const size_t i0 = w % nqb * 64;
-		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const size_t hk = hh;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const float *qh = q + ((b * seq_q + i0) * 16 + hh) * 128;
 		float *oh = out + ((b * seq_q + i0) * 16 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 16 + hk) * 128;

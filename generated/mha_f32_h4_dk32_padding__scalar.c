@@ -481,8 +481,8 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		const size_t b = w / (4 * nqb);
 		const size_t hh = w / nqb % 4;
 		const size_t i0 = w % nqb * 64;
-		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const size_t hk = hh;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const float *qh = q + ((b * seq_q + i0) * 4 + hh) * 32;
 		float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
 		const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;

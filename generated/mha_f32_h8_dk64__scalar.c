@@ -481,8 +481,8 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
 		const size_t i0 = w % nqb * 64;
-		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const size_t hk = hh;
+		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;

@@ -550,8 +550,8 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		const size_t b = w / (8 * 1);
 		const size_t hh = w / 1 % 8;
 		const size_t i0 = w % 1 * 128;
-		const size_t rows = 128 - i0 < 128 ? 128 - i0 : 128;
 		const size_t hk = hh;
+		const size_t rows = 128 - i0 < 128 ? 128 - i0 : 128;
 		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;

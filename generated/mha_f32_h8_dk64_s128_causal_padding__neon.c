@@ -846,8 +846,8 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		const size_t b = w / (8 * 2);
 		const size_t hh = w / 2 % 8;
 		const size_t i0 = w % 2 * 64;
-		const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
 		const size_t hk = hh;
+		const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
 		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
