@@ -79,6 +79,19 @@ static const struct build builds[] = {
 };
 #undef BENCH_BUILD
 
+/* Variants (grouped-query heads, a bias) and the plain shape each is
+ * compared with, from bench.mk's BENCH_PLAIN_x, in pairs.inc. */
+struct pair {
+	const char *variant, *plain;
+};
+
+#define BENCH_PAIR(variant, plain) {#variant, #plain},
+static const struct pair pairs[] = {
+#include "pairs.inc"
+	{NULL, NULL}
+};
+#undef BENCH_PAIR
+
 /* What was measured for one shape; times in seconds, 0 when not measured. */
 struct result {
 	char label[64];
@@ -105,6 +118,7 @@ struct job {
 	enum impl impl;
 	const float *q, *k, *v;
 	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
+	const float *bias; /* NULL unless the mask has bias */
 };
 
 static cpu_set_t all_cpus; /* the affinity the bench started with */
@@ -118,15 +132,15 @@ static double run_once(const struct job *j)
 	switch (j->impl) {
 	case KERNEL:
 		sh->fn(j->q, j->k, j->v, j->out, 1, sh->seq_q, sh->seq_kv,
-		       NULL, NULL);
+		       NULL, j->bias);
 		break;
 	case REFERENCE:
 		mha_ref_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
-		                  sh->seq_q, sh->seq_kv, NULL, NULL);
+		                  sh->seq_q, sh->seq_kv, NULL, j->bias);
 		break;
 	case OPENBLAS:
 		if (blas_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
-		                   sh->seq_q, sh->seq_kv, j->s)) {
+		                   sh->seq_q, sh->seq_kv, j->bias, j->s)) {
 			fprintf(stderr, "\nbench: no OpenBLAS baseline for "
 			        "%s (its mask or layout)\n", sh->name);
 			exit(1);
@@ -228,7 +242,9 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		n += snprintf(buf + n, size - (size_t)n, " q%zu kv%zu",
 		              sh->seq_q, sh->seq_kv);
 	if (a->mask & MHA_MASK_CAUSAL)
-		snprintf(buf + n, size - (size_t)n, " causal");
+		n += snprintf(buf + n, size - (size_t)n, " causal");
+	if (a->mask & MHA_MASK_BIAS)
+		snprintf(buf + n, size - (size_t)n, " bias");
 }
 
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
@@ -356,17 +372,20 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	size_t nv = sh->seq_kv * a->kv_heads * a->dv, no = sh->seq_q * a->h * a->dv;
 	float *q = mha_alloc(nq), *k = mha_alloc(nk), *v = mha_alloc(nv);
 	float *ref = mha_alloc(no), *s = mha_alloc(sh->seq_q * sh->seq_kv);
+	float *bias = a->mask & MHA_MASK_BIAS ? mha_alloc(sh->seq_q * sh->seq_kv)
+	                                      : NULL;
 	struct mha_guarded out = {0};
-	struct job j = {sh, REFERENCE, q, k, v, ref, s};
+	struct job j = {sh, REFERENCE, q, k, v, ref, s, bias};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
 
-	if (a->mask & ~(unsigned)MHA_MASK_CAUSAL) {
-		fprintf(stderr, "bench: %s: only masks none and causal are "
+	if (a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS)) {
+		fprintf(stderr, "bench: %s: only masks causal and bias are "
 		        "benchmarked\n", sh->name);
 		return -1;
 	}
-	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no)) {
+	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no) ||
+	    ((a->mask & MHA_MASK_BIAS) && !bias)) {
 		fprintf(stderr, "bench: out of memory\n");
 		return -1;
 	}
@@ -377,6 +396,8 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	fill(q, nq, &seed);
 	fill(k, nk, &seed);
 	fill(v, nv, &seed);
+	if (bias)
+		fill(bias, sh->seq_q * sh->seq_kv, &seed);
 	for (size_t i = 0; i < nv; ++i)
 		vmax = fmax(vmax, fabs((double)v[i]));
 	r->tol = 1e-4 * vmax;
@@ -406,6 +427,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	mha_free(v);
 	mha_free(ref);
 	mha_free(s);
+	mha_free(bias);
 	mha_guarded_free(&out);
 	return 0;
 }
@@ -436,8 +458,9 @@ static void print_table(const struct result *res, const struct machine *m)
 	       sysconf(_SC_NPROCESSORS_ONLN), m->peak, m->peak_end, m->bw,
 	       PEAK_RUNS);
 	printf("kernels: mhagen --target avx2%s, clang -O2 -mavx2 -mfma%s; "
-	       "%s, 1 thread\n\n", omp ? " --threads openmp" : "",
-	       omp ? " -fopenmp" : "", openblas_get_config());
+	       "%s, core %s, 1 thread\n\n", omp ? " --threads openmp" : "",
+	       omp ? " -fopenmp" : "", openblas_get_config(),
+	       openblas_get_corename());
 	printf("%-27s %9s %9s %5s %8s %9s %8s %7s %8s %8s %9s %7s\n", "shape",
 	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "x ref", "x BLAS",
 	       "max|err|", "BLAS err", "compile s", "obj KiB");
@@ -468,6 +491,35 @@ static void print_table(const struct result *res, const struct machine *m)
 	       REF_FEW, MIN_RUNS);
 	printf("max|err|, BLAS err: against the reference (tolerance 1e-4 "
 	       "max|v|); compile s: median of 3 clang -O2 compiles.\n");
+}
+
+/* The index of the shape whose kernel is called name. */
+static size_t shape_index(const char *name)
+{
+	size_t i = 0;
+
+	while (i < NSHAPES && strcmp(shapes[i].name, name) != 0)
+		++i;
+	return i;
+}
+
+/* Each variant's 1-thread time against its plain shape's, same run. */
+static void print_pairs(const struct result *res)
+{
+	if (!pairs[0].variant)
+		return;
+	printf("\n%-32s %-27s %9s %9s %9s\n", "variant", "plain", "ms 1T",
+	       "plain ms", "x plain");
+	for (const struct pair *p = pairs; p->variant; ++p) {
+		size_t v = shape_index(p->variant), b = shape_index(p->plain);
+		if (v == NSHAPES || b == NSHAPES)
+			continue;
+		printf("%-32s %-27s %9.3f %9.3f %9.3f\n", res[v].label,
+		       res[b].label, res[v].t1 * 1e3, res[b].t1 * 1e3,
+		       res[v].t1 / res[b].t1);
+	}
+	printf("x plain: variant time / plain time, 1 thread (below 1: the "
+	       "variant is faster).\n");
 }
 
 /* Say so when something else used the CPU during the run. */
@@ -574,6 +626,7 @@ int main(int argc, char **argv)
 	m.others = others < 0.0 ? 0.0 : (others_seconds() - others) /
 	                                (mha_now() - t0);
 	print_table(res, &m);
+	print_pairs(res);
 	warn_shared(&m);
 	if (write_csv(argv[1], res, &m))
 		return 1;

@@ -4,12 +4,20 @@
 BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
-BENCH_SHAPES := k1 k2 k3 k4 k5
+BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
 BENCH_k4 := --h 16 --dk 128 --seq 1024 --mask causal
 BENCH_k5 := --h 32 --dk 128 --seq 1 --seq-kv 2048
+# variants of a plain shape above (BENCH_PLAIN_x), compared with it:
+# grouped-query decode and prefill, causal prefill with an additive bias
+BENCH_k6 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048
+BENCH_k7 := --h 16 --kv-heads 4 --dk 128 --seq 1024 --mask causal
+BENCH_k8 := --h 8 --dk 64 --seq 512 --mask causal,bias
+BENCH_PLAIN_k6 := k5
+BENCH_PLAIN_k7 := k4
+BENCH_PLAIN_k8 := k3
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
@@ -33,9 +41,18 @@ FORCE:
 bench: deps
 	@$(MAKE) --no-print-directory -j2 bench-run
 
+# OpenBLAS picks its kernels by CPU model and falls back to its oldest x86
+# ones (Prescott, SSE3) for a model it does not know, as happens under
+# virtual machines; the baseline then runs far below what OpenBLAS can do.
+# Name the core from the CPU's features instead, unless the caller did.
+BENCH_BLAS_CORE := $(shell grep -qw avx512vl /proc/cpuinfo 2>/dev/null && echo SkylakeX || \
+	{ grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo Haswell; })
+OPENBLAS_CORETYPE ?= $(BENCH_BLAS_CORE)
+
 bench-run: $(BENCH)/bench
 	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
-	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BENCH)/bench $(BENCH)/bench.csv
+	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
+		$(BENCH)/bench $(BENCH)/bench.csv
 
 # The generator and compiler flags of the kernels; rewritten only when they
 # change, so a change regenerates and recompiles every kernel.
@@ -60,10 +77,13 @@ $(call bench_chain,$(BENCH_KOBJS))
 
 $(BENCH)/kernels.inc: $(BENCH_KSRCS)
 	@cat $(BENCH_KSRCS:.c=.reg) > $@
+$(BENCH)/pairs.inc: bench/bench.mk | $(BENCH)
+	@: > $@
+	@$(foreach s,$(BENCH_SHAPES),$(if $(BENCH_PLAIN_$(s)),echo 'BENCH_PAIR(bench_$(s), bench_$(BENCH_PLAIN_$(s)))' >> $@;))
 $(BENCH)/compile.inc: $(BENCH_KOBJS)
 	@cat $(BENCH_KOBJS:.o=.build) > $@
 
-$(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc \
+$(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
 		$(BENCH)/flags
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) -c $< -o $@

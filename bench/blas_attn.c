@@ -1,7 +1,8 @@
 /* Attention composed from OpenBLAS, the way a user writes it by hand: per
  * head, S = Q K^T * scale with cblas_sgemm (lda/ldb stride through the bshd
  * tensors, so nothing is copied), a plain scalar softmax per row of S, then
- * O = P V with cblas_sgemm writing straight into out.  This is the baseline
+ * O = P V with cblas_sgemm writing straight into out.  An additive bias
+ * is added to the scores before the softmax.  This is the baseline
  * the kernels are compared with; it runs on one OpenBLAS thread. */
 #include <cblas.h>
 #include <math.h>
@@ -30,13 +31,13 @@ static void softmax_row(float *s, size_t n, size_t lo, size_t end)
 
 int blas_attention(const struct mha_attn *a, const float *q, const float *k,
                    const float *v, float *out, size_t batch, size_t seq_q,
-                   size_t seq_kv, float *s)
+                   size_t seq_kv, const float *bias, float *s)
 {
 	const size_t group = a->h / a->kv_heads;
 	const int ldq = (int)(a->h * a->dk), ldk = (int)(a->kv_heads * a->dk);
 	const int ldv = (int)(a->kv_heads * a->dv), ldo = (int)(a->h * a->dv);
 
-	if ((a->mask & ~(unsigned)MHA_MASK_CAUSAL) ||
+	if ((a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS)) ||
 	    a->layout != MHA_LAYOUT_BSHD || a->window)
 		return -1;
 	for (size_t b = 0; b < batch; ++b) {
@@ -53,6 +54,9 @@ int blas_attention(const struct mha_attn *a, const float *q, const float *k,
 			for (size_t i = 0; i < seq_q; ++i) {
 				size_t lo, end = mha_ref_visible(a, i, seq_q,
 				                                 seq_kv, &lo);
+				if (bias)
+					for (size_t j = lo; j < end; ++j)
+						s[i * seq_kv + j] += bias[i * seq_kv + j];
 				softmax_row(s + i * seq_kv, seq_kv, lo, end);
 			}
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
