@@ -43,7 +43,7 @@ typedef void (*kernel_fn)(const float *, const float *, const float *,
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
 #define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
-                        layout, scale, window)                             \
+                        layout, scale, window, weights)                    \
 	void name(const float *, const float *, const float *, float *,     \
 	          size_t, size_t, size_t, const int32_t *, const float *);
 #include "kernels.inc"
@@ -57,7 +57,7 @@ struct shape {
 };
 
 #define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
-                        layout, scale, window)                             \
+                        layout, scale, window, weights)                    \
 	{#name, name, {h, kvh, dk, dv, mask, align, layout, window, scale}, sq, skv},
 static const struct shape shapes[] = {
 #include "kernels.inc"

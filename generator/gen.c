@@ -250,6 +250,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "layout", s->layout == MHA_LAYOUT_BHSD ? "bhsd" : "bshd");
 	set_num(L, "scale", (double)(float)mha_spec_scale(s));
 	set_bool(L, "scale_default", !(s->scale > 0.0));
+	set_bool(L, "weights", s->weights);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	set_int(L, "block_kv", s->block_kv);

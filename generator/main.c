@@ -33,6 +33,9 @@ static const char usage[] =
 "  --target T          scalar, avx2, neon, native (default native: the best\n"
 "                      target of this machine)\n"
 "  --name SYMBOL       exported function (default: canonical name)\n"
+"  --weights           also export NAME_weights, which writes the softmax\n"
+"                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
+"                      weights = true or false)\n"
 "  --spec FILE         read settings from FILE; flags override them\n"
 "tuning knobs:\n"
 "  --algo A            tiled (query tiles x key blocks, register-blocked\n"
@@ -154,10 +157,10 @@ static char *registry_line(const struct mha_spec *s, size_t *len)
 		               ? s->target[i] - 'a' + 'A' : s->target[i]);
 	up[i] = '\0';
 	snprintf(buf, 512,
-	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a, %ld)\n",
+	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a, %ld, %d)\n",
 	         up, s->name, s->target, s->h, s->kv_heads, s->dk, s->dv, s->seq_q,
 	         s->seq_kv, s->mask, s->align, s->layout,
-	         (double)(float)mha_spec_scale(s), s->window);
+	         (double)(float)mha_spec_scale(s), s->window, s->weights);
 	*len = strlen(buf);
 	return buf;
 }

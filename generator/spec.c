@@ -13,7 +13,7 @@
 #include "../runtime/mha_ref.h"
 
 enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
-	K_WORD };
+	K_BOOL, K_WORD };
 
 static const char *const algos[] = {"auto", "tiled", "rows", NULL};
 static const char *const threads[] = {"none", "openmp", NULL};
@@ -41,6 +41,7 @@ static const struct key {
 	{"scale", K_SCALE, 0, 0, 0, NULL, NULL},
 	{"target", K_TARGET, 0, 0, 0, NULL, NULL},
 	{"name", K_NAME, 0, 0, 0, NULL, NULL},
+	{"weights", K_BOOL, offsetof(struct mha_spec, weights), 0, 0, NULL, NULL},
 	/* tuning knobs, from here on */
 	{"algo", K_WORD, offsetof(struct mha_spec, algo), 0, 0, "", algos},
 	{"block-q", K_INT, offsetof(struct mha_spec, block_q), 1, 1024, "bq", NULL},
@@ -53,7 +54,7 @@ static const struct key {
 	{"exp", K_WORD, offsetof(struct mha_spec, exp), 0, 0, "", exps},
 	{"threads", K_WORD, offsetof(struct mha_spec, threads), 0, 0, "", threads},
 };
-#define FIRST_KNOB 13 /* index of "algo" */
+#define FIRST_KNOB 14 /* index of "algo" */
 #define NKEYS (sizeof keys / sizeof keys[0])
 
 /* The value of a K_INT or K_WORD key in s. */
@@ -187,6 +188,13 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 			            "(scalar, avx2, neon, native)", val);
 		snprintf(s->target, sizeof s->target, "%s", targets[w]);
 		return 0;
+	case K_BOOL: {
+		int *field = (int *)((char *)s + k->off);
+		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
+			return fail(err, "--%s: '%s' is not true or false", key, val);
+		*field = val[0] == 't';
+		return 0;
+	}
 	case K_WORD: {
 		int *field = (int *)((char *)s + k->off);
 		for (int i = 0; k->words[i]; ++i)
@@ -327,6 +335,8 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		memcpy(&u, &f, sizeof u);
 		append(buf, n, "_sc%08x", (unsigned)u);
 	}
+	if (s->weights)
+		append(buf, n, "_weights");
 	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
 		if (!(s->set & (1ul << k)))
 			continue;
@@ -370,6 +380,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		append(buf, n, " --layout bhsd");
 	if (s->scale > 0.0)
 		append(buf, n, " --scale %a", (double)(float)s->scale);
+	if (s->weights)
+		append(buf, n, " --weights");
 	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
 		if (!(s->set & (1ul << k)))
 			continue;
@@ -491,6 +503,17 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 			dst = &cli->emit;
 		else if (!find_key(a + 2))
 			return fail(err, "unknown flag '%s' (see --help)", a);
+		if (!dst && find_key(a + 2)->kind == K_BOOL) {
+			/* a switch: alone it means true; true or false may follow */
+			val = "true";
+			if (i + 1 < argc && (strcmp(argv[i + 1], "true") == 0 ||
+			                     strcmp(argv[i + 1], "false") == 0))
+				val = argv[++i];
+			if (mha_spec_set(&flags, a + 2, val, err))
+				return -1;
+			flag_val[find_key(a + 2) - keys] = val;
+			continue;
+		}
 		if (i + 1 >= argc)
 			return fail(err, "%s needs a value", a);
 		val = argv[++i];

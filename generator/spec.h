@@ -22,6 +22,7 @@ struct mha_spec {
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[16];         /* scalar, avx2, neon (native resolved) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
+	int weights;             /* also export NAME_weights (softmax weights) */
 	/* tuning knobs; 0 means the target's default (decided in templates) */
 	long block_kv;           /* keys per block */
 	long block_q;            /* query rows per work item (tiled) */

@@ -33,9 +33,10 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
 	return end;
 }
 
-/* One query row: scores in double, max-subtracted softmax, weighted sum. */
+/* One query row: scores in double, max-subtracted softmax, weighted sum;
+ * with w (a row of seq_kv floats) also the weights, 0 where masked. */
 static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
-                    const float *v, float *o, size_t b, size_t i,
+                    const float *v, float *o, float *w, size_t b, size_t i,
                     size_t hk, size_t seq_kv, size_t lo,
                     size_t end, const float *bias, double *s)
 {
@@ -56,12 +57,16 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 	}
 	for (size_t d = 0; d < a->dv; ++d)
 		o[d] = 0.0f;
+	for (size_t j = 0; w && j < seq_kv; ++j)
+		w[j] = 0.0f;
 	if (end <= lo || mx == -INFINITY)
 		return; /* every key masked: zeros */
 	for (size_t j = lo; j < end; ++j) {
 		s[j] = exp(s[j] - mx);
 		sum += s[j];
 	}
+	for (size_t j = lo; w && j < end; ++j)
+		w[j] = (float)(s[j] / sum);
 	for (size_t d = 0; d < a->dv; ++d) {
 		double acc = 0.0;
 		for (size_t j = lo; j < end; ++j) {
@@ -78,6 +83,16 @@ void mha_ref_attention(const struct mha_attn *a, const float *q,
                        const float *k, const float *v, float *out,
                        size_t batch, size_t seq_q, size_t seq_kv,
                        const int32_t *kv_len, const float *bias)
+{
+	mha_ref_attention_weights(a, q, k, v, out, batch, seq_q, seq_kv,
+	                          kv_len, bias, NULL);
+}
+
+void mha_ref_attention_weights(const struct mha_attn *a, const float *q,
+                               const float *k, const float *v, float *out,
+                               size_t batch, size_t seq_q, size_t seq_kv,
+                               const int32_t *kv_len, const float *bias,
+                               float *weights)
 {
 	size_t group = a->h / a->kv_heads;
 	double *s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);
@@ -101,7 +116,9 @@ void mha_ref_attention(const struct mha_attn *a, const float *q,
 					a->layout, b, i, hh, seq_q, a->h, a->dk);
 				float *o = out + mha_ref_offset(
 					a->layout, b, i, hh, seq_q, a->h, a->dv);
-				ref_row(a, qr, k, v, o, b, i, hh / group, seq_kv,
+				float *w = weights ? weights + ((b * a->h + hh) *
+					seq_q + i) * seq_kv : NULL;
+				ref_row(a, qr, k, v, o, w, b, i, hh / group, seq_kv,
 				        lo, end,
 				        (a->mask & MHA_MASK_BIAS) ? bias : NULL, s);
 			}

@@ -40,6 +40,15 @@ void mha_ref_attention(const struct mha_attn *a, const float *q,
                        size_t batch, size_t seq_q, size_t seq_kv,
                        const int32_t *kv_len, const float *bias);
 
+/* mha_ref_attention that also writes the softmax weights, when weights is
+ * not NULL: [batch][h][seq_q][seq_kv] in every layout, 0 where masked, the
+ * weights of a row with no visible key all 0. */
+void mha_ref_attention_weights(const struct mha_attn *a, const float *q,
+                               const float *k, const float *v, float *out,
+                               size_t batch, size_t seq_q, size_t seq_kv,
+                               const int32_t *kv_len, const float *bias,
+                               float *weights);
+
 /* Element offset of (b, s, head, 0) in a tensor of the given layout. */
 size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,
                       size_t seq, size_t heads, size_t d);

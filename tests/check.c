@@ -78,6 +78,117 @@ static void fill(float *x, size_t n, enum check_data data, float hot,
 	}
 }
 
+/* Compare a kernel's output with the reference's: every element written,
+ * none NaN, nothing written outside, within tol.  what names the function. */
+static int check_out(const char *what, const struct check_case *c,
+                     const struct mha_guarded *out, const float *ref,
+                     double tol, char *msg, size_t msglen)
+{
+	double err = 0.0;
+	size_t worst = 0;
+
+	if (!mha_guarded_intact(out)) {
+		snprintf(msg, msglen, "%swrote outside its output", what);
+		return -1;
+	}
+	for (size_t i = 0; i < out->n; ++i) {
+		double e;
+		if (mha_is_poison(out->data[i]) || isnan(out->data[i])) {
+			snprintf(msg, msglen, "%soutput %zu %s", what, i,
+			         mha_is_poison(out->data[i]) ? "never written" : "is NaN");
+			return -1;
+		}
+		e = fabs((double)out->data[i] - (double)ref[i]);
+		if (e > err) {
+			err = e;
+			worst = i;
+		}
+	}
+	if (err > tol) {
+		snprintf(msg, msglen,
+		         "%sbatch %zu seq_q %zu seq_kv %zu pad %d data %d: "
+		         "|out - ref| = %.3g > tol %.3g at %zu (out %.9g, ref %.9g)",
+		         what, c->batch, c->seq_q, c->seq_kv, (int)c->pad,
+		         (int)c->data, err, tol, worst, (double)out->data[worst],
+		         (double)ref[worst]);
+		return -1;
+	}
+	return 0;
+}
+
+/* Compare the weights [batch][h][seq_q][seq_kv] of NAME_weights with the
+ * reference's: every element written and not NaN, nothing written outside,
+ * exactly 0 at every key the masks hide (decided here from the spec, not
+ * from either result), within tol of the reference elsewhere, and every row
+ * with a visible key summing to 1 within the rounding of a float sum. */
+static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
+                         const struct check_case *c,
+                         const struct mha_guarded *w, const float *ref,
+                         const int32_t *kv_len, const float *bias, double tol,
+                         char *msg, size_t msglen)
+{
+	/* sum of n weights p_j * (1/l), l their float sum: each of l's n
+	 * additions, the reciprocal and each product round once, so the total
+	 * is 1 within (n + 2) ulp of 1; twice that is allowed */
+	const double sum_tol = (double)(c->seq_kv + 4) * 0x1p-23;
+
+	if (!mha_guarded_intact(w)) {
+		snprintf(msg, msglen, "%s_weights wrote outside its weights", k->name);
+		return -1;
+	}
+	for (size_t b = 0; b < c->batch; ++b)
+		for (size_t hh = 0; hh < k->h; ++hh)
+			for (size_t i = 0; i < c->seq_q; ++i) {
+				size_t row = ((b * k->h + hh) * c->seq_q + i) * c->seq_kv;
+				size_t lo, end = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &lo);
+				size_t nkv = c->seq_kv;
+				double sum = 0.0;
+				int seen = 0;
+				if ((k->mask & MHA_MASK_PADDING) && kv_len[b] <= 0)
+					nkv = 0;
+				else if ((k->mask & MHA_MASK_PADDING) &&
+				         (size_t)kv_len[b] < nkv)
+					nkv = (size_t)kv_len[b];
+				if (end > nkv)
+					end = nkv;
+				for (size_t j = 0; j < c->seq_kv; ++j) {
+					float x = w->data[row + j];
+					int hidden = j < lo || j >= end ||
+						(bias && bias[i * c->seq_kv + j] == -INFINITY);
+					const char *bad = NULL;
+					if (mha_is_poison(x))
+						bad = "never written";
+					else if (isnan(x))
+						bad = "is NaN";
+					else if (hidden && x != 0.0f)
+						bad = "is not 0 at a masked key";
+					else if (fabs((double)x - (double)ref[row + j]) > tol)
+						bad = "differs from the reference";
+					if (bad) {
+						snprintf(msg, msglen,
+						         "%s_weights: batch %zu seq_q %zu seq_kv %zu "
+						         "pad %d data %d: weight [%zu][%zu][%zu][%zu] "
+						         "%s (%.9g, ref %.9g, tol %.3g)", k->name,
+						         c->batch, c->seq_q, c->seq_kv, (int)c->pad,
+						         (int)c->data, b, hh, i, j, bad, (double)x,
+						         (double)ref[row + j], tol);
+						return -1;
+					}
+					sum += x;
+					seen |= !hidden;
+				}
+				if (seen && fabs(sum - 1.0) > sum_tol) {
+					snprintf(msg, msglen,
+					         "%s_weights: batch %zu seq_q %zu seq_kv %zu: "
+					         "weights of row [%zu][%zu][%zu] sum to %.9g",
+					         k->name, c->batch, c->seq_q, c->seq_kv, b, hh,
+					         i, sum);
+					return -1;
+				}
+			}
+	return 0;
+}
+
 int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen)
 {
@@ -92,16 +203,19 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
 	float *bias = (k->mask & MHA_MASK_BIAS) ?
 		mha_alloc(c->seq_q * c->seq_kv) : NULL;
-	struct mha_guarded out;
+	struct mha_guarded out, wout = {0}, w = {0};
+	size_t nw = c->batch * k->h * c->seq_q * c->seq_kv;
+	float *wref = k->wfn ? mha_alloc(nw) : NULL;
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
 	/* per element value giving |q.k| * scale near 100 on hot data */
 	float hot = (float)sqrt(100.0 / ((double)k->dk * k->scale));
-	double vmax = 0.0, qmax = 0.0, kmax = 0.0, err = 0.0, tol;
-	size_t worst = 0;
+	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol;
 	int rc = -1;
 
 	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no) ||
-	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias)) {
+	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
+	    (k->wfn && ((nw && !wref) || mha_guarded_init(&wout, no) ||
+	                mha_guarded_init(&w, nw)))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
@@ -134,42 +248,33 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	for (size_t i = 0; i < nk; ++i)
 		kmax = fmax(kmax, fabs(kk[i]));
 
-	mha_ref_attention(&a, q, kk, v, ref, c->batch, c->seq_q, c->seq_kv,
-	                  kv_len, bias);
+	mha_ref_attention_weights(&a, q, kk, v, ref, c->batch, c->seq_q,
+	                          c->seq_kv, kv_len, bias, wref);
 	k->fn(q, kk, v, out.data, c->batch, c->seq_q, c->seq_kv,
 	      (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias);
 
-	if (!mha_guarded_intact(&out)) {
-		snprintf(msg, msglen, "wrote outside its output");
-		goto done;
-	}
-	for (size_t i = 0; i < no; ++i) {
-		double e;
-		if (mha_is_poison(out.data[i]) || isnan(out.data[i])) {
-			snprintf(msg, msglen, "output %zu %s", i,
-			         mha_is_poison(out.data[i]) ? "never written" : "is NaN");
-			goto done;
-		}
-		e = fabs((double)out.data[i] - (double)ref[i]);
-		if (e > err) {
-			err = e;
-			worst = i;
-		}
-	}
 	/* Outputs are convex combinations of v rows, so errors scale with
 	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
 	 * sum|q_d k_d| * scale (bounded by dk * max|q| max|k| * scale); it
 	 * becomes a relative error of the weights.  exp adds a few ulp.  Wrong
 	 * masking or indexing errs by O(max|v|), far above this. */
-	tol = vmax * (1e-5 + 4.0 * sqrt((double)k->dk) * 0x1p-24 *
-	                        (double)k->dk * qmax * kmax * k->scale);
-	if (err > tol) {
-		snprintf(msg, msglen,
-		         "batch %zu seq_q %zu seq_kv %zu pad %d data %d: "
-		         "|out - ref| = %.3g > tol %.3g at %zu (out %.9g, ref %.9g)",
-		         c->batch, c->seq_q, c->seq_kv, (int)c->pad, (int)c->data,
-		         err, tol, worst, (double)out.data[worst], (double)ref[worst]);
+	wtol = 1e-5 + 4.0 * sqrt((double)k->dk) * 0x1p-24 *
+	              (double)k->dk * qmax * kmax * k->scale;
+	tol = vmax * wtol;
+	if (check_out("", c, &out, ref, tol, msg, msglen))
 		goto done;
+	if (k->wfn) {
+		/* NAME_weights: the same output, and weights, each at most 1 and
+		 * off by the relative error above (out's tolerance per unit of
+		 * v); a wrong mask or index errs by a whole weight */
+		mha_guarded_poison(&wout);
+		mha_guarded_poison(&w);
+		k->wfn(q, kk, v, wout.data, c->batch, c->seq_q, c->seq_kv,
+		       (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias, w.data);
+		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
+		    check_weights(k, &a, c, &w, wref, kv_len, bias, wtol, msg,
+		                  msglen))
+			goto done;
 	}
 	rc = 0;
 done:
@@ -180,6 +285,9 @@ done:
 	free(kv_len);
 	mha_free(bias);
 	mha_guarded_free(&out);
+	mha_free(wref);
+	mha_guarded_free(&wout);
+	mha_guarded_free(&w);
 	return rc;
 }
 

@@ -12,6 +12,13 @@ typedef void (*mha_kernel_fn)(const float *q, const float *k, const float *v,
                               size_t seq_kv, const int32_t *kv_len,
                               const float *bias);
 
+/* NAME_weights of a kernel generated with --weights: the same arguments and
+ * the softmax weights [batch][h][seq_q][seq_kv]. */
+typedef void (*mha_weights_fn)(const float *q, const float *k, const float *v,
+                               float *out, size_t batch, size_t seq_q,
+                               size_t seq_kv, const int32_t *kv_len,
+                               const float *bias, float *weights);
+
 /* A generated kernel and the spec it was generated for (registry line). */
 struct mha_kernel {
 	const char *name, *target;
@@ -22,6 +29,7 @@ struct mha_kernel {
 	int align, layout;
 	float scale;
 	size_t window; /* 0: none */
+	mha_weights_fn wfn; /* NAME_weights, or NULL without --weights */
 };
 
 /* How key padding lengths are chosen for a case. */
@@ -49,7 +57,8 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
                    struct check_case *cases, size_t max);
 
 /* Run one case; 0 when the kernel matches the reference within tolerance and
- * wrote exactly its output, else -1 with a message in msg. */
+ * wrote exactly its output (and, for a kernel with NAME_weights, when that
+ * one's output and weights match too), else -1 with a message in msg. */
 int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen);
 

@@ -93,15 +93,26 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
-/* The registry really holds the whole test list for both x86 targets. */
+/* The registry really holds the whole test list for both x86 targets, and
+ * NAME_weights of every --weights kernel (8 in the list, 1 in generated/). */
 Test(kernels, registry_complete)
 {
-	size_t scalar = 0, avx2 = 0;
+	size_t scalar = 0, avx2 = 0, wscalar = 0, wavx2 = 0;
 
 	for (size_t i = 0; i < NKERNELS; ++i) {
-		scalar += strcmp(kernels[i].target, "scalar") == 0;
-		avx2 += strcmp(kernels[i].target, "avx2") == 0;
+		int s = strcmp(kernels[i].target, "scalar") == 0;
+		int a = strcmp(kernels[i].target, "avx2") == 0;
+		scalar += s;
+		avx2 += a;
+		wscalar += s && kernels[i].wfn;
+		wavx2 += a && kernels[i].wfn;
+		cr_assert_eq(kernels[i].wfn != NULL,
+		             strstr(kernels[i].name, "_weights") != NULL,
+		             "%s: NAME_weights linked iff the name says weights",
+		             kernels[i].name);
 	}
-	cr_assert_geq(scalar, 38, "only %zu scalar kernels linked", scalar);
-	cr_assert_geq(avx2, 40, "only %zu avx2 kernels linked", avx2);
+	cr_assert_geq(scalar, 46, "only %zu scalar kernels linked", scalar);
+	cr_assert_geq(avx2, 49, "only %zu avx2 kernels linked", avx2);
+	cr_assert_geq(wscalar, 8, "only %zu scalar weights kernels", wscalar);
+	cr_assert_geq(wavx2, 9, "only %zu avx2 weights kernels", wavx2);
 }

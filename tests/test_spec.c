@@ -175,6 +175,13 @@ static const struct named named_cases[] = {
 	 "mha_f32_h2_dk16_rows_bq32_mq16_nv4_fast_openmp__avx2"},
 	{{{"--h", "2", "--dk", "16", "--name", "mine", "--target", "scalar"}},
 	 "mine"},
+	{{{"--h", "2", "--dk", "16", "--window", "4", "--layout", "bhsd",
+	   "--scale", "0.125", "--weights", "--algo", "rows", "--target",
+	   "neon"}}, "mha_f32_h2_dk16_w4_bhsd_sc3e000000_weights_rows__neon"},
+	{{{"--h", "2", "--dk", "16", "--weights", "false", "--target",
+	   "scalar"}}, "mha_f32_h2_dk16__scalar"},
+	{{{"--h", "2", "--dk", "16", "--weights", "true", "--mask", "causal",
+	   "--target", "scalar"}}, "mha_f32_h2_dk16_causal_weights__scalar"},
 };
 
 ParameterizedTestParameters(spec, canonical_name)
@@ -209,7 +216,7 @@ Test(spec, command_round_trip)
 	parse_ok(&c, &(struct args){{"--h", "12", "--kv-heads", "3", "--dk", "40",
 		"--dv", "24", "--seq", "5", "--seq-kv", "50", "--mask", "causal,padding",
 		"--causal-align", "top-left", "--layout", "bhsd", "--scale", "0.3",
-		"--block-kv", "16", "--target", "scalar"}});
+		"--weights", "--block-kv", "16", "--target", "scalar"}});
 	mha_spec_command(&c.spec, cmd, sizeof cmd);
 	cr_assert(strncmp(cmd, "mhagen --h 12 --kv-heads 3 --dk 40", 34) == 0,
 	          "command: %s", cmd);
@@ -218,6 +225,7 @@ Test(spec, command_round_trip)
 	cr_assert_eq(mhagen_parse_args(&back, argc, argv, err), 0, "%s", err);
 	cr_assert_str_eq(back.spec.name, c.spec.name);
 	cr_assert_eq(back.spec.scale, (double)(float)0.3);
+	cr_assert_eq(back.spec.weights, 1);
 }
 
 Test(spec, spec_text)
@@ -241,6 +249,19 @@ Test(spec, spec_text)
 	cr_assert_eq(mha_spec_set(&s, "dk", "64", err), 0);
 	cr_assert_eq(mha_spec_set(&s, "dk", "64", err), -1);
 	cr_assert_str_eq(err, "--dk is given twice");
+	/* weights is a switch on the command line, true or false in files */
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_parse_text(&s, "h = 2\ndk = 8\nweights = true\n",
+	                                 "t.spec", err), 0, "%s", err);
+	cr_assert_eq(s.weights, 1);
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_parse_text(&s, "weights = false\n", "t.spec", err),
+	             0, "%s", err);
+	cr_assert_eq(s.weights, 0);
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_parse_text(&s, "h = 2\nweights = yes\n", "t.spec",
+	                                 err), -1);
+	cr_assert_str_eq(err, "t.spec:2: --weights: 'yes' is not true or false");
 }
 
 /* A bad command line and a piece its one-line message must contain. */
@@ -304,6 +325,8 @@ static const struct bad bad_cases[] = {
 	{{{HD, "--exp", "quick"}}, "--exp: unknown value 'quick'"},
 	{{{HD, "--threads", "pthreads"}}, "--threads: unknown value 'pthreads'"},
 	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
+	{{{HD, "--weights", "--weights"}}, "--weights is given twice"},
+	{{{HD, "--weights", "yes"}}, "unexpected argument 'yes'"},
 	{{{"--spec", FIX "missing.spec"}},
 	 "--spec: cannot open '" FIX "missing.spec'"},
 	{{{"--spec", FIX}}, "--spec: cannot read '" FIX "'"},
@@ -546,4 +569,45 @@ Test(cli, help_and_version)
 	cr_assert_eq(v.status, 0);
 	cr_assert_str_eq(v.out, "mhagen 0.1.0\n");
 	cr_assert_eq(v.nerr, 0);
+}
+
+/* --weights: the kernel and its header have NAME (unchanged) and
+ * NAME_weights; the registry line says so; a flag overrides the file. */
+Test(cli, weights, .fini = cleanup)
+{
+	const char *N = "mha_f32_h8_dk64_weights__scalar";
+	const char *proto = "(const float *q, const float *k, const float *v, "
+		"float *out,\n        size_t batch, size_t seq_q, size_t seq_kv,\n"
+		"        const int32_t *kv_len, const float *bias";
+	char path[96], hpath[96], want[512];
+	struct run r, o, g, plain;
+	char *file, *h;
+
+	tmpdir(outdir, sizeof outdir);
+	snprintf(path, sizeof path, "%s/k.c", outdir);
+	snprintf(hpath, sizeof hpath, "%s/k.h", outdir);
+	r = run(&(struct args){{"--spec", FIX "weights.spec", "-o", path,
+		"--header", hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	file = slurp(path, NULL);
+	h = slurp(hpath, NULL);
+	snprintf(want, sizeof want, "void %s%s);", N, proto);
+	cr_assert(strstr(file, want) && strstr(h, want), "NAME keeps its ABI");
+	snprintf(want, sizeof want, "void %s_weights%s, float *weights);", N, proto);
+	cr_assert(strstr(file, want), "the kernel lacks %s", want);
+	cr_assert(strstr(h, want), "the header lacks %s", want);
+	o = run(&(struct args){{"--spec", FIX "weights.spec", "--emit",
+		"registry"}});
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert(strncmp(o.out, "MHA_KERNEL_SCALAR(mha_f32_h8_dk64_weights__scalar, ",
+	                  51) == 0 && strstr(o.out, ", 0, 1)\n"), "%s", o.out);
+	g = run(&(struct args){{"--spec", FIX "weights.spec", "--weights", "false",
+		"--emit", "registry"}});
+	cr_assert_eq(g.status, 0, "%s", g.err);
+	cr_assert(strncmp(g.out, "MHA_KERNEL_SCALAR(mha_f32_h8_dk64__scalar, ",
+	                  43) == 0 && strstr(g.out, ", 0, 0)\n"), "%s", g.out);
+	/* without --weights the file is what it always was: no NAME_weights */
+	plain = run(&(struct args){{HD, "--target", "scalar"}});
+	cr_assert_eq(plain.status, 0, "%s", plain.err);
+	cr_assert_null(strstr(plain.out, "_weights"));
 }
