@@ -22,6 +22,7 @@ LUA_LIBS = $(shell $(PKG_CONFIG) --libs lua5.4)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 AVX2_FLAGS := -mavx2 -mfma
+AVX512_FLAGS := -mavx512f
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
 GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/gen.o \
@@ -103,7 +104,7 @@ KFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
 TK := $(BUILD)/tests/kern
 GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
 GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
-kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))
+kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))$(if $(findstring __avx512,$(1)),$(AVX512_FLAGS))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
@@ -148,7 +149,7 @@ $(BUILD)/tests/exp/mha_exp_%.o: $(BUILD)/tests/exp/mha_exp_%.c
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I. -c $< -o $@
-$(BUILD)/tests/test_kernels.o: $(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc
+$(BUILD)/tests/test_kernels.o: $(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(TK)/avx512/kernels.inc
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
 $(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/files.o $(GEN_OBJS)
@@ -163,16 +164,17 @@ $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/fi
 $(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
 		$(BUILD)/tests/exp/mha_exp_scalar.o $(BUILD)/tests/exp/mha_exp_avx2.o \
 		$(BUILD)/tests/exp/mha_expfast_scalar.o $(BUILD)/tests/exp/mha_expfast_avx2.o \
+		$(BUILD)/tests/exp/mha_exp_avx512.o $(BUILD)/tests/exp/mha_expfast_avx512.o \
 		$(BUILD)/runtime/mha_cpu.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o \
                     $(BUILD)/tests/props.o $(RT_OBJS)
-$(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2-cc.o \
+$(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2-cc.o $(TK)/avx512-cc.o \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_X86))
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/avx2-gcc.o \
+$(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/avx2-gcc.o $(TK)/avx512-gcc.o \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_X86))
 	@echo "  LD      $@"
 	@$(GCC) $^ $(TEST_LIBS) -fopenmp -o $@
@@ -180,12 +182,24 @@ $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/av
 # UBSan: inputs are allocated to the exact float, so any read or write past
 # a buffer stops the test.
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# AVX-512 kernels are compiled apart, so that only they may use AVX-512
+# instructions (the test runs them only on a CPU that has them).
+GEN_AVX512 := $(filter %__avx512.c,$(GEN_X86))
+ASAN_AVX512 := $(TK)/avx512-asan.o $(patsubst generated/%.c,$(BUILD)/tests/gen-asan/%.o,$(GEN_AVX512))
+$(TK)/avx512-asan.o: $(TK)/avx512/kernels.inc
+	@echo "  CC      $(TK)/avx512/all.c (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX512_FLAGS) -c $(TK)/avx512/all.c -o $@
+$(BUILD)/tests/gen-asan/%.o: generated/%.c
+	@mkdir -p $(@D)
+	@echo "  CC      $< (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(call kflags,$*) -c $< -o $@
 $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props.c $(wildcard runtime/*.c) \
-		$(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(GEN_X86)
+		$(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(GEN_X86) $(ASAN_AVX512)
 	@echo "  CC      $@ (ASan, UBSan)"
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX2_FLAGS) -D_POSIX_C_SOURCE=200809L \
 		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c tests/props.c \
-		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c $(GEN_X86) \
+		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c \
+		$(filter-out $(GEN_AVX512),$(GEN_X86)) $(ASAN_AVX512) \
 		$(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"

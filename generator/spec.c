@@ -162,7 +162,8 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 {
 	static const char *const aligns[] = {"bottom-right", "top-left"};
 	static const char *const layouts[] = {"bshd", "bhsd"};
-	static const char *const targets[] = {"scalar", "avx2", "neon", "native"};
+	static const char *const targets[] = {"scalar", "avx2", "avx512", "neon",
+	                                      "native"};
 	const struct key *k = find_key(key);
 	unsigned long bit;
 	int w;
@@ -183,9 +184,9 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	case K_LAYOUT:
 		return parse_word(key, val, layouts, 2, &s->layout, err);
 	case K_TARGET:
-		if (parse_word(key, val, targets, 4, &w, err))
+		if (parse_word(key, val, targets, 5, &w, err))
 			return fail(err, "--target: unknown target '%s' "
-			            "(scalar, avx2, neon, native)", val);
+			            "(scalar, avx2, avx512, neon, native)", val);
 		snprintf(s->target, sizeof s->target, "%s", targets[w]);
 		return 0;
 	case K_BOOL: {

@@ -13,6 +13,10 @@ int mha_cpu_supports(const char *target)
 		return __builtin_cpu_supports("avx2") &&
 		       __builtin_cpu_supports("fma");
 	}
+	if (strcmp(target, "avx512") == 0) {
+		__builtin_cpu_init();
+		return __builtin_cpu_supports("avx512f");
+	}
 #endif
 #if defined(__aarch64__)
 	if (strcmp(target, "neon") == 0)
@@ -23,6 +27,8 @@ int mha_cpu_supports(const char *target)
 
 const char *mha_cpu_best_target(void)
 {
+	if (mha_cpu_supports("avx512"))
+		return "avx512";
 	if (mha_cpu_supports("avx2"))
 		return "avx2";
 	if (mha_cpu_supports("neon"))

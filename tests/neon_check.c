@@ -15,6 +15,7 @@
 #define MHA_KERNEL_SCALAR MHA_PROTO
 #define MHA_KERNEL_NEON MHA_PROTO
 #define MHA_KERNEL_AVX2 MHA_SKIP
+#define MHA_KERNEL_AVX512 MHA_SKIP
 #include "scalar/kernels.inc"
 #include "neon/kernels.inc"
 #include "generated/kernels.inc"

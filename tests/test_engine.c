@@ -249,7 +249,7 @@ static int lines(const char *text)
 
 Test(engine, missing_op_names_template_line, .fini = cleanup)
 {
-	static const char *const targets[] = {"scalar", "avx2", "neon"};
+	static const char *const targets[] = {"scalar", "avx2", "avx512", "neon"};
 	static const char line[] = "\n${T.no_such_op(\"x\")}\n";
 	const char *dir = tmp_copy("templates");
 	char path[96], want[256], err[MHAGEN_ERR];
@@ -330,7 +330,7 @@ Test(sandbox, refuses_bytecode, .fini = cleanup)
 
 Test(templates, render_every_target)
 {
-	static const char *const targets[] = {"scalar", "avx2", "neon"};
+	static const char *const targets[] = {"scalar", "avx2", "avx512", "neon"};
 	static const char *const what[] = {"kernel", "header", "exp"};
 	char want[MHAGEN_NAME_MAX + 8], err[MHAGEN_ERR];
 

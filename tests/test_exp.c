@@ -19,6 +19,8 @@ void mha_exp_scalar(const float *x, float *y, size_t n);
 void mha_exp_avx2(const float *x, float *y, size_t n);
 void mha_expfast_scalar(const float *x, float *y, size_t n);
 void mha_expfast_avx2(const float *x, float *y, size_t n);
+void mha_exp_avx512(const float *x, float *y, size_t n);
+void mha_expfast_avx512(const float *x, float *y, size_t n);
 
 static void check_bound(mha_exp_fn f, const char *target, double bound)
 {
@@ -45,6 +47,20 @@ Test(exp, fast_avx2_accuracy)
 	if (!mha_cpu_supports("avx2"))
 		cr_skip_test("this CPU has no AVX2+FMA");
 	check_bound(mha_expfast_avx2, "avx2 fast", EXPFAST_MAX_ULP);
+}
+
+Test(exp, fast_avx512_accuracy)
+{
+	if (!mha_cpu_supports("avx512"))
+		cr_skip_test("this CPU has no AVX-512");
+	check_bound(mha_expfast_avx512, "avx512 fast", EXPFAST_MAX_ULP);
+}
+
+Test(exp, avx512_accuracy)
+{
+	if (!mha_cpu_supports("avx512"))
+		cr_skip_test("this CPU has no AVX-512");
+	check(mha_exp_avx512, "avx512");
 }
 
 Test(exp, scalar_accuracy)
@@ -85,5 +101,9 @@ Test(exp, special_values)
 	if (mha_cpu_supports("avx2")) {
 		special(mha_exp_avx2, "avx2", EXP_MAX_ULP);
 		special(mha_expfast_avx2, "avx2 fast", EXPFAST_MAX_ULP);
+	}
+	if (mha_cpu_supports("avx512")) {
+		special(mha_exp_avx512, "avx512", EXP_MAX_ULP);
+		special(mha_expfast_avx512, "avx512 fast", EXPFAST_MAX_ULP);
 	}
 }

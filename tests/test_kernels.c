@@ -1,4 +1,4 @@
-/* Every generated x86 kernel (scalar and AVX2; the test list and the
+/* Every generated x86 kernel (scalar, AVX2 and AVX-512; the test list and the
  * committed generated/ ones) against the reference on its case matrix. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -12,18 +12,23 @@
 
 #define MHA_KERNEL_SCALAR MHA_PROTO
 #define MHA_KERNEL_AVX2 MHA_PROTO
+#define MHA_KERNEL_AVX512 MHA_PROTO
 #define MHA_KERNEL_NEON MHA_SKIP
 #include "scalar/kernels.inc"
 #include "avx2/kernels.inc"
+#include "avx512/kernels.inc"
 #include "generated/kernels.inc"
 #undef MHA_KERNEL_SCALAR
 #undef MHA_KERNEL_AVX2
+#undef MHA_KERNEL_AVX512
 
 static const struct mha_kernel kernels[] = {
 #define MHA_KERNEL_SCALAR MHA_ENTRY
 #define MHA_KERNEL_AVX2 MHA_ENTRY
+#define MHA_KERNEL_AVX512 MHA_ENTRY
 #include "scalar/kernels.inc"
 #include "avx2/kernels.inc"
+#include "avx512/kernels.inc"
 #include "generated/kernels.inc"
 };
 
@@ -52,8 +57,8 @@ ParameterizedTest(size_t *index, kernels, match_reference)
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[1024];
 
-	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
-		cr_skip_test("this CPU has no AVX2+FMA");
+	if (!mha_cpu_supports(k->target))
+		cr_skip_test("this CPU cannot run %s kernels", k->target);
 	cr_assert(check_kernel(k, *index, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -70,8 +75,8 @@ ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
 
 	if (!(k->mask & MHA_MASK_BIAS))
 		cr_skip_test("%s has no bias", k->name);
-	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
-		cr_skip_test("this CPU has no AVX2+FMA");
+	if (!mha_cpu_supports(k->target))
+		cr_skip_test("this CPU cannot run %s kernels", k->target);
 	cr_assert(props_bias_shift(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -88,22 +93,23 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 
 	if (!(k->mask & MHA_MASK_CAUSAL))
 		cr_skip_test("%s is not causal", k->name);
-	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
-		cr_skip_test("this CPU has no AVX2+FMA");
+	if (!mha_cpu_supports(k->target))
+		cr_skip_test("this CPU cannot run %s kernels", k->target);
 	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
-/* The registry really holds the whole test list for both x86 targets, and
+/* The registry really holds the whole test list for every x86 target, and
  * NAME_weights of every --weights kernel (8 in the list, 1 in generated/). */
 Test(kernels, registry_complete)
 {
-	size_t scalar = 0, avx2 = 0, wscalar = 0, wavx2 = 0;
+	size_t scalar = 0, avx2 = 0, avx512 = 0, wscalar = 0, wavx2 = 0;
 
 	for (size_t i = 0; i < NKERNELS; ++i) {
 		int s = strcmp(kernels[i].target, "scalar") == 0;
 		int a = strcmp(kernels[i].target, "avx2") == 0;
 		scalar += s;
 		avx2 += a;
+		avx512 += strcmp(kernels[i].target, "avx512") == 0;
 		wscalar += s && kernels[i].wfn;
 		wavx2 += a && kernels[i].wfn;
 		cr_assert_eq(kernels[i].wfn != NULL,
@@ -113,6 +119,7 @@ Test(kernels, registry_complete)
 	}
 	cr_assert_geq(scalar, 46, "only %zu scalar kernels linked", scalar);
 	cr_assert_geq(avx2, 49, "only %zu avx2 kernels linked", avx2);
+	cr_assert_geq(avx512, 47, "only %zu avx512 kernels linked", avx512);
 	cr_assert_geq(wscalar, 8, "only %zu scalar weights kernels", wscalar);
 	cr_assert_geq(wavx2, 9, "only %zu avx2 weights kernels", wavx2);
 }

@@ -93,8 +93,10 @@ Test(spec, defaults)
 	cr_assert_eq(c.spec.block_q + c.spec.mq + c.spec.nk + c.spec.nv, 0);
 	cr_assert_eq(c.spec.algo + c.spec.exp + c.spec.threads, 0);
 	cr_assert_eq(c.spec.unroll_max, 128);
-	cr_assert(strcmp(best, "avx2") == 0 || strcmp(best, "neon") == 0 ||
-	          strcmp(best, "scalar") == 0, "best target '%s'", best);
+	cr_assert_eq(c.spec.kv_split, 0);
+	cr_assert(strcmp(best, "avx512") == 0 || strcmp(best, "avx2") == 0 ||
+	          strcmp(best, "neon") == 0 || strcmp(best, "scalar") == 0,
+	          "best target '%s'", best);
 	cr_assert_str_eq(c.spec.target, best, "no --target means native");
 	cr_assert_null(c.out);
 	cr_assert_null(c.header);

@@ -1,0 +1,51 @@
+-- AVX-512 (AVX512F): 16 floats per vector, 32 registers.  Every op returns
+-- C text.
+local T = {
+	name = "avx512",
+	width = 16,
+	vec = "__m512",
+	ivec = "__m512i",
+	includes = {"<immintrin.h>"},
+	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
+	-- accumulators) fit the 32-register file
+	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 192, mq = 32,
+	            nk = 8, nv = 8, kv_split = 4},
+	cflags = "-mavx512f",
+}
+
+-- Lane mask selecting the first n of 16 lanes, for partial loads/stores
+-- (masked-off lanes are neither read nor written).
+local function lanes(n)
+	return string.format("(__mmask16)0x%04x", (1 << n) - 1)
+end
+
+T.helpers = {}
+
+function T.zero() return "_mm512_setzero_ps()" end
+function T.set1(x) return "_mm512_set1_ps(" .. x .. ")" end
+function T.load(p) return "_mm512_load_ps(" .. p .. ")" end
+function T.loadu(p) return "_mm512_loadu_ps(" .. p .. ")" end
+function T.load_part(p, n) return "_mm512_maskz_loadu_ps(" .. lanes(n) .. ", " .. p .. ")" end
+function T.store(p, v) return "_mm512_store_ps(" .. p .. ", " .. v .. ");" end
+function T.storeu(p, v) return "_mm512_storeu_ps(" .. p .. ", " .. v .. ");" end
+function T.store_part(p, v, n)
+	return "_mm512_mask_storeu_ps(" .. p .. ", " .. lanes(n) .. ", " .. v .. ");"
+end
+function T.add(a, b) return "_mm512_add_ps(" .. a .. ", " .. b .. ")" end
+function T.sub(a, b) return "_mm512_sub_ps(" .. a .. ", " .. b .. ")" end
+function T.mul(a, b) return "_mm512_mul_ps(" .. a .. ", " .. b .. ")" end
+function T.fma(a, b, c) return "_mm512_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
+function T.max(a, b) return "_mm512_max_ps(" .. a .. ", " .. b .. ")" end
+function T.hsum(v) return "_mm512_reduce_add_ps(" .. v .. ")" end
+function T.hmax(v) return "_mm512_reduce_max_ps(" .. v .. ")" end
+function T.first(v) return "_mm512_cvtss_f32(" .. v .. ")" end
+function T.as_int(v) return "_mm512_castps_si512(" .. v .. ")" end
+function T.as_float(v) return "_mm512_castsi512_ps(" .. v .. ")" end
+function T.iadd(a, b) return "_mm512_add_epi32(" .. a .. ", " .. b .. ")" end
+function T.isub(a, b) return "_mm512_sub_epi32(" .. a .. ", " .. b .. ")" end
+function T.shl(a, k) return "_mm512_slli_epi32(" .. a .. ", " .. k .. ")" end
+function T.keep_ge(v, x, lim)
+	return "_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. v .. ")"
+end
+
+return T
