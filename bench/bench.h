@@ -11,6 +11,9 @@
 /* One run of an AVX2 FMA-throughput loop on the calling thread: GFLOP/s,
  * counting 16 flops per 256-bit fused multiply-add. */
 double bench_fma_gflops(void);
+/* The same with AVX-512 (bench/peak512.c), 32 flops per fused multiply-add;
+ * only on a CPU that has it. */
+double bench_fma512_gflops(void);
 
 /* One pass summing the n floats at a (64-byte aligned, n a multiple of 64)
  * with AVX2 loads: GB/s read.  The sum goes to *sink so the loads stay. */

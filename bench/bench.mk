@@ -1,4 +1,5 @@
-# ---- bench: generated AVX2 kernels timed against the reference, against
+# ---- bench: generated kernels of one x86 target (BENCH_TARGET: this
+# machine's best, avx512 or avx2) timed against the reference, against
 # attention composed from OpenBLAS, and against this machine's FMA peak and
 # read bandwidth (bench/bench.c).  Writes $(BENCH)/bench.csv.  Never a test.
 BENCH := $(BUILD)/bench
@@ -21,7 +22,7 @@ BENCH_PLAIN_k8 := k3
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
-BENCH_OBJS := $(BENCH)/bench.o $(BENCH)/peak.o $(BENCH)/blas_attn.o
+BENCH_OBJS := $(BENCH)/bench.o $(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o
 
 # Threaded kernels only when mhagen has --threads and $(CC) builds and links
 # OpenMP.  Expanded once, in a recipe run after $(MHAGEN) is built (so a
@@ -31,8 +32,10 @@ bench_probe_threads = $(shell $(MHAGEN) --help 2>/dev/null | \
 	echo 'int main(void) { return omp_get_max_threads() < 1; }' | \
 	$(CC) -fopenmp -include omp.h -x c - -o /dev/null 2>/dev/null && echo 1)
 BENCH_OMP = $(eval BENCH_OMP := $(if $(bench_probe_threads),1))$(BENCH_OMP)
-BENCH_GENFLAGS = --target avx2 $(if $(BENCH_OMP),--threads openmp)
-BENCH_CFLAGS = $(AVX2_FLAGS) $(if $(BENCH_OMP),-fopenmp)
+BENCH_TARGET ?= $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo avx512 || echo avx2)
+BENCH_KFLAGS = $(if $(filter avx512,$(BENCH_TARGET)),$(AVX512_FLAGS),$(AVX2_FLAGS))
+BENCH_GENFLAGS = --target $(BENCH_TARGET) $(if $(BENCH_OMP),--threads openmp)
+BENCH_CFLAGS = $(BENCH_KFLAGS) $(if $(BENCH_OMP),-fopenmp)
 BENCH_FLAGS = $(BENCH_GENFLAGS) | $(CC) $(KFLAGS) $(BENCH_CFLAGS)
 
 .PHONY: bench-run FORCE
@@ -86,10 +89,14 @@ $(BENCH)/compile.inc: $(BENCH_KOBJS)
 $(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
 		$(BENCH)/flags
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) -c $< -o $@
+	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) \
+		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_KFLAGS='"$(BENCH_KFLAGS)"' -c $< -o $@
 $(BENCH)/peak.o: bench/peak.c | $(BENCH)
 	@echo "  CC      $< (-O2 -mavx2 -mfma)"
 	@$(CC) $(ALL_CFLAGS) -O2 $(AVX2_FLAGS) -c $< -o $@
+$(BENCH)/peak512.o: bench/peak512.c | $(BENCH)
+	@echo "  CC      $< (-O2 -mavx512f)"
+	@$(CC) $(ALL_CFLAGS) -O2 $(AVX512_FLAGS) -c $< -o $@
 $(BENCH)/blas_attn.o: bench/blas_attn.c | $(BENCH)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -O2 -c $< -o $@

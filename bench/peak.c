@@ -5,43 +5,14 @@
 
 #include "../runtime/mha_time.h"
 #include "bench.h"
+#include "fma_loop.h"
 
 #define FMA_ITERS (1u << 22) /* about 10 ms at 2 FMAs per cycle, 3 GHz */
-#define FMA_ACCS 12          /* independent chains: latency 4-5 x 2 pipes */
 
-/* 12 independent chains of acc = acc * a + b, FMA_ITERS rounds.  a just
- * below 1 and b small keep the values normal (no denormal slow path).  The
- * start values come through a volatile and every chain ends in an empty asm
- * that reads it, so the compiler computes all 12 as written. */
+/* 16 flops per 256-bit FMA (bench/fma_loop.h). */
 double bench_fma_gflops(void)
 {
-	static volatile float seed = 1.0f;
-	const __m256 a = _mm256_set1_ps(0x1.fffffep-1f);
-	const __m256 b = _mm256_set1_ps(0x1p-20f);
-	__m256 acc[FMA_ACCS];
-	double t0, t;
-
-	for (int i = 0; i < FMA_ACCS; ++i)
-		acc[i] = _mm256_set1_ps(seed * (float)i);
-	t0 = mha_now();
-	for (unsigned r = 0; r < FMA_ITERS; ++r) {
-		acc[0] = _mm256_fmadd_ps(acc[0], a, b);
-		acc[1] = _mm256_fmadd_ps(acc[1], a, b);
-		acc[2] = _mm256_fmadd_ps(acc[2], a, b);
-		acc[3] = _mm256_fmadd_ps(acc[3], a, b);
-		acc[4] = _mm256_fmadd_ps(acc[4], a, b);
-		acc[5] = _mm256_fmadd_ps(acc[5], a, b);
-		acc[6] = _mm256_fmadd_ps(acc[6], a, b);
-		acc[7] = _mm256_fmadd_ps(acc[7], a, b);
-		acc[8] = _mm256_fmadd_ps(acc[8], a, b);
-		acc[9] = _mm256_fmadd_ps(acc[9], a, b);
-		acc[10] = _mm256_fmadd_ps(acc[10], a, b);
-		acc[11] = _mm256_fmadd_ps(acc[11], a, b);
-	}
-	for (int i = 0; i < FMA_ACCS; ++i)
-		__asm__ volatile("" : : "x"(acc[i]));
-	t = mha_now() - t0;
-	return 16.0 * FMA_ACCS * (double)FMA_ITERS / t * 1e-9;
+	BENCH_FMA_LOOP(__m256, _mm256_set1_ps, _mm256_fmadd_ps, FMA_ITERS, 16.0);
 }
 
 /* Eight chains of adds over 64 floats per round, so the adds never limit
