@@ -18,6 +18,81 @@ struct source {
 	const char *dir; /* NULL: embedded */
 };
 
+/* What one generation may spend: Lua instructions and bytes of memory.
+ * The largest kernel the spec limits allow (h 1024, dk = dv = 4096, every
+ * mask, unrolled) takes under 2 million instructions and 2 MiB. */
+#define HOOK_EVERY 1000               /* instructions between hook calls */
+#define MAX_STEPS 200000L             /* hook calls: 200 million instructions */
+#define MAX_BYTES ((size_t)256 << 20) /* 256 MiB */
+
+struct budget {
+	lua_State *L;   /* once created */
+	size_t bytes;   /* held by the Lua state now */
+	long steps;     /* hook calls so far */
+	int refused;    /* an allocation was refused */
+	char where[256]; /* template position at the last hook call */
+};
+
+static void note_where(lua_State *L, struct budget *b);
+
+/* lua_Alloc within MAX_BYTES; a refused request makes Lua raise a memory
+ * error, after noting which template asked. */
+static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct budget *b = ud;
+	void *p;
+
+	if (!ptr)
+		osize = 0; /* osize then holds the object's type */
+	if (nsize == 0) {
+		free(ptr);
+		b->bytes -= osize;
+		return NULL;
+	}
+	if (nsize > osize && nsize - osize > MAX_BYTES - b->bytes) {
+		b->refused = 1;
+		if (b->L)
+			note_where(b->L, b); /* reads the stack, allocates nothing */
+		return NULL;
+	}
+	p = realloc(ptr, nsize);
+	if (p)
+		b->bytes = b->bytes - osize + nsize;
+	return p;
+}
+
+/* Note in b the innermost template position of the running code. */
+static void note_where(lua_State *L, struct budget *b)
+{
+	lua_Debug ar;
+
+	for (int level = 0; lua_getstack(L, level, &ar); ++level) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.source[0] != '@' ||
+		    ar.currentline <= 0)
+			continue;
+		snprintf(b->where, sizeof b->where, "%s:%d", ar.source + 1,
+		         ar.currentline);
+		return;
+	}
+}
+
+/* Count hook: remember where the templates are; past MAX_STEPS, raise an
+ * error at every call, so a template that catches it cannot go on. */
+static void hook(lua_State *L, lua_Debug *ar)
+{
+	struct budget *b;
+
+	(void)ar;
+	lua_getallocf(L, (void **)&b);
+	note_where(L, b);
+	if (++b->steps > MAX_STEPS) {
+		lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+		luaL_error(L, "%s: template runs too long (over %d million Lua "
+		           "instructions)", b->where,
+		           (int)(MAX_STEPS * HOOK_EVERY / 1000000));
+	}
+}
+
 static const struct mhagen_file *embedded(const char *path)
 {
 	for (size_t i = 0; i < mhagen_ntemplates; ++i)
@@ -144,6 +219,16 @@ static int pcall(lua_State *L, int nargs, int nres, char *err)
 	lua_insert(L, base);
 	rc = lua_pcall(L, nargs, nres, base);
 	lua_remove(L, base);
+	if (rc == LUA_ERRMEM) {
+		struct budget *b;
+		lua_getallocf(L, (void **)&b);
+		snprintf(err, MHAGEN_ERR, "%s: template %s (limit %zu MiB)",
+		         b->where[0] ? b->where : "templates",
+		         b->refused ? "needs too much memory" : "ran out of memory",
+		         MAX_BYTES >> 20);
+		lua_pop(L, 1);
+		return -1;
+	}
 	if (rc != LUA_OK) {
 		const char *m = lua_tostring(L, -1);
 		snprintf(err, MHAGEN_ERR, "%s", m ? m : "unknown Lua error");
@@ -271,7 +356,8 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
                     char *err)
 {
 	struct source src = {template_dir};
-	lua_State *L = luaL_newstate();
+	struct budget budget = {NULL, 0, 0, 0, ""};
+	lua_State *L = lua_newstate(alloc, &budget);
 	const char *text;
 	int rc = -1;
 
@@ -281,6 +367,8 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
 		return -1;
 	}
+	budget.L = L;
+	lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
 	luaL_requiref(L, "_G", luaopen_base, 1);
 	luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
 	luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);

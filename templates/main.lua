@@ -96,8 +96,8 @@ local function plan(S, T)
 		-- query rows of a block, padded to whole micro-tiles
 		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
 		if d * P.bqp > 65536 then
-			error(string.format("head dim %d x block-q %d floats exceed the 256 KiB query block; lower --block-q",
-			                    d, P.bqp), 0)
+			error(string.format("--block-q %d: head dim %d x %d floats exceed the 256 KiB query block; lower --block-q",
+			                    P.bq, d, P.bqp), 0)
 		end
 	end
 	return P
