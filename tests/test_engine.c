@@ -460,3 +460,23 @@ ParameterizedTest(int *i, sandbox, limits)
 	cr_assert_null(out);
 	cr_assert_str_eq(err, c->want);
 }
+
+/* A pattern that backtracks without end runs in C, out of the count hook's
+ * reach: the CPU-time watchdog ends the process with status 2 (and one
+ * line naming the template line, checked through the program in
+ * test_spec). */
+Test(sandbox, cpu_limit, .exit_code = 2, .timeout = 30)
+{
+	struct mha_spec s;
+	char err[MHAGEN_ERR];
+	char *out = NULL;
+	size_t len;
+
+	setenv("MHAGEN_CPU_SECONDS", "1", 1);
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_set(&s, "h", "5", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_set(&s, "dk", "8", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_finish(&s, err), 0, "%s", err);
+	mhagen_generate(&s, "kernel", LIMITS, &out, &len, err);
+	cr_assert_fail("generation returned: %s", err);
+}

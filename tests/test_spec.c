@@ -572,10 +572,23 @@ ParameterizedTest(int *i, cli, rejects_at_run, .fini = cleanup)
 	run_bad(&run_cases[*i]);
 }
 
+/* A template stuck in C (a pattern that backtracks without end) is ended
+ * by the CPU-time watchdog, here set to 1 s. */
+static const struct bad slow_case = {
+	{{"--h", "5", "--dk", "8", "--template-dir", "tests/fixtures/limits"}},
+	"tests/fixtures/limits/main.lua:39: template runs too long (over 1 s of CPU time)",
+};
+
+Test(cli, rejects_stuck_template, .fini = cleanup, .timeout = 60)
+{
+	setenv("MHAGEN_CPU_SECONDS", "1", 1);
+	run_bad(&slow_case);
+}
+
 /* The tables hold the cases the issue lists, well over 40 of them. */
 Test(cli, enough_cases)
 {
-	cr_assert_geq(COUNT(bad_cases) + COUNT(run_cases), 40);
+	cr_assert_geq(COUNT(bad_cases) + COUNT(run_cases) + 1, 40);
 }
 
 static int entries(const char *path)
