@@ -12,6 +12,45 @@
 static const size_t lengths[] = {1, 2, 7, 8, 9, 31, 64, 65, 130};
 #define NLEN (sizeof lengths / sizeof lengths[0])
 
+float *check_alloc(size_t n)
+{
+#ifdef CHECK_ASAN
+	return mha_alloc(n);
+#else
+	return mha_fenced_alloc(n);
+#endif
+}
+
+void check_free(float *p, size_t n)
+{
+#ifdef CHECK_ASAN
+	(void)n;
+	mha_free(p);
+#else
+	mha_fenced_free(p, n);
+#endif
+}
+
+int check_intact(const float *p)
+{
+#ifdef CHECK_ASAN
+	(void)p;
+	return 1;
+#else
+	return mha_fenced_intact(p);
+#endif
+}
+
+/* The kernel's output: poisoned, guarded on both sides. */
+static int out_init(struct mha_guarded *g, size_t n)
+{
+#ifdef CHECK_ASAN
+	return mha_guarded_init(g, n);
+#else
+	return mha_guarded_init_fenced(g, n);
+#endif
+}
+
 uint64_t check_rng_next(uint64_t *s)
 {
 	/* splitmix64 */
@@ -87,12 +126,12 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	size_t nk = c->batch * c->seq_kv * k->kv_heads * k->dk;
 	size_t nv = c->batch * c->seq_kv * k->kv_heads * k->dv;
 	size_t no = c->batch * c->seq_q * k->h * k->dv;
-	float *q = mha_alloc(nq), *kk = mha_alloc(nk), *v = mha_alloc(nv);
+	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
 	float *bias = (k->mask & MHA_MASK_BIAS) ?
-		mha_alloc(c->seq_q * c->seq_kv) : NULL;
-	struct mha_guarded out;
+		check_alloc(c->seq_q * c->seq_kv) : NULL;
+	struct mha_guarded out = {NULL, 0, NULL};
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
 	/* per element value giving |q.k| * scale near 100 on hot data */
 	float hot = (float)sqrt(100.0 / ((double)k->dk * k->scale));
@@ -100,7 +139,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	size_t worst = 0;
 	int rc = -1;
 
-	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no) ||
+	if (!q || !kk || !v || !ref || !kv_len || out_init(&out, no) ||
 	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias)) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
@@ -145,9 +184,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	}
 	for (size_t i = 0; i < no; ++i) {
 		double e;
-		if (mha_is_poison(out.data[i]) || isnan(out.data[i])) {
+		if (mha_is_poison(out.data[i]) || !isfinite(out.data[i])) {
 			snprintf(msg, msglen, "output %zu %s", i,
-			         mha_is_poison(out.data[i]) ? "never written" : "is NaN");
+			         mha_is_poison(out.data[i]) ? "never written"
+			                                    : "is not finite");
 			goto done;
 		}
 		e = fabs((double)out.data[i] - (double)ref[i]);
@@ -156,6 +196,28 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 			worst = i;
 		}
 	}
+	/* Rows that see no key (padding length 0, causal rows before the
+	 * first key, the bias row of -inf) are exactly zero. */
+	for (size_t b = 0; b < c->batch; ++b)
+		for (size_t i = 0; i < c->seq_q; ++i) {
+			size_t first = 0;
+			size_t n = mha_ref_visible(&a, i, c->seq_q, c->seq_kv, &first);
+			if ((k->mask & MHA_MASK_PADDING) && (size_t)kv_len[b] < n)
+				n = (size_t)kv_len[b];
+			if (n > first && !(bias && i == 0))
+				continue;
+			for (size_t hh = 0; hh < k->h; ++hh) {
+				size_t o = mha_ref_offset(k->layout, b, i, hh, c->seq_q,
+				                          k->h, k->dv);
+				for (size_t d = 0; d < k->dv; ++d)
+					if (out.data[o + d] != 0.0f) {
+						snprintf(msg, msglen, "batch %zu row %zu head %zu "
+						         "sees no key but column %zu is %.9g",
+						         b, i, hh, d, (double)out.data[o + d]);
+						goto done;
+					}
+			}
+		}
 	/* Outputs are convex combinations of v rows, so errors scale with
 	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
 	 * sum|q_d k_d| * scale (bounded by dk * max|q| max|k| * scale); it
@@ -173,12 +235,13 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	}
 	rc = 0;
 done:
-	mha_free(q);
-	mha_free(kk);
-	mha_free(v);
+	check_free(q, nq);
+	check_free(kk, nk);
+	check_free(v, nv);
 	mha_free(ref);
 	free(kv_len);
-	mha_free(bias);
+	if (bias)
+		check_free(bias, c->seq_q * c->seq_kv);
 	mha_guarded_free(&out);
 	return rc;
 }

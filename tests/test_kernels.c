@@ -2,6 +2,7 @@
  * committed generated/ ones) against the reference on its case matrix. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -93,6 +94,22 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
+ParameterizedTestParameters(kernels, nan_stays_in_its_rows)
+{
+	return every_kernel();
+}
+
+/* A NaN in one input row reaches only the outputs that depend on it. */
+ParameterizedTest(size_t *index, kernels, nan_stays_in_its_rows)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (strcmp(k->target, "avx2") == 0 && !mha_cpu_supports("avx2"))
+		cr_skip_test("this CPU has no AVX2+FMA");
+	cr_assert(props_nan_rows(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
 /* The registry really holds the whole test list for both x86 targets. */
 Test(kernels, registry_complete)
 {
@@ -105,3 +122,35 @@ Test(kernels, registry_complete)
 	cr_assert_geq(scalar, 38, "only %zu scalar kernels linked", scalar);
 	cr_assert_geq(avx2, 40, "only %zu avx2 kernels linked", avx2);
 }
+
+/* The buffers the kernels are checked in stop any access one float past
+ * the end: ASan in its build, the PROT_NONE page in the others. */
+#ifdef CHECK_ASAN
+Test(buffers, one_past_the_end_stops, .exit_code = 1)
+#else
+Test(buffers, one_past_the_end_stops, .signal = SIGSEGV)
+#endif
+{
+	float *p = check_alloc(37);
+	volatile float *vp = p;
+
+	cr_assert_not_null(p);
+	vp[36] = 1.0f; /* the last float is usable */
+	cr_assert(check_intact(p));
+	cr_log_info("reading one past the end");
+	(void)vp[37];
+	cr_assert_fail("read past the end went unnoticed");
+}
+
+#ifndef CHECK_ASAN
+/* A write just before the start spoils the guard floats. */
+Test(buffers, write_before_start_shows)
+{
+	float *p = check_alloc(3);
+
+	cr_assert(check_intact(p));
+	p[-1] = 0.0f;
+	cr_assert_not(check_intact(p));
+	check_free(p, 3);
+}
+#endif
