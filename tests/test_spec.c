@@ -402,6 +402,8 @@ static const struct bad run_cases[] = {
 	 "--mq 3 is not a multiple of the avx2 vector width 8"},
 	{{{"--h", "8", "--dk", "4096", "--block-q", "1024", "--target", "avx2"}},
 	 "--block-q 1024: head dim 4096 x 1024 floats exceed the 256 KiB"},
+	{{{"--h", "2", "--dk", "8", "--dv", "4096", "--block-kv", "1024"}},
+	 "--block-kv 1024: blocks of 1024 keys x dv 4096 take "},
 };
 
 ParameterizedTestParameters(spec, rejects)
