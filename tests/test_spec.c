@@ -31,7 +31,7 @@ static char *slurp(const char *path, size_t *n)
 
 extern char **environ;
 
-#define MAXARG 32
+#define MAXARG 64
 #define FIX "tests/fixtures/spec/"
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
 
@@ -703,4 +703,54 @@ Test(cli, help_and_version)
 	cr_assert_eq(v.status, 0);
 	cr_assert_str_eq(v.out, "mhagen 0.1.0\n");
 	cr_assert_eq(v.nerr, 0);
+}
+
+/* Same bytes every way: two runs of the flags, the spec file holding the
+ * same settings, the file -o writes and the header --header writes (twice,
+ * and from the spec file), for a spec that sets every key. */
+Test(cli, same_bytes_every_way, .fini = cleanup)
+{
+	const char *dir = outdir;
+	char c1[96], c2[96], h1[96], h2[96];
+	struct args flags = {{"--h", "12", "--kv-heads", "4", "--dk", "40",
+		"--dv", "24", "--seq", "33", "--seq-kv", "65", "--mask",
+		"causal,padding,bias", "--window", "17", "--causal-align", "top-left",
+		"--layout", "bhsd", "--scale", "0.3", "--target", "avx2", "--name",
+		"every_key", "--algo", "tiled", "--block-q", "32", "--block-kv", "16",
+		"--mq", "16", "--nk", "3", "--nv", "5", "--unroll-max", "8",
+		"--exp", "fast", "--threads", "openmp"}};
+	struct run a, b, f;
+	char *t1, *t2, *u1, *u2;
+	size_t n1, n2, m1, m2;
+
+	tmpdir(outdir, sizeof outdir);
+	snprintf(c1, sizeof c1, "%s/1.c", dir);
+	snprintf(c2, sizeof c2, "%s/2.c", dir);
+	snprintf(h1, sizeof h1, "%s/1.h", dir);
+	snprintf(h2, sizeof h2, "%s/2.h", dir);
+	a = run(&flags);
+	b = run(&flags);
+	f = run(&(struct args){{"--spec", FIX "every.spec"}});
+	cr_assert_eq(a.status, 0, "%s", a.err);
+	cr_assert(strstr(a.out, "void every_key("), "%.200s", a.out);
+	cr_assert(a.nout == b.nout && memcmp(a.out, b.out, a.nout) == 0,
+	          "two runs differ");
+	cr_assert(a.nout == f.nout && memcmp(a.out, f.out, a.nout) == 0,
+	          "flags and spec file differ");
+	cr_assert_eq(run(&(struct args){{"--spec", FIX "every.spec", "-o", c1,
+		"--header", h1}}).status, 0);
+	flags.v[44] = "-o";
+	flags.v[45] = c2;
+	flags.v[46] = "--header";
+	flags.v[47] = h2;
+	cr_assert_null(flags.v[48]);
+	cr_assert_eq(run(&flags).status, 0);
+	t1 = slurp(c1, &n1);
+	t2 = slurp(c2, &n2);
+	cr_assert(n1 == a.nout && memcmp(t1, a.out, n1) == 0, "-o and stdout differ");
+	cr_assert(n2 == a.nout && memcmp(t2, a.out, n2) == 0, "-o and stdout differ");
+	u1 = slurp(h1, &m1);
+	u2 = slurp(h2, &m2);
+	cr_assert(m1 > 0 && m1 == m2 && memcmp(u1, u2, m1) == 0,
+	          "headers from flags and spec file differ");
 }
