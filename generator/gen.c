@@ -87,6 +87,18 @@ static void on_cpu_limit(int sig)
 	_exit(2);
 }
 
+/* An error outside any protected call (only running out of memory while
+ * the state is set up can raise one): one line, status 2, no abort. */
+static int on_panic(lua_State *L)
+{
+	const char *msg = lua_tostring(L, -1);
+
+	say("mhagen: Lua: ");
+	say(msg ? msg : "unprotected error");
+	say("\n");
+	_exit(2);
+}
+
 /* Arm the watchdog for budget b, saving what was there; disarm with
  * unwatch(). */
 static void watch(struct budget *b, struct sigaction *old_sa,
@@ -452,6 +464,7 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
 		return -1;
 	}
+	lua_atpanic(L, on_panic);
 	budget.L = L;
 	lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
 	watch(&budget, &old_sa, &old_it);

@@ -163,7 +163,7 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	static const char *const targets[] = {"scalar", "avx2", "neon", "native"};
 	const struct key *k = find_key(key);
 	unsigned long bit;
-	int w;
+	int w = 0;
 
 	if (!k)
 		return fail(err, "unknown setting '%s'", key);
