@@ -42,7 +42,8 @@ deps:
 demo: deps
 	@$(MAKE) --no-print-directory -j2 demo-run
 test: deps
-	@$(MAKE) --no-print-directory -j2 check-build
+	@$(MAKE) --no-print-directory -j2 check-build robust-build
+	@$(MAKE) --no-print-directory robust
 	@$(MAKE) --no-print-directory check
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
@@ -217,6 +218,50 @@ $(BUILD)/tests/neon_check_clang: $(NEON_DEPS)
 $(BUILD)/tests/neon_check_gcc: $(NEON_DEPS)
 	@echo "  CC      $@ (aarch64-linux-gnu-gcc)"
 	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
+
+# ---- robustness: the generator under ASan+UBSan and valgrind on the
+# example commands, and each libFuzzer harness for FUZZ_SECONDS over its
+# committed corpus (seeds and every input that once crashed it)
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 25
+FUZZ := $(BUILD)/fuzz
+FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+              -DMAX_STEPS=2000L "-DMAX_BYTES=((size_t)64 << 20)"
+GEN_SRCS := generator/spec.c generator/gen.c runtime/mha_cpu.c \
+            $(BUILD)/generator/templates_embed.c
+.PHONY: robust robust-build fuzz
+robust-build: $(BUILD)/mhagen_asan $(BUILD)/mhagen_vg $(FUZZ)/fuzz_spec \
+              $(FUZZ)/fuzz_engine $(MHAGEN)
+# mhagen as built normally, with DWARF 4 debug info for valgrind to read
+$(BUILD)/mhagen_vg: generator/main.c $(GEN_SRCS) $(wildcard generator/*.h)
+	@echo "  CC      $@ (for valgrind)"
+	@$(CC) $(WARN) $(CFLAGS) -gdwarf-4 -D_POSIX_C_SOURCE=200809L $(LUA_CFLAGS) \
+		-Igenerator generator/main.c $(GEN_SRCS) $(LUA_LIBS) -lm -o $@
+$(BUILD)/mhagen_asan: generator/main.c $(GEN_SRCS) $(wildcard generator/*.h)
+	@echo "  CC      $@ (ASan, UBSan)"
+	@$(CC) $(WARN) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L $(LUA_CFLAGS) \
+		-Igenerator generator/main.c $(GEN_SRCS) $(LUA_LIBS) -lm -o $@
+$(FUZZ)/fuzz_%: fuzz/fuzz_%.c $(GEN_SRCS) $(wildcard generator/*.h)
+	@mkdir -p $(@D)
+	@echo "  CC      $@ (libFuzzer, ASan, UBSan)"
+	@$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) -D_POSIX_C_SOURCE=200809L $(LUA_CFLAGS) \
+		-Igenerator $< $(GEN_SRCS) $(LUA_LIBS) -lm -o $@
+robust: robust-build
+	@MHAGEN=$(MHAGEN) MHAGEN_ASAN=$(BUILD)/mhagen_asan MHAGEN_VG=$(BUILD)/mhagen_vg \
+		tools/robust.sh
+	@$(MAKE) --no-print-directory fuzz
+fuzz: $(FUZZ)/fuzz_spec $(FUZZ)/fuzz_engine
+	@for t in spec engine; do \
+		echo "  FUZZ    $$t for $(FUZZ_SECONDS) s"; \
+		mkdir -p $(FUZZ)/corpus-$$t $(FUZZ)/crash-$$t; \
+		$(FUZZ)/fuzz_$$t -max_total_time=$(FUZZ_SECONDS) -timeout=20 \
+			-rss_limit_mb=2048 -max_len=4096 -print_final_stats=1 \
+			-dict=fuzz/$$t.dict \
+			-artifact_prefix=$(FUZZ)/crash-$$t/ \
+			$(FUZZ)/corpus-$$t fuzz/corpus/$$t > $(FUZZ)/$$t.log 2>&1 \
+			|| { tail -n 40 $(FUZZ)/$$t.log; echo "fuzz: $$t failed"; exit 1; }; \
+		grep -E "stat::number_of_executed_units|Done" $(FUZZ)/$$t.log | tail -n 2; \
+	done
 
 # ---- benchmarks (never part of the tests)
 include bench/bench.mk

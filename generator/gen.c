@@ -1,6 +1,7 @@
 #include "gen.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <lauxlib.h>
 #include <lua.h>
@@ -8,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
 
 #include "../runtime/mha_ref.h"
 
@@ -17,6 +20,173 @@
 struct source {
 	const char *dir; /* NULL: embedded */
 };
+
+/* What one generation may spend: Lua instructions and bytes of memory.
+ * The largest kernel the spec limits allow (h 1024, dk = dv = 4096, every
+ * mask, unrolled) takes under 2 million instructions and 2 MiB. */
+#define HOOK_EVERY 1000               /* instructions between hook calls */
+#ifndef MAX_STEPS /* the fuzz harnesses set lower limits */
+#define MAX_STEPS 200000L             /* hook calls: 200 million instructions */
+#endif
+#ifndef MAX_BYTES
+#define MAX_BYTES ((size_t)256 << 20) /* 256 MiB */
+#endif
+
+struct budget {
+	lua_State *L;   /* once created */
+	size_t bytes;   /* held by the Lua state now */
+	long steps;     /* hook calls so far */
+	int refused;    /* an allocation was refused */
+	char where[256]; /* template position at the last hook call */
+};
+
+static void note_where(lua_State *L, struct budget *b);
+
+/* The CPU-time watchdog.  The count hook stops runaway Lua code, but not a
+ * library function running long in C (a string pattern that backtracks
+ * without end): past the limit, SIGPROF ends the process with status 2 and
+ * one line naming the template position last seen. */
+#define CPU_SECONDS 20 /* default; MHAGEN_CPU_SECONDS in the environment */
+static struct budget *volatile watched;
+static volatile int watch_seconds;
+
+/* write(2) all of s; async-signal-safe. */
+static void say(const char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0) {
+		ssize_t w = write(2, s, n);
+		if (w <= 0)
+			return;
+		s += w;
+		n -= (size_t)w;
+	}
+}
+
+static void on_cpu_limit(int sig)
+{
+	char secs[24], *p = secs + sizeof secs - 1;
+	int n = watch_seconds;
+
+	(void)sig;
+	/* the Lua state is idle in a C function or between instructions:
+	 * reading its stack is safe enough on the way out */
+	if (watched && watched->L)
+		note_where(watched->L, watched);
+	*p = '\0';
+	do
+		*--p = (char)('0' + n % 10);
+	while ((n /= 10) > 0 && p > secs);
+	say("mhagen: ");
+	say(watched && watched->where[0] ? (const char *)watched->where
+	                                  : "templates");
+	say(": template runs too long (over ");
+	say(p);
+	say(" s of CPU time)\n");
+	_exit(2);
+}
+
+/* An error outside any protected call (only running out of memory while
+ * the state is set up can raise one): one line, status 2, no abort. */
+static int on_panic(lua_State *L)
+{
+	const char *msg = lua_tostring(L, -1);
+
+	say("mhagen: Lua: ");
+	say(msg ? msg : "unprotected error");
+	say("\n");
+	_exit(2);
+}
+
+/* Arm the watchdog for budget b, saving what was there; disarm with
+ * unwatch(). */
+static void watch(struct budget *b, struct sigaction *old_sa,
+                  struct itimerval *old_it)
+{
+	struct sigaction sa;
+	struct itimerval it;
+	const char *env = getenv("MHAGEN_CPU_SECONDS");
+	long secs = env ? strtol(env, NULL, 10) : CPU_SECONDS;
+
+	if (secs <= 0 || secs > 86400)
+		secs = CPU_SECONDS;
+	watch_seconds = (int)secs;
+	watched = b;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_cpu_limit;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGPROF, &sa, old_sa);
+	memset(&it, 0, sizeof it);
+	it.it_value.tv_sec = secs;
+	setitimer(ITIMER_PROF, &it, old_it);
+}
+
+static void unwatch(const struct sigaction *old_sa,
+                    const struct itimerval *old_it)
+{
+	setitimer(ITIMER_PROF, old_it, NULL);
+	sigaction(SIGPROF, old_sa, NULL);
+	watched = NULL;
+}
+
+/* lua_Alloc within MAX_BYTES; a refused request makes Lua raise a memory
+ * error, after noting which template asked. */
+static void *alloc(void *ud, void *ptr, size_t osize, size_t nsize)
+{
+	struct budget *b = ud;
+	void *p;
+
+	if (!ptr)
+		osize = 0; /* osize then holds the object's type */
+	if (nsize == 0) {
+		free(ptr);
+		b->bytes -= osize;
+		return NULL;
+	}
+	if (nsize > osize && nsize - osize > MAX_BYTES - b->bytes) {
+		b->refused = 1;
+		if (b->L)
+			note_where(b->L, b); /* reads the stack, allocates nothing */
+		return NULL;
+	}
+	p = realloc(ptr, nsize);
+	if (p)
+		b->bytes = b->bytes - osize + nsize;
+	return p;
+}
+
+/* Note in b the innermost template position of the running code. */
+static void note_where(lua_State *L, struct budget *b)
+{
+	lua_Debug ar;
+
+	for (int level = 0; lua_getstack(L, level, &ar); ++level) {
+		if (!lua_getinfo(L, "Sl", &ar) || ar.source[0] != '@' ||
+		    ar.currentline <= 0)
+			continue;
+		snprintf(b->where, sizeof b->where, "%s:%d", ar.source + 1,
+		         ar.currentline);
+		return;
+	}
+}
+
+/* Count hook: remember where the templates are; past MAX_STEPS, raise an
+ * error at every call, so a template that catches it cannot go on. */
+static void hook(lua_State *L, lua_Debug *ar)
+{
+	struct budget *b;
+
+	(void)ar;
+	lua_getallocf(L, (void **)&b);
+	note_where(L, b);
+	if (++b->steps > MAX_STEPS) {
+		lua_sethook(L, hook, LUA_MASKCOUNT, 1);
+		luaL_error(L, "%s: template runs too long (over %d million Lua "
+		           "instructions)", b->where,
+		           (int)(MAX_STEPS * HOOK_EVERY / 1000000));
+	}
+}
 
 static const struct mhagen_file *embedded(const char *path)
 {
@@ -39,7 +209,7 @@ static void push_display(lua_State *L, const struct source *src,
 
 /* Raise a Lua error without a position: the Lua caller adds the template
  * line that asked. */
-static int raise(lua_State *L, const char *fmt, ...)
+static int raisef(lua_State *L, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,16 +241,16 @@ static int l_source(lua_State *L)
 	if (!src->dir) {
 		f = embedded(path);
 		if (!f)
-			return raise(L, "no template '%s'", path);
+			return raisef(L, "no template '%s'", path);
 		lua_pushlstring(L, f->text, f->len);
 		return 1;
 	}
 	if (strncmp(path, PREFIX, strlen(PREFIX)) != 0 || strstr(path, ".."))
-		return raise(L, "no template '%s'", path);
+		return raisef(L, "no template '%s'", path);
 	push_display(L, src, path);
 	fp = fopen(lua_tostring(L, -1), "rb");
 	if (!fp)
-		return raise(L, "cannot read template '%s': %s",
+		return raisef(L, "cannot read template '%s': %s",
 		                  lua_tostring(L, -1), strerror(errno));
 	luaL_buffinit(L, &b);
 	do {
@@ -90,7 +260,7 @@ static int l_source(lua_State *L)
 	} while (got > 0);
 	if (ferror(fp)) {
 		fclose(fp);
-		return raise(L, "cannot read template '%s'", path);
+		return raisef(L, "cannot read template '%s'", path);
 	}
 	fclose(fp);
 	luaL_pushresult(&b);
@@ -144,6 +314,16 @@ static int pcall(lua_State *L, int nargs, int nres, char *err)
 	lua_insert(L, base);
 	rc = lua_pcall(L, nargs, nres, base);
 	lua_remove(L, base);
+	if (rc == LUA_ERRMEM) {
+		struct budget *b;
+		lua_getallocf(L, (void **)&b);
+		snprintf(err, MHAGEN_ERR, "%s: template %s (limit %zu MiB)",
+		         b->where[0] ? b->where : "templates",
+		         b->refused ? "needs too much memory" : "ran out of memory",
+		         MAX_BYTES >> 20);
+		lua_pop(L, 1);
+		return -1;
+	}
 	if (rc != LUA_OK) {
 		const char *m = lua_tostring(L, -1);
 		snprintf(err, MHAGEN_ERR, "%s", m ? m : "unknown Lua error");
@@ -273,7 +453,10 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
                     char *err)
 {
 	struct source src = {template_dir};
-	lua_State *L = luaL_newstate();
+	struct budget budget = {NULL, 0, 0, 0, ""};
+	struct sigaction old_sa;
+	struct itimerval old_it;
+	lua_State *L = lua_newstate(alloc, &budget);
 	const char *text;
 	int rc = -1;
 
@@ -283,6 +466,10 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
 		return -1;
 	}
+	lua_atpanic(L, on_panic);
+	budget.L = L;
+	lua_sethook(L, hook, LUA_MASKCOUNT, HOOK_EVERY);
+	watch(&budget, &old_sa, &old_it);
 	luaL_requiref(L, "_G", luaopen_base, 1);
 	luaL_requiref(L, LUA_STRLIBNAME, luaopen_string, 1);
 	luaL_requiref(L, LUA_TABLIBNAME, luaopen_table, 1);
@@ -331,5 +518,6 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 	rc = 0;
 done:
 	lua_close(L);
+	unwatch(&old_sa, &old_it);
 	return rc;
 }

@@ -166,13 +166,13 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	                                      "native"};
 	const struct key *k = find_key(key);
 	unsigned long bit;
-	int w;
+	int w = 0;
 
 	if (!k)
 		return fail(err, "unknown setting '%s'", key);
 	bit = 1ul << (k - keys);
 	if (s->set & bit)
-		return fail(err, "--%s is given twice", key);
+		return fail(err, "--%s is given twice (again as '%s')", key, val);
 	s->set |= bit;
 	switch (k->kind) {
 	case K_INT:
@@ -262,7 +262,8 @@ int mha_spec_parse_text(struct mha_spec *s, const char *text,
 		char sub[MHAGEN_ERR];
 		++lineno;
 		if (n >= sizeof line)
-			return fail(err, "%s:%d: line too long", name, lineno);
+			return fail(err, "%s:%d: line too long (over %d characters)",
+			            name, lineno, (int)sizeof line - 1);
 		memcpy(line, p, n);
 		line[n] = '\0';
 		p += n + (p[n] == '\n');
@@ -520,10 +521,14 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 		val = argv[++i];
 		if (dst) {
 			if (*dst)
-				return fail(err, "%s is given twice", a);
+				return fail(err, "%s is given twice ('%s', then '%s')",
+				            a, *dst, val);
 			if (!*val)
 				return fail(err, "%s needs a non-empty value", a);
 			*dst = val;
+		} else if (flag_val[find_key(a + 2) - keys]) {
+			return fail(err, "%s is given twice ('%s', then '%s')", a,
+			            flag_val[find_key(a + 2) - keys], val);
 		} else if (mha_spec_set(&flags, a + 2, val, err)) {
 			return -1;
 		} else {

@@ -1,8 +1,13 @@
+/* MAP_ANONYMOUS is not POSIX (2008); glibc and musl give it here. */
+#define _DEFAULT_SOURCE
+
 #include "mha_buf.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define POISON_BITS 0x7fc0deadu
 
@@ -39,6 +44,66 @@ int mha_is_poison(float x)
 	return u == POISON_BITS;
 }
 
+/* A fenced buffer's mapping: whole pages holding at least the guard floats
+ * and the data, then the PROT_NONE page.  Its size follows from n. */
+static size_t fenced_pages(size_t n, size_t page)
+{
+	size_t bytes = (n + MHA_GUARD) * sizeof(float);
+
+	return (bytes + page - 1) / page * page;
+}
+
+float *mha_fenced_alloc(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t data = fenced_pages(n, page);
+	char *map;
+	float *p;
+
+	if (n > (SIZE_MAX - 2 * page) / sizeof(float) - MHA_GUARD)
+		return NULL;
+	map = mmap(NULL, data + page, PROT_READ | PROT_WRITE,
+	           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (mprotect(map + data, page, PROT_NONE) != 0) {
+		munmap(map, data + page);
+		return NULL;
+	}
+	p = (float *)(map + data) - n;
+	for (float *g = (float *)map; g < p; ++g)
+		*g = poison();
+	return p;
+}
+
+void mha_fenced_free(float *p, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t data = fenced_pages(n, page);
+
+	if (p)
+		munmap((char *)(p + n) - data, data + page);
+}
+
+int mha_fenced_intact(const float *p)
+{
+	for (size_t i = 1; i <= MHA_GUARD; ++i)
+		if (!mha_is_poison(p[-(ptrdiff_t)i]))
+			return 0;
+	return 1;
+}
+
+int mha_guarded_init_fenced(struct mha_guarded *g, size_t n)
+{
+	g->n = n;
+	g->base = NULL;
+	g->data = mha_fenced_alloc(n);
+	if (!g->data)
+		return -1;
+	mha_guarded_poison(g);
+	return 0;
+}
+
 int mha_guarded_init(struct mha_guarded *g, size_t n)
 {
 	g->n = n;
@@ -53,7 +118,10 @@ int mha_guarded_init(struct mha_guarded *g, size_t n)
 
 void mha_guarded_free(struct mha_guarded *g)
 {
-	mha_free(g->base);
+	if (g->base)
+		mha_free(g->base);
+	else
+		mha_fenced_free(g->data, g->n);
 	g->base = g->data = NULL;
 }
 
@@ -65,6 +133,8 @@ void mha_guarded_poison(struct mha_guarded *g)
 
 int mha_guarded_intact(const struct mha_guarded *g)
 {
+	if (!g->base)
+		return mha_fenced_intact(g->data);
 	for (size_t i = 0; i < MHA_GUARD; ++i)
 		if (!mha_is_poison(g->base[i]) ||
 		    !mha_is_poison(g->data[g->n + i]))

@@ -8,17 +8,31 @@
 float *mha_alloc(size_t n);
 void mha_free(void *p);
 
+/* n floats that end exactly where a PROT_NONE page begins, so reading or
+ * writing one float past the end faults; MHA_GUARD floats of the guard
+ * payload lie just before the start (see mha_fenced_intact).  The data is
+ * aligned to 4 bytes only: kernels read and write callers' buffers with
+ * unaligned loads and stores.  NULL when the mapping fails; free with
+ * mha_fenced_free. */
+float *mha_fenced_alloc(size_t n);
+void mha_fenced_free(float *p, size_t n);
+/* 1 when the guard floats before a fenced buffer still hold the payload. */
+int mha_fenced_intact(const float *p);
+
 /* A buffer of n floats surrounded by guard floats holding a NaN payload that
  * no computation produces, so a stray write on either side is detected. */
 struct mha_guarded {
 	float *data; /* n usable floats */
 	size_t n;
-	float *base; /* allocation: guard, data, guard */
+	float *base; /* allocation: guard, data, guard; NULL when fenced */
 };
 
 #define MHA_GUARD 64 /* guard floats on each side */
 
 int mha_guarded_init(struct mha_guarded *g, size_t n);
+/* The same with the data in a fenced buffer: the guard after it is the
+ * PROT_NONE page. */
+int mha_guarded_init_fenced(struct mha_guarded *g, size_t n);
 void mha_guarded_free(struct mha_guarded *g);
 /* Fill the data with the guard payload (a NaN) so unwritten outputs show. */
 void mha_guarded_poison(struct mha_guarded *g);

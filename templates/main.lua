@@ -108,16 +108,39 @@ local function plan(S, T)
 		-- them within 256 KiB each, shrinking the default query block for
 		-- large head dims
 		local d = math.max(S.dk, S.dv)
+		if S.mq == 0 then
+			-- a default micro-tile wider than the block allows narrows
+			while P.mq > P.W and d * P.mq > 65536 do
+				P.mq = P.mq - P.W
+			end
+		end
 		if S.block_q == 0 then
 			while P.bq > P.mq and d * P.bq > 65536 do
-				P.bq = P.bq // 2
+				P.bq = math.max(P.bq // 2, P.mq)
 			end
 		end
 		-- query rows of a block, padded to whole micro-tiles
 		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
 		if d * P.bqp > 65536 then
-			error(string.format("head dim %d x block-q %d floats exceed the 256 KiB query block; lower --block-q",
-			                    d, P.bqp), 0)
+			error(string.format("--block-q %d: head dim %d x %d floats exceed the 256 KiB query block; lower --block-q",
+			                    P.bq, d, P.bqp), 0)
+		end
+		-- every stack buffer of a work item (tiled.c.in): query and output
+		-- blocks, scores, a dense copy of a value block when the layout
+		-- strides values, row state; at most 4 MiB, half the usual thread
+		-- stack, shrinking the default key block for large dv
+		local function stack_floats(bk)
+			local vp = P.vstride ~= S.dv and bk * S.dv or 0
+			return (S.dk + S.dv + 4) * P.bqp + bk * P.mq + vp + 2 * P.mq
+		end
+		if S.block_kv == 0 then
+			while P.bk > P.W and P.bk > 8 and stack_floats(P.bk) > 1048576 do
+				P.bk = P.bk // 2
+			end
+		end
+		if stack_floats(P.bk) > 1048576 then
+			error(string.format("--block-kv %d: blocks of %d keys x dv %d take %d KiB of stack (at most 4096 KiB); lower --block-kv",
+			                    P.bk, P.bk, S.dv, stack_floats(P.bk) * 4 // 1024), 0)
 		end
 	end
 	return P

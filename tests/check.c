@@ -12,6 +12,45 @@
 static const size_t lengths[] = {1, 2, 7, 8, 9, 31, 64, 65, 130};
 #define NLEN (sizeof lengths / sizeof lengths[0])
 
+float *check_alloc(size_t n)
+{
+#ifdef CHECK_ASAN
+	return mha_alloc(n);
+#else
+	return mha_fenced_alloc(n);
+#endif
+}
+
+void check_free(float *p, size_t n)
+{
+#ifdef CHECK_ASAN
+	(void)n;
+	mha_free(p);
+#else
+	mha_fenced_free(p, n);
+#endif
+}
+
+int check_intact(const float *p)
+{
+#ifdef CHECK_ASAN
+	(void)p;
+	return 1;
+#else
+	return mha_fenced_intact(p);
+#endif
+}
+
+/* The kernel's output: poisoned, guarded on both sides. */
+static int out_init(struct mha_guarded *g, size_t n)
+{
+#ifdef CHECK_ASAN
+	return mha_guarded_init(g, n);
+#else
+	return mha_guarded_init_fenced(g, n);
+#endif
+}
+
 uint64_t check_rng_next(uint64_t *s)
 {
 	/* splitmix64 */
@@ -93,9 +132,10 @@ static int check_out(const char *what, const struct check_case *c,
 	}
 	for (size_t i = 0; i < out->n; ++i) {
 		double e;
-		if (mha_is_poison(out->data[i]) || isnan(out->data[i])) {
+		if (mha_is_poison(out->data[i]) || !isfinite(out->data[i])) {
 			snprintf(msg, msglen, "%soutput %zu %s", what, i,
-			         mha_is_poison(out->data[i]) ? "never written" : "is NaN");
+			         mha_is_poison(out->data[i]) ? "never written"
+			                                     : "is not finite");
 			return -1;
 		}
 		e = fabs((double)out->data[i] - (double)ref[i]);
@@ -113,6 +153,37 @@ static int check_out(const char *what, const struct check_case *c,
 		         (double)ref[worst]);
 		return -1;
 	}
+	return 0;
+}
+
+/* Rows that see no key (padding length 0, causal rows before the first
+ * key, the bias row of -inf) are exactly zero in out. */
+static int check_zero_rows(const char *what, const struct mha_kernel *k,
+                           const struct mha_attn *a,
+                           const struct check_case *c, const float *out,
+                           const int32_t *kv_len, const float *bias,
+                           char *msg, size_t msglen)
+{
+	for (size_t b = 0; b < c->batch; ++b)
+		for (size_t i = 0; i < c->seq_q; ++i) {
+			size_t first = 0;
+			size_t n = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &first);
+			if ((k->mask & MHA_MASK_PADDING) && (size_t)kv_len[b] < n)
+				n = (size_t)kv_len[b];
+			if (n > first && !(bias && i == 0))
+				continue;
+			for (size_t hh = 0; hh < k->h; ++hh) {
+				size_t o = mha_ref_offset(k->layout, b, i, hh, c->seq_q,
+				                          k->h, k->dv);
+				for (size_t d = 0; d < k->dv; ++d)
+					if (out[o + d] != 0.0f) {
+						snprintf(msg, msglen, "%sbatch %zu row %zu head %zu "
+						         "sees no key but column %zu is %.9g", what,
+						         b, i, hh, d, (double)out[o + d]);
+						return -1;
+					}
+			}
+		}
 	return 0;
 }
 
@@ -198,12 +269,13 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	size_t nk = c->batch * c->seq_kv * k->kv_heads * k->dk;
 	size_t nv = c->batch * c->seq_kv * k->kv_heads * k->dv;
 	size_t no = c->batch * c->seq_q * k->h * k->dv;
-	float *q = mha_alloc(nq), *kk = mha_alloc(nk), *v = mha_alloc(nv);
+	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
 	float *bias = (k->mask & MHA_MASK_BIAS) ?
-		mha_alloc(c->seq_q * c->seq_kv) : NULL;
-	struct mha_guarded out, wout = {0}, w = {0};
+		check_alloc(c->seq_q * c->seq_kv) : NULL;
+	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
+	struct mha_guarded w = {NULL, 0, NULL};
 	size_t nw = c->batch * k->h * c->seq_q * c->seq_kv;
 	float *wref = k->wfn ? mha_alloc(nw) : NULL;
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
@@ -212,10 +284,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol;
 	int rc = -1;
 
-	if (!q || !kk || !v || !ref || !kv_len || mha_guarded_init(&out, no) ||
+	if (!q || !kk || !v || !ref || !kv_len || out_init(&out, no) ||
 	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
-	    (k->wfn && ((nw && !wref) || mha_guarded_init(&wout, no) ||
-	                mha_guarded_init(&w, nw)))) {
+	    (k->wfn && ((nw && !wref) || out_init(&wout, no) ||
+	                out_init(&w, nw)))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
@@ -261,7 +333,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	wtol = 1e-5 + 4.0 * sqrt((double)k->dk) * 0x1p-24 *
 	              (double)k->dk * qmax * kmax * k->scale;
 	tol = vmax * wtol;
-	if (check_out("", c, &out, ref, tol, msg, msglen))
+	if (check_out("", c, &out, ref, tol, msg, msglen) ||
+	    check_zero_rows("", k, &a, c, out.data, kv_len, bias, msg, msglen))
 		goto done;
 	if (k->wfn) {
 		/* NAME_weights: the same output, and weights, each at most 1 and
@@ -272,18 +345,21 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		k->wfn(q, kk, v, wout.data, c->batch, c->seq_q, c->seq_kv,
 		       (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias, w.data);
 		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
+		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, kv_len,
+		                    bias, msg, msglen) ||
 		    check_weights(k, &a, c, &w, wref, kv_len, bias, wtol, msg,
 		                  msglen))
 			goto done;
 	}
 	rc = 0;
 done:
-	mha_free(q);
-	mha_free(kk);
-	mha_free(v);
+	check_free(q, nq);
+	check_free(kk, nk);
+	check_free(v, nv);
 	mha_free(ref);
 	free(kv_len);
-	mha_free(bias);
+	if (bias)
+		check_free(bias, c->seq_q * c->seq_kv);
 	mha_guarded_free(&out);
 	mha_free(wref);
 	mha_guarded_free(&wout);

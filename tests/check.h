@@ -46,6 +46,25 @@ struct check_case {
 	uint64_t seed;
 };
 
+/* CHECK_ASAN: built with AddressSanitizer (clang or gcc). */
+#if defined(__SANITIZE_ADDRESS__)
+#define CHECK_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CHECK_ASAN 1
+#endif
+#endif
+
+/* Test buffers of n floats: under AddressSanitizer allocated to the exact
+ * float (ASan sees any access past either end), otherwise fenced (ending
+ * at a PROT_NONE page, with guard floats before the start).  check_free
+ * takes the same n. */
+float *check_alloc(size_t n);
+void check_free(float *p, size_t n);
+/* 1 when the guard before a buffer from check_alloc is intact (always 1
+ * under ASan, which watches that memory itself). */
+int check_intact(const float *p);
+
 /* The tests' pseudo-random numbers (splitmix64): the next 64 bits, and a
  * float uniform in [-1, 1). */
 uint64_t check_rng_next(uint64_t *s);

@@ -28,12 +28,12 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->nk = in->batch * in->seq_kv * k->kv_heads * k->dk;
 	in->nv = in->batch * in->seq_kv * k->kv_heads * k->dv;
 	in->no = in->batch * in->seq_q * k->h * k->dv;
-	in->q = mha_alloc(in->nq);
-	in->k = mha_alloc(in->nk);
-	in->v = mha_alloc(in->nv);
-	in->bias = mha_alloc(in->seq_q * in->seq_kv);
-	in->out1 = mha_alloc(in->no);
-	in->out2 = mha_alloc(in->no);
+	in->q = check_alloc(in->nq);
+	in->k = check_alloc(in->nk);
+	in->v = check_alloc(in->nv);
+	in->bias = check_alloc(in->seq_q * in->seq_kv);
+	in->out1 = check_alloc(in->no);
+	in->out2 = check_alloc(in->no);
 	in->kv_len = malloc(in->batch * sizeof *in->kv_len);
 	if (!in->q || !in->k || !in->v || !in->bias || !in->out1 ||
 	    !in->out2 || !in->kv_len)
@@ -53,12 +53,12 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 
 static void inputs_free(struct inputs *in)
 {
-	mha_free(in->q);
-	mha_free(in->k);
-	mha_free(in->v);
-	mha_free(in->bias);
-	mha_free(in->out1);
-	mha_free(in->out2);
+	check_free(in->q, in->nq);
+	check_free(in->k, in->nk);
+	check_free(in->v, in->nv);
+	check_free(in->bias, in->seq_q * in->seq_kv);
+	check_free(in->out1, in->no);
+	check_free(in->out2, in->no);
 	free(in->kv_len);
 }
 
@@ -149,4 +149,109 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 done:
 	inputs_free(&in);
 	return rc;
+}
+
+/* Which tensor a NaN goes into. */
+enum nan_in { NAN_Q, NAN_K, NAN_V };
+
+/* Does query row i of head hh (any batch item) depend on row j of key
+ * head hk?  Only when hh reads hk and key j is visible to row i (inputs
+ * have no padding and a finite bias). */
+static int depends(const struct mha_kernel *k, const struct mha_attn *a,
+                   const struct inputs *in, size_t i, size_t hh, size_t j,
+                   size_t hk)
+{
+	size_t first = 0;
+	size_t n = mha_ref_visible(a, i, in->seq_q, in->seq_kv, &first);
+
+	return hh / (k->h / k->kv_heads) == hk && j >= first && j < n;
+}
+
+/* What an output must be after the NaN went in. */
+enum want { SAME, ZERO, ANY, IS_NAN, SAME_OR_NAN };
+
+/* One NaN in row (b, r, head) of tensor t, at column c.  The kernels' exp
+ * gives 0 for a NaN argument, so a NaN in a query row makes every score of
+ * that row weigh 0: the output row is zeros, like a fully masked row.  A
+ * NaN in a key row changes the rows that see that key (they drop it, or
+ * become NaN when the NaN reached their running maximum).  A NaN in a
+ * value row makes column c NaN in the rows that see that key; rows of the
+ * same batch item and head group that do not see it may get a NaN in
+ * column c too, as tiled kernels multiply the values of keys masked for
+ * some rows of a tile by an exact 0 weight (0 x NaN is NaN).  Every other
+ * output keeps every bit. */
+static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
+                   size_t len)
+{
+	static const char *const names[] = {"q", "k", "v"};
+	static const char *const wants[] = {"the same bits", "0", "anything",
+	                                    "NaN", "the same bits or NaN"};
+	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
+	                     k->align, k->layout, k->window, k->scale};
+	struct inputs in;
+	size_t b, r, head, c, o;
+	float *x;
+	int rc = -1;
+
+	if (inputs_init(&in, k)) {
+		snprintf(msg, len, "out of memory");
+		goto done;
+	}
+	run(k, &in, in.out1);
+	b = in.batch - 1;
+	c = (t == NAN_V ? k->dv : k->dk) / 2;
+	if (t == NAN_Q) {
+		r = in.seq_q - 1 - in.seq_q / 3;
+		head = k->h - 1;
+		x = in.q + mha_ref_offset(k->layout, b, r, head, in.seq_q, k->h,
+		                          k->dk);
+	} else {
+		r = in.seq_kv / 3;
+		head = k->kv_heads - 1;
+		x = (t == NAN_K ? in.k : in.v) +
+		    mha_ref_offset(k->layout, b, r, head, in.seq_kv, k->kv_heads,
+		                   t == NAN_K ? k->dk : k->dv);
+	}
+	x[c] = NAN;
+	run(k, &in, in.out2);
+	for (size_t bb = 0; bb < in.batch; ++bb)
+		for (size_t i = 0; i < in.seq_q; ++i)
+			for (size_t hh = 0; hh < k->h; ++hh) {
+				int dep = bb == b && (t == NAN_Q ? i == r && hh == head
+				          : depends(k, &a, &in, i, hh, r, head));
+				int group = bb == b && t == NAN_V &&
+				            hh / (k->h / k->kv_heads) == head;
+				o = mha_ref_offset(k->layout, bb, i, hh, in.seq_q, k->h,
+				                   k->dv);
+				for (size_t d = 0; d < k->dv; ++d) {
+					float y = in.out2[o + d];
+					enum want w = dep ? (t == NAN_Q ? ZERO : t == NAN_K ? ANY
+					                     : d == c ? IS_NAN : SAME)
+					            : group && d == c ? SAME_OR_NAN : SAME;
+					int same = memcmp(&y, &in.out1[o + d], sizeof y) == 0;
+					int ok = w == SAME ? same : w == ZERO ? y == 0.0f
+					       : w == ANY ? 1 : w == IS_NAN ? isnan(y)
+					       : same || isnan(y);
+					if (!ok) {
+						snprintf(msg, len, "%s: NaN in %s row %zu of batch "
+						         "%zu, head %zu: output row %zu head %zu "
+						         "column %zu is %.9g (was %.9g), wanted %s",
+						         k->name, names[t], r, b, head, i, hh, d,
+						         (double)y, (double)in.out1[o + d], wants[w]);
+						goto done;
+					}
+				}
+			}
+	rc = 0;
+done:
+	inputs_free(&in);
+	return rc;
+}
+
+int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len)
+{
+	for (int t = NAN_Q; t <= NAN_V; ++t)
+		if (nan_row(k, (enum nan_in)t, msg, len))
+			return -1;
+	return 0;
 }

@@ -19,6 +19,7 @@
 
 #define ENGINE "tests/fixtures/engine"
 #define SANDBOX "tests/fixtures/sandbox"
+#define LIMITS "tests/fixtures/limits"
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
 
 /* A finished spec for target: h=8, dk=64, or with variant a shape with
@@ -418,4 +419,65 @@ Test(templates, intrinsics_only_in_targets)
 	walk("templates", scan_one, &sc);
 	cr_assert_eq(sc.bad[0], '\0', "%s", sc.bad);
 	cr_assert_gt(sc.in_targets, 0, "the scan finds the targets' intrinsics");
+}
+
+/* A template that never ends, or asks for memory without end, stops with
+ * one line naming the template line: instruction and memory limits. */
+struct runaway {
+	const char *h; /* case number in tests/fixtures/limits/main.lua */
+	const char *want;
+};
+
+static const struct runaway runaway_cases[] = {
+	{"1", LIMITS "/main.lua:11: template runs too long (over 200 million Lua instructions)"},
+	{"2", LIMITS "/main.lua:20: template runs too long (over 200 million Lua instructions)"},
+	{"3", LIMITS "/main.lua:28: template needs too much memory (limit 256 MiB)"},
+	{"4", LIMITS "/main.lua:34: template needs too much memory (limit 256 MiB)"},
+};
+
+ParameterizedTestParameters(sandbox, limits)
+{
+	static int ix[COUNT(runaway_cases)];
+
+	for (size_t i = 0; i < COUNT(ix); ++i)
+		ix[i] = (int)i;
+	return cr_make_param_array(int, ix, COUNT(ix));
+}
+
+ParameterizedTest(int *i, sandbox, limits)
+{
+	const struct runaway *c = &runaway_cases[*i];
+	struct mha_spec s;
+	char err[MHAGEN_ERR];
+	char *out = NULL;
+	size_t len;
+
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_set(&s, "h", c->h, err), 0, "%s", err);
+	cr_assert_eq(mha_spec_set(&s, "dk", "8", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_finish(&s, err), 0, "%s", err);
+	cr_assert_eq(mhagen_generate(&s, "kernel", LIMITS, &out, &len, err), -1);
+	cr_assert_null(out);
+	cr_assert_str_eq(err, c->want);
+}
+
+/* A pattern that backtracks without end runs in C, out of the count hook's
+ * reach: the CPU-time watchdog ends the process with status 2 (and one
+ * line naming the template line, checked through the program in
+ * test_spec). */
+Test(sandbox, cpu_limit, .exit_code = 2, .timeout = 30)
+{
+	struct mha_spec s;
+	char err[MHAGEN_ERR];
+	char *out = NULL;
+	size_t len;
+
+	setenv("MHAGEN_CPU_SECONDS", "1", 1);
+	cr_assert_not_null(freopen("/dev/null", "w", stderr), "its line is checked in test_spec");
+	mha_spec_init(&s);
+	cr_assert_eq(mha_spec_set(&s, "h", "5", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_set(&s, "dk", "8", err), 0, "%s", err);
+	cr_assert_eq(mha_spec_finish(&s, err), 0, "%s", err);
+	mhagen_generate(&s, "kernel", LIMITS, &out, &len, err);
+	cr_assert_fail("generation returned: %s", err);
 }

@@ -2,6 +2,7 @@
  * committed generated/ ones) against the reference on its case matrix. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -9,6 +10,9 @@
 #include "../runtime/mha_ref.h"
 #include "props.h"
 #include "registry.h"
+#ifdef CHECK_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
 
 #define MHA_KERNEL_SCALAR MHA_PROTO
 #define MHA_KERNEL_AVX2 MHA_PROTO
@@ -98,6 +102,22 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
+ParameterizedTestParameters(kernels, nan_stays_in_its_rows)
+{
+	return every_kernel();
+}
+
+/* A NaN in one input row reaches only the outputs that depend on it. */
+ParameterizedTest(size_t *index, kernels, nan_stays_in_its_rows)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!mha_cpu_supports(k->target))
+		cr_skip_test("this CPU cannot run %s kernels", k->target);
+	cr_assert(props_nan_rows(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
 /* The registry really holds the whole test list for every x86 target, and
  * NAME_weights of every --weights kernel (8 in the list, 1 in generated/). */
 Test(kernels, registry_complete)
@@ -123,3 +143,42 @@ Test(kernels, registry_complete)
 	cr_assert_geq(wscalar, 8, "only %zu scalar weights kernels", wscalar);
 	cr_assert_geq(wavx2, 9, "only %zu avx2 weights kernels", wavx2);
 }
+
+/* The buffers the kernels are checked in stop any access one float past
+ * the end: ASan in its build (the bytes around the buffer are poisoned),
+ * the PROT_NONE page in the others. */
+#ifdef CHECK_ASAN
+Test(buffers, one_past_the_end_stops)
+{
+	float *p = check_alloc(37);
+
+	cr_assert_not_null(p);
+	cr_assert_not(__asan_address_is_poisoned(p + 36), "the last float is usable");
+	cr_assert(__asan_address_is_poisoned(p + 37), "one past the end is open");
+	cr_assert(__asan_address_is_poisoned(p - 1), "one before the start is open");
+	check_free(p, 37);
+}
+#else
+Test(buffers, one_past_the_end_stops, .signal = SIGSEGV)
+{
+	float *p = check_alloc(37);
+	volatile float *vp = p;
+
+	cr_assert_not_null(p);
+	vp[36] = 1.0f; /* the last float is usable */
+	cr_assert(check_intact(p));
+	(void)vp[37];
+	cr_assert_fail("read past the end went unnoticed");
+}
+
+/* A write just before the start spoils the guard floats. */
+Test(buffers, write_before_start_shows)
+{
+	float *p = check_alloc(3);
+
+	cr_assert(check_intact(p));
+	p[-1] = 0.0f;
+	cr_assert_not(check_intact(p));
+	check_free(p, 3);
+}
+#endif

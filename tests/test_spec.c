@@ -31,13 +31,13 @@ static char *slurp(const char *path, size_t *n)
 
 extern char **environ;
 
-#define MAXARG 32
+#define MAXARG 64
 #define FIX "tests/fixtures/spec/"
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
 
 /* Criterion copies parameters into each test process, where pointers in
  * them would dangle; tables are static and tests get an index into one. */
-static int indices[64];
+static int indices[160];
 
 /* The parameters 0..n-1. */
 static struct criterion_test_params index_params(size_t n)
@@ -250,7 +250,7 @@ Test(spec, spec_text)
 	mha_spec_init(&s);
 	cr_assert_eq(mha_spec_set(&s, "dk", "64", err), 0);
 	cr_assert_eq(mha_spec_set(&s, "dk", "64", err), -1);
-	cr_assert_str_eq(err, "--dk is given twice");
+	cr_assert_str_eq(err, "--dk is given twice (again as '64')");
 	/* weights is a switch on the command line, true or false in files */
 	mha_spec_init(&s);
 	cr_assert_eq(mha_spec_parse_text(&s, "h = 2\ndk = 8\nweights = true\n",
@@ -266,62 +266,77 @@ Test(spec, spec_text)
 	cr_assert_str_eq(err, "t.spec:2: --weights: 'yes' is not true or false");
 }
 
-/* A bad command line and a piece its one-line message must contain. */
+/* A bad command line and a piece its one-line message must contain: the
+ * flag (or file) at fault and the value. */
 struct bad {
 	struct args a;
 	const char *want;
 };
 
 #define HD "--h", "8", "--dk", "64"
+#define BIG "99999999999999999999"
 
-/* Every case names the flag or value at fault. */
+/* Every case names the flag or value at fault.  The parser rejects each;
+ * cli.rejects runs each through the program as well. */
 static const struct bad bad_cases[] = {
-	{{{"--h", "8", "--dk", "64", "--window", "0"}}, "--window: 0 is out of range"},
-	{{{"--h", "abc", "--dk", "64"}}, "--h: 'abc'"},
+	/* not numbers */
+	{{{"--h", "abc", "--dk", "64"}}, "--h: 'abc' is not a whole number"},
 	{{{"--h", "8", "--dk", "12x"}}, "--dk: '12x'"},
 	{{{"--h", "+8", "--dk", "64"}}, "--h: '+8'"},
 	{{{"--h", "8 ", "--dk", "64"}}, "--h: '8 '"},
+	{{{"--h", "", "--dk", "64"}}, "--h: '' is not a whole number"},
+	{{{"--h", "0x10", "--dk", "64"}}, "--h: '0x10'"},
+	{{{"--h", "8.0", "--dk", "64"}}, "--h: '8.0'"},
+	{{{HD, "--seq", "1e3"}}, "--seq: '1e3'"},
+	/* zero, negative */
 	{{{"--h", "0", "--dk", "64"}}, "--h: 0 is out of range"},
 	{{{"--h", "8", "--dk", "-64"}}, "--dk: -64 is out of range"},
-	{{{"--h", "99999999999999999999", "--dk", "64"}},
-	 "--h: 99999999999999999999 is out of range"},
-	{{{"--h", "1025", "--dk", "64"}}, "--h: 1025 is out of range"},
-	{{{"--h", "8", "--dk", "4097"}}, "--dk: 4097 is out of range"},
-	{{{HD, "--dv", "4097"}}, "--dv: 4097"},
+	{{{HD, "--window", "0"}}, "--window: 0 is out of range"},
+	{{{HD, "--seq-kv", "0"}}, "--seq-kv: 0 is out of range"},
+	{{{HD, "--seq", "-1"}}, "--seq: -1 is out of range"},
+	{{{HD, "--kv-heads", "0"}}, "--kv-heads: 0 is out of range"},
+	{{{HD, "--unroll-max", "-1"}}, "--unroll-max: -1 is out of range"},
+	{{{HD, "--block-q", "0"}}, "--block-q: 0 is out of range"},
+	/* overflowing */
+	{{{"--h", BIG, "--dk", "64"}}, "--h: " BIG " is out of range"},
+	{{{"--h", "8", "--dk", "-" BIG}}, "--dk: -" BIG " is out of range"},
+	{{{HD, "--seq", BIG}}, "--seq: " BIG " is out of range"},
+	{{{HD, "--seq-kv", "18446744073709551617"}},
+	 "--seq-kv: 18446744073709551617 is out of range"},
+	{{{HD, "--block-kv", "9223372036854775808"}},
+	 "--block-kv: 9223372036854775808 is out of range"},
+	{{{HD, "--window", "4294967296"}}, "--window: 4294967296 is out of range"},
+	/* past the documented limits */
+	{{{"--h", "1025", "--dk", "64"}}, "--h: 1025 is out of range (1 to 1024)"},
+	{{{"--h", "8", "--dk", "4097"}}, "--dk: 4097 is out of range (1 to 4096)"},
+	{{{HD, "--dv", "4097"}}, "--dv: 4097 is out of range"},
+	{{{HD, "--kv-heads", "1025"}}, "--kv-heads: 1025 is out of range"},
 	{{{HD, "--seq", "16777217"}}, "--seq: 16777217 is out of range"},
-	{{{HD, "--seq-kv", "0"}}, "--seq-kv: 0"},
-	{{{HD, "--kv-heads", "0"}}, "--kv-heads: 0"},
-	{{{HD, "--unroll-max", "-1"}}, "--unroll-max: -1"},
+	{{{HD, "--seq-kv", "16777217"}}, "--seq-kv: 16777217 is out of range"},
+	{{{HD, "--block-q", "1025"}}, "--block-q: 1025 is out of range"},
+	{{{HD, "--block-kv", "4"}}, "--block-kv: 4 is out of range"},
+	{{{HD, "--mq", "65"}}, "--mq: 65 is out of range"},
+	{{{HD, "--nk", "17"}}, "--nk: 17 is out of range"},
+	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
+	{{{HD, "--unroll-max", "4097"}}, "--unroll-max: 4097 is out of range"},
+	{{{HD, "--name", "a23456789012345678901234567890123456789012345678901234567890"
+	   "12345678901234567890123456789012345678901234567890123456789012345678"}},
+	 "--name: 'a2345"},
+	/* unknown words and flags */
 	{{{HD, "--frobnicate", "1"}}, "unknown flag '--frobnicate'"},
 	{{{HD, "--h=8"}}, "unknown flag '--h=8'"},
+	{{{HD, "-x", "1"}}, "unexpected argument '-x'"},
 	{{{HD, "kernel.c"}}, "unexpected argument 'kernel.c'"},
 	{{{HD, "--target", "sse9"}}, "--target: unknown target 'sse9'"},
 	{{{HD, "--target", ""}}, "--target: unknown target ''"},
+	{{{HD, "--target", "AVX2"}}, "--target: unknown target 'AVX2'"},
 	{{{HD, "--mask", "diagonal"}}, "--mask: unknown mask 'diagonal'"},
-	{{{HD, "--mask", "causal,"}}, "--mask: unknown mask ''"},
+	{{{HD, "--mask", "causal,"}}, "--mask: unknown mask '' in 'causal,'"},
 	{{{HD, "--mask", "none,causal"}}, "--mask: unknown mask 'none'"},
-	{{{HD, "--mask", "causal,padding,causal"}}, "names causal twice"},
+	{{{HD, "--mask", ""}}, "--mask: unknown mask '' in ''"},
 	{{{HD, "--layout", "hbsd"}}, "--layout: unknown value 'hbsd'"},
 	{{{HD, "--causal-align", "middle"}},
 	 "--causal-align: unknown value 'middle'"},
-	{{{HD, "--h", "8"}}, "--h is given twice"},
-	{{{HD, "-o", "a.c", "-o", "b.c"}}, "-o is given twice"},
-	{{{HD, "-o", ""}}, "-o needs a non-empty value"},
-	{{{HD, "--kv-heads", "3"}}, "--kv-heads: 3 does not divide --h 8"},
-	{{{HD, "--causal-align", "top-left"}}, "--causal-align: needs a causal"},
-	{{{"--dk", "64"}}, "--h is required"},
-	{{{"--h", "8"}}, "--dk is required"},
-	{{{"--h", "8", "--dk"}}, "--dk needs a value"},
-	{{{HD, "--spec"}}, "--spec needs a value"},
-	{{{HD, "--name", "9lives"}}, "--name: '9lives' is not a C identifier"},
-	{{{HD, "--name", "my-kernel"}}, "--name: 'my-kernel'"},
-	{{{HD, "--scale", "nan"}}, "--scale: nan"},
-	{{{HD, "--scale", "-1"}}, "--scale: -1"},
-	{{{HD, "--scale", "0"}}, "--scale: 0"},
-	{{{HD, "--scale", "inf"}}, "--scale: inf"},
-	{{{HD, "--scale", "0.5x"}}, "--scale: '0.5x' is not a number"},
-	{{{HD, "--block-kv", "12"}}, "--block-kv: 12 is not a multiple of 8"},
-	{{{HD, "--block-kv", "4"}}, "--block-kv: 4 is out of range"},
 	{{{HD, "--emit", "assembly"}}, "--emit: unknown value 'assembly'"},
 	{{{HD, "--algo", "sideways"}}, "--algo: unknown value 'sideways'"},
 	{{{HD, "--exp", "quick"}}, "--exp: unknown value 'quick'"},
@@ -329,13 +344,92 @@ static const struct bad bad_cases[] = {
 	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
 	{{{HD, "--weights", "--weights"}}, "--weights is given twice"},
 	{{{HD, "--weights", "yes"}}, "unexpected argument 'yes'"},
+	{{{HD, "--name", "9lives"}}, "--name: '9lives' is not a C identifier"},
+	{{{HD, "--name", "my-kernel"}}, "--name: 'my-kernel'"},
+	/* repeated and conflicting */
+	{{{HD, "--h", "16"}}, "--h is given twice ('8', then '16')"},
+	{{{HD, "--dk", "64"}}, "--dk is given twice ('64', then '64')"},
+	{{{HD, "--mask", "causal", "--mask", "padding"}},
+	 "--mask is given twice ('causal', then 'padding')"},
+	{{{HD, "-o", "a.c", "-o", "b.c"}}, "-o is given twice ('a.c', then 'b.c')"},
+	{{{HD, "--spec", "a.spec", "--spec", "b.spec"}},
+	 "--spec is given twice ('a.spec', then 'b.spec')"},
+	{{{HD, "--mask", "causal,padding,causal"}},
+	 "--mask: 'causal,padding,causal' names causal twice"},
+	{{{HD, "-o", ""}}, "-o needs a non-empty value"},
+	{{{HD, "--kv-heads", "3"}}, "--kv-heads: 3 does not divide --h 8"},
+	{{{"--h", "12", "--dk", "64", "--kv-heads", "8"}},
+	 "--kv-heads: 8 does not divide --h 12"},
+	{{{HD, "--causal-align", "top-left"}},
+	 "--causal-align: needs a causal --mask"},
+	{{{HD, "--mask", "padding", "--causal-align", "top-left"}},
+	 "--causal-align: needs a causal --mask"},
+	{{{HD, "--block-kv", "12"}}, "--block-kv: 12 is not a multiple of 8"},
+	/* missing */
+	{{{"--dk", "64"}}, "--h is required"},
+	{{{"--h", "8"}}, "--dk is required"},
+	{{{"--h", "8", "--dk"}}, "--dk needs a value"},
+	{{{HD, "--spec"}}, "--spec needs a value"},
+	/* scale */
+	{{{HD, "--scale", "nan"}}, "--scale: nan must be a positive finite number"},
+	{{{HD, "--scale", "-nan"}}, "--scale: -nan"},
+	{{{HD, "--scale", "-1"}}, "--scale: -1 must be a positive"},
+	{{{HD, "--scale", "-0.125"}}, "--scale: -0.125"},
+	{{{HD, "--scale", "0"}}, "--scale: 0 must be a positive"},
+	{{{HD, "--scale", "inf"}}, "--scale: inf"},
+	{{{HD, "--scale", "-inf"}}, "--scale: -inf"},
+	{{{HD, "--scale", "1e400"}}, "--scale: 1e400"},
+	{{{HD, "--scale", "1e-400"}}, "--scale: 1e-400"},
+	{{{HD, "--scale", "0.5x"}}, "--scale: '0.5x' is not a number"},
+	{{{HD, "--scale", ""}}, "--scale: '' is not a number"},
+	/* spec files */
 	{{{"--spec", FIX "missing.spec"}},
 	 "--spec: cannot open '" FIX "missing.spec'"},
 	{{{"--spec", FIX}}, "--spec: cannot read '" FIX "'"},
+	{{{"--spec", "/dev/zero"}}, "--spec: '/dev/zero' is too large"},
+	{{{"--spec", FIX "binary.spec"}},
+	 "--spec: '" FIX "binary.spec' is not a text file"},
 	{{{"--spec", FIX "unknown_key.spec"}},
 	 FIX "unknown_key.spec:3: unknown setting 'heads'"},
 	{{{"--spec", FIX "no_equals.spec"}},
 	 FIX "no_equals.spec:2: expected 'key = value', got 'dk 64'"},
+	{{{"--spec", FIX "repeated.spec"}},
+	 FIX "repeated.spec:3: --h is given twice (again as '16')"},
+	{{{"--spec", FIX "overflow.spec"}},
+	 FIX "overflow.spec:2: --dk: " BIG " is out of range"},
+	{{{"--spec", FIX "nan_scale.spec"}},
+	 FIX "nan_scale.spec:3: --scale: nan must be a positive finite number"},
+	{{{"--spec", FIX "long_line.spec"}},
+	 FIX "long_line.spec:2: line too long"},
+	{{{"--spec", FIX "kv_heads.spec"}}, "--kv-heads: 5 does not divide --h 12"},
+	{{{"--spec", FIX "good.spec", "--kv-heads", "3"}},
+	 "--kv-heads: 3 does not divide --h 8"},
+};
+
+/* Bad input only the program finds: the spec parses, but generating or
+ * writing fails.  "@DIR" stands for a fresh directory of the test. */
+static const struct bad run_cases[] = {
+	{{{HD, "-o", "/tmp/mhagen-no-such-dir/k.c"}},
+	 "cannot write '/tmp/mhagen-no-such-dir/k.c': No such file or directory"},
+	{{{HD, "-o", "@DIR"}}, "cannot write '/tmp/mhagen-test-"},
+	{{{HD, "--header", "/tmp/mhagen-no-such-dir/k.h"}},
+	 "cannot write '/tmp/mhagen-no-such-dir/k.h'"},
+	{{{HD, "--template-dir", "tests/fixtures/no-such-dir"}},
+	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},
+	{{{HD, "--template-dir", "tests/fixtures/broken-syntax"}},
+	 "tests/fixtures/broken-syntax/main.lua:3: unexpected symbol near '='"},
+	{{{HD, "--template-dir", "tests/fixtures/broken-runtime"}},
+	 "tests/fixtures/broken-runtime/main.lua:3: attempt to index a nil value"},
+	{{{"--h", "1", "--dk", "64", "--template-dir", "tests/fixtures/limits"}},
+	 "tests/fixtures/limits/main.lua:11: template runs too long"},
+	{{{"--h", "3", "--dk", "64", "--template-dir", "tests/fixtures/limits"}},
+	 "tests/fixtures/limits/main.lua:28: template needs too much memory"},
+	{{{HD, "--mq", "3", "--target", "avx2"}},
+	 "--mq 3 is not a multiple of the avx2 vector width 8"},
+	{{{"--h", "8", "--dk", "4096", "--block-q", "1024", "--target", "avx2"}},
+	 "--block-q 1024: head dim 4096 x 1024 floats exceed the 256 KiB"},
+	{{{"--h", "2", "--dk", "8", "--dv", "4096", "--block-kv", "1024"}},
+	 "--block-kv 1024: blocks of 1024 keys x dv 4096 take "},
 };
 
 ParameterizedTestParameters(spec, rejects)
@@ -447,20 +541,84 @@ static void failed(const struct run *r, const char *want)
 	cr_assert(strstr(r->err, want), "stderr '%s' lacks '%s'", r->err, want);
 }
 
-/* Every bad command line of the table, through the program. */
+/* The number of entries in a directory besides . and .. */
+static int entries(const char *path);
+
+/* Run bad command line b through the program twice: as it is, and with
+ * -o naming a file that exists (unless b has an -o of its own).  Both runs
+ * must fail cleanly and leave the file and its directory as they were. */
+static void run_bad(const struct bad *b)
+{
+	const char *dir = outdir;
+	char path[96];
+	struct args a = {{NULL}};
+	int n = 0, has_o = 0;
+	struct run r;
+
+	tmpdir(outdir, sizeof outdir);
+	snprintf(path, sizeof path, "%s/k.c", dir);
+	spit(path, "old\n");
+	for (int i = 0; b->a.v[i]; ++i) {
+		has_o |= strcmp(b->a.v[i], "-o") == 0;
+		a.v[n++] = strcmp(b->a.v[i], "@DIR") == 0 ? dir : b->a.v[i];
+	}
+	cr_assert_lt(n + 2, MAXARG);
+	r = run(&a);
+	failed(&r, b->want);
+	if (!has_o) {
+		memmove(a.v + 2, a.v, (size_t)n * sizeof a.v[0]);
+		a.v[0] = "-o";
+		a.v[1] = path;
+		r = run(&a);
+		failed(&r, b->want);
+	}
+	cr_assert_str_eq(slurp(path, NULL), "old\n", "the old -o file changed");
+	cr_assert_eq(entries(dir), 1, "stray files in %s", dir);
+}
+
+/* Every bad command line of the tables, through the program. */
 ParameterizedTestParameters(cli, rejects)
 {
 	return index_params(COUNT(bad_cases));
 }
 
-ParameterizedTest(int *i, cli, rejects)
+ParameterizedTest(int *i, cli, rejects, .fini = cleanup)
 {
-	struct run r = run(&bad_cases[*i].a);
-
-	failed(&r, bad_cases[*i].want);
+	run_bad(&bad_cases[*i]);
 }
 
-/* The number of entries in a directory besides . and .. */
+ParameterizedTestParameters(cli, rejects_at_run)
+{
+	return index_params(COUNT(run_cases));
+}
+
+ParameterizedTest(int *i, cli, rejects_at_run, .fini = cleanup)
+{
+	struct mhagen_cli c;
+
+	parse_ok(&c, &run_cases[*i].a);
+	run_bad(&run_cases[*i]);
+}
+
+/* A template stuck in C (a pattern that backtracks without end) is ended
+ * by the CPU-time watchdog, here set to 1 s. */
+static const struct bad slow_case = {
+	{{"--h", "5", "--dk", "8", "--template-dir", "tests/fixtures/limits"}},
+	"tests/fixtures/limits/main.lua:39: template runs too long (over 1 s of CPU time)",
+};
+
+Test(cli, rejects_stuck_template, .fini = cleanup, .timeout = 60)
+{
+	setenv("MHAGEN_CPU_SECONDS", "1", 1);
+	run_bad(&slow_case);
+}
+
+/* The tables hold the cases the issue lists, well over 40 of them. */
+Test(cli, enough_cases)
+{
+	cr_assert_geq(COUNT(bad_cases) + COUNT(run_cases) + 1, 40);
+}
+
 static int entries(const char *path)
 {
 	DIR *d = opendir(path);
@@ -612,4 +770,55 @@ Test(cli, weights, .fini = cleanup)
 	plain = run(&(struct args){{HD, "--target", "scalar"}});
 	cr_assert_eq(plain.status, 0, "%s", plain.err);
 	cr_assert_null(strstr(plain.out, "_weights"));
+}
+
+/* Same bytes every way: two runs of the flags, the spec file holding the
+ * same settings, the file -o writes and the header --header writes (twice,
+ * and from the spec file), for a spec that sets every key. */
+Test(cli, same_bytes_every_way, .fini = cleanup)
+{
+	const char *dir = outdir;
+	char c1[96], c2[96], h1[96], h2[96];
+	struct args flags = {{"--h", "12", "--kv-heads", "4", "--dk", "40",
+		"--dv", "24", "--seq", "33", "--seq-kv", "65", "--mask",
+		"causal,padding,bias", "--window", "17", "--causal-align", "top-left",
+		"--layout", "bhsd", "--scale", "0.3", "--target", "avx2", "--name",
+		"every_key", "--weights", "--algo", "tiled", "--block-q", "32",
+		"--block-kv", "16", "--mq", "16", "--nk", "3", "--nv", "5",
+		"--unroll-max", "8", "--kv-split", "3", "--exp", "fast", "--threads",
+		"openmp"}};
+	struct run a, b, f;
+	char *t1, *t2, *u1, *u2;
+	size_t n1, n2, m1, m2;
+
+	tmpdir(outdir, sizeof outdir);
+	snprintf(c1, sizeof c1, "%s/1.c", dir);
+	snprintf(c2, sizeof c2, "%s/2.c", dir);
+	snprintf(h1, sizeof h1, "%s/1.h", dir);
+	snprintf(h2, sizeof h2, "%s/2.h", dir);
+	a = run(&flags);
+	b = run(&flags);
+	f = run(&(struct args){{"--spec", FIX "every.spec"}});
+	cr_assert_eq(a.status, 0, "%s", a.err);
+	cr_assert(strstr(a.out, "void every_key("), "%.200s", a.out);
+	cr_assert(a.nout == b.nout && memcmp(a.out, b.out, a.nout) == 0,
+	          "two runs differ");
+	cr_assert(a.nout == f.nout && memcmp(a.out, f.out, a.nout) == 0,
+	          "flags and spec file differ");
+	cr_assert_eq(run(&(struct args){{"--spec", FIX "every.spec", "-o", c1,
+		"--header", h1}}).status, 0);
+	flags.v[47] = "-o";
+	flags.v[48] = c2;
+	flags.v[49] = "--header";
+	flags.v[50] = h2;
+	cr_assert_null(flags.v[51]);
+	cr_assert_eq(run(&flags).status, 0);
+	t1 = slurp(c1, &n1);
+	t2 = slurp(c2, &n2);
+	cr_assert(n1 == a.nout && memcmp(t1, a.out, n1) == 0, "-o and stdout differ");
+	cr_assert(n2 == a.nout && memcmp(t2, a.out, n2) == 0, "-o and stdout differ");
+	u1 = slurp(h1, &m1);
+	u2 = slurp(h2, &m2);
+	cr_assert(m1 > 0 && m1 == m2 && memcmp(u1, u2, m1) == 0,
+	          "headers from flags and spec file differ");
 }
