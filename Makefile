@@ -26,6 +26,12 @@ AVX2_FLAGS := -mavx2 -mfma
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
 GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/gen.o \
             $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
+TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
+             $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
+             $(BUILD)/generator/harness_embed.o
+# sources the tuner writes out to build its measuring harness
+HARNESS := runtime/harness/tune_harness.c runtime/mha_ref.c runtime/mha_ref.h \
+           runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
 RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
            $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o
 MHAGEN := $(BUILD)/mhagen
@@ -59,6 +65,14 @@ $(BUILD)/generator/templates_embed.c: $(BUILD)/tools/embed $(TEMPLATES) | $(BUIL
 	@echo "  EMBED   templates"
 	@$(BUILD)/tools/embed $@ . $(TEMPLATES)
 
+$(BUILD)/generator/harness_embed.o: $(BUILD)/generator/harness_embed.c
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -Igenerator -c $< -o $@
+
+$(BUILD)/generator/harness_embed.c: $(BUILD)/tools/embed $(HARNESS) | $(BUILD)/generator
+	@echo "  EMBED   harness"
+	@$(BUILD)/tools/embed -a mhagen_harness $@ . $(HARNESS)
+
 $(BUILD)/tools/embed: tools/embed.c | $(BUILD)/tools
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $< -o $@
@@ -67,7 +81,7 @@ $(BUILD)/runtime/%.o: runtime/%.c | $(BUILD)/runtime
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS)
+$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS) $(TUNE_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $^ $(LUA_LIBS) -lm -o $@
 
