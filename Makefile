@@ -119,7 +119,8 @@ GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
 GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
 kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
-             test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon)
+             test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
+             test_tune)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -201,6 +202,11 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c tests/props.c \
 		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c $(GEN_X86) \
 		$(CRIT_LIBS) -lm -o $@
+# runs build/mhagen tune; picked kernels are loaded with dlopen and checked
+$(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
+		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
