@@ -224,6 +224,18 @@ $(BUILD)/tests/neon_check_gcc: $(NEON_DEPS)
 	@echo "  CC      $@ (aarch64-linux-gnu-gcc)"
 	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
 
+# ---- tuning: default against tuned AVX2 kernels of the bench shapes, and
+# how near the budgeted search comes to exhaustive (never part of the tests)
+TUNE_BUDGET ?= 900
+.PHONY: tune-bench tune-nearness
+tune-bench: $(MHAGEN)
+	@tools/tune-bench.sh $(MHAGEN) $(BUILD)/tune-bench $(TUNE_BUDGET)
+tune-nearness: $(MHAGEN)
+	@tools/tune-nearness.sh $(MHAGEN) $(BUILD)/tune-nearness 60 \
+		"--h 4 --dk 32 --seq 64 --target scalar" \
+		"--h 4 --dk 32 --seq 64 --mask causal --target avx2" \
+		"--h 2 --dk 64 --seq 1 --seq-kv 512 --target avx2"
+
 # ---- benchmarks (never part of the tests)
 include bench/bench.mk
 

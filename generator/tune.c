@@ -1059,10 +1059,9 @@ int mhagen_tune_main(int argc, char **argv)
 		                       err);
 		if (rows < 0)
 			goto fail;
-		fprintf(stderr, "mhagen: report of %d spec%s from '%s'%s%s%s%s\n",
-		        rows, rows == 1 ? "" : "s", o.db,
-		        o.report ? " to " : "", o.report ? o.report : "",
-		        o.plot ? " and " : "", o.plot ? o.plot : "");
+		fprintf(stderr, "mhagen: report of %d spec%s from '%s' to %s%s%s\n",
+		        rows, rows == 1 ? "" : "s", o.db, o.report ? o.report : "",
+		        o.report && o.plot ? " and " : "", o.plot ? o.plot : "");
 	}
 	rc = 0;
 	goto done;

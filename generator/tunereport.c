@@ -41,6 +41,8 @@ static void label(const char *spec, char *buf, size_t n)
 			break;
 		if (len + 1 >= n)
 			break;
+		if (strcmp(k, "target") == 0)
+			continue; /* in the title, or added when they differ */
 		if (strcmp(k, "mask") == 0 || strcmp(k, "layout") == 0 ||
 		    strcmp(k, "exp") == 0 || strcmp(k, "threads") == 0 ||
 		    strcmp(k, "causal-align") == 0)
@@ -150,6 +152,7 @@ static int write_svg(const char *path, const struct row *rows, int n,
 	char dir[512], data[600], script[600], out[4096];
 	FILE *f;
 	int rc = -1, width = 260 + 110 * n;
+	char threads[32];
 
 	snprintf(dir, sizeof dir, "%s/mhagen-plot.XXXXXX",
 	         tmpdir && *tmpdir ? tmpdir : "/tmp");
@@ -187,10 +190,12 @@ static int write_svg(const char *path, const struct row *rows, int n,
 		goto io;
 	if (width < 640)
 		width = 640;
+	snprintf(threads, sizeof threads, "%d thread%s", rows[0].def->env.threads,
+	         rows[0].def->env.threads == 1 ? "" : "s");
 	fprintf(f,
 	        "set terminal svg size %d,560 dynamic font 'sans,13' background '#ffffff'\n"
 	        "set output '%s'\n"
-	        "set title \"GFLOP/s per spec: default knobs vs tuned (batch 1, %s threads)\\n%s, %s %s\" noenhanced\n"
+	        "set title \"GFLOP/s per spec, default knobs vs tuned: %s, batch 1, %s\\n%s, %s %s\" noenhanced\n"
 	        "set ylabel 'GFLOP/s (useful work, higher is better)'\n"
 	        "set style data histograms\n"
 	        "set style histogram clustered gap 1\n"
@@ -198,17 +203,18 @@ static int write_svg(const char *path, const struct row *rows, int n,
 	        "set boxwidth 0.9\n"
 	        "set grid ytics lc rgb '#dddddd'\n"
 	        "set yrange [0:*]\n"
+	        "set xrange [-0.6:%d.6]\n"
 	        "set offsets 0, 0, graph 0.12, 0\n"
 	        "set key top left reverse Left\n"
-	        "set xtics rotate by -30 left noenhanced nomirror\n"
+	        "set xtics rotate by 30 right noenhanced nomirror\n"
 	        "set bmargin 8\n"
 	        "set datafile separator whitespace\n"
 	        "plot '%s' using 2:xtic(1) title 'default knobs' lc rgb '#a0a0a0', \\\n"
 	        "     '' using 3 title 'tuned' lc rgb '#2b6cb0', \\\n"
 	        "     '' using ($0 + 0.17):3:(sprintf('%%.2fx', $4)) with labels "
 	        "offset 0,0.8 font 'sans,11' notitle\n",
-	        width, out, rows[0].def->env.threads == 1 ? "1" : "N", cpu,
-	        rows[0].def->env.cc, rows[0].def->env.cflags, data);
+	        width, out, rows[0].def->target, threads, cpu,
+	        rows[0].def->env.cc, rows[0].def->env.cflags, n - 1, data);
 	if (fclose(f) != 0)
 		goto io;
 	if (gnuplot(script, err))
