@@ -449,6 +449,8 @@ static void progress(struct session *ss, struct tuning *t, const char *line)
 			best = &t->cands[c];
 	if (best)
 		fmt_time(bt, sizeof bt, best->t);
+	if (t->total < t->done)
+		t->total = t->done;
 	if (!ss->tty) {
 		fprintf(stderr, "mhagen: tune [%d/%d] %s\n", t->done, t->total, line);
 		return;
@@ -539,6 +541,10 @@ static int evaluate(struct session *ss, struct tuning *t,
 
 	if (c->state && !is_default)
 		return EVAL_DONE;
+	if (mha_tune_stop) {
+		ss->interrupted = 1;
+		return EVAL_STOP;
+	}
 	if (is_default) {
 		nk = 0;
 		for (int i = 0; i < t->nfixed; ++i)
@@ -1039,6 +1045,8 @@ int mhagen_tune_main(int argc, char **argv)
 			st = tune_spec(&ss, &spec, now() + share, err);
 			if (st < 0)
 				goto fail;
+			if (mha_tune_stop)
+				ss.interrupted = 1;
 		}
 		if (o.sweep)
 			fprintf(stderr, "mhagen: sweep of %d points took %.0f s (budget "
@@ -1067,7 +1075,7 @@ int mhagen_tune_main(int argc, char **argv)
 	goto done;
 fail:
 	fprintf(stderr, "mhagen: %s\n", err);
-	rc = 2;
+	rc = mha_tune_stop ? 130 : 2;
 done:
 	close_session(&ss);
 	return rc;
