@@ -78,6 +78,10 @@ struct tuning {
 	/* counts for the summary */
 	int measured, failed, from_db, refused, other_env;
 	double cost, costn;             /* seconds per measured variant */
+	double first;                   /* the first one's (it computes the
+	                                   reference outputs too) */
+	int untried;                    /* variants not yet known */
+	int exhaustive;
 	double deadline;
 	int total;                      /* variants the progress bar expects */
 	int done;
@@ -428,6 +432,15 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 	return r;
 }
 
+/* Seconds one more measurement will take: the average of those after the
+ * first (which also computed the reference outputs), else the first. */
+static double estimate(const struct tuning *t)
+{
+	if (t->costn > 1)
+		return (t->cost - t->first) / (t->costn - 1);
+	return t->costn > 0 ? t->cost : 1.0;
+}
+
 static void fmt_time(char *buf, size_t n, double s)
 {
 	if (s >= 1.0)
@@ -455,7 +468,7 @@ static void progress(struct session *ss, struct tuning *t, const char *line)
 		fprintf(stderr, "mhagen: tune [%d/%d] %s\n", t->done, t->total, line);
 		return;
 	}
-	left = t->costn > 0 ? (t->total - t->done) * t->cost / t->costn : 0;
+	left = (t->total - t->done) * estimate(t);
 	if (now() + left > t->deadline)
 		left = t->deadline - now();
 	eta = left > 0 ? (int)(left + 0.5) : 0;
@@ -553,8 +566,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 		nk = point_knobs(t, &t->pts[c->point], k);
 	}
 	if (!force) {
-		double est = t->costn > 0 ? t->cost / t->costn : 1.0;
-		if (now() + est > t->deadline)
+		if (now() + estimate(t) > t->deadline)
 			return EVAL_STOP;
 	}
 	mha_knobs_flags(k, nk, flags, sizeof flags);
@@ -575,8 +587,17 @@ static int evaluate(struct session *ss, struct tuning *t,
 		return EVAL_STOP;
 	}
 	free(text);
+	if (t->costn == 0)
+		t->first = now() - t0;
 	t->cost += now() - t0;
 	t->costn += 1;
+	t->untried -= !is_default;
+	if (!t->exhaustive) {
+		/* what fits the rest of the budget */
+		double fit = (t->deadline - now()) / estimate(t);
+		t->total = t->done + 1 + (fit < t->untried ? (fit > 0 ? (int)fit : 0)
+		                                           : t->untried);
+	}
 	if (record(ss, t, c, k, nk, is_default, r, &res, err))
 		return EVAL_ERROR;
 	++t->measured;
@@ -773,12 +794,14 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 			goto summary;
 	}
 	{
-		double est = t.costn > 0 ? t.cost / t.costn : 1.0;
+		double est = estimate(&t);
 		int exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
 		                 (strcmp(ss->o->search, "auto") == 0 &&
 		                  now() + untried * est <= deadline);
 		int e;
 		t.search = exhaustive ? "exhaustive" : "descent";
+		t.exhaustive = exhaustive;
+		t.untried = untried;
 		if (!exhaustive) {
 			int fit = (int)((deadline - now()) / est);
 			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
