@@ -177,6 +177,7 @@ static int use_tuning_db(struct mhagen_cli *cli, char *err)
 	const struct mha_tune_rec *best;
 	char key[512], hash[32], flags[256];
 	size_t other;
+	double time;
 	int nwant;
 
 	if (mhagen_template_hash(cli->template_dir, hash, sizeof hash, err) ||
@@ -185,7 +186,7 @@ static int use_tuning_db(struct mhagen_cli *cli, char *err)
 	mha_spec_tuning_key(&cli->spec, key, sizeof key);
 	nwant = mha_knobs_of_spec(&cli->spec, want);
 	best = mha_tunedb_best(&db, key, cli->spec.target, mha_cpu_model(), hash,
-	                       want, nwant, &other);
+	                       want, nwant, &other, &time);
 	if (!best) {
 		fprintf(stderr, "mhagen: tuning db %s: no record for %s on this CPU "
 		        "with these templates%s; default knobs\n",
@@ -207,7 +208,8 @@ static int use_tuning_db(struct mhagen_cli *cli, char *err)
 	        "%.1f GFLOP/s, %s %s)\n", cli->tuning_db,
 	        best->is_default ? "the default knobs" : flags,
 	        best->is_default && best->nknobs ? flags : "",
-	        best->median * 1e3, best->gflops, best->env.cc, best->env.cflags);
+	        time * 1e3, best->gflops * best->median / time, best->env.cc,
+	        best->env.cflags);
 	mha_tunedb_free(&db);
 	return mha_spec_finish(&cli->spec, err);
 }

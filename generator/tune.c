@@ -26,6 +26,11 @@
 #define MAXVALS 10
 #define KERNEL_NAME "mha_tune_kernel"
 #define TIMED_SECONDS 0.25 /* timed runs of one variant */
+/* After the search, the default and the CONFIRM_TOP fastest variants are
+ * measured again CONFIRM_ROUNDS times, alternating: the fastest of many
+ * single measurements is biased low by noise. */
+#define CONFIRM_TOP 3
+#define CONFIRM_ROUNDS 2
 
 /* Options of the tune command (besides the spec flags). */
 struct opts {
@@ -58,7 +63,11 @@ struct cand {
 	char plan[96];
 	int point;                      /* first point with this plan */
 	int state;                      /* 0 untried, 1 ok, 2 failed, 3 refused */
-	double t;                       /* median seconds when ok */
+	double t;                       /* median seconds when ok: the median
+	                                   of its measurements' medians */
+	double ts[16];                  /* those medians */
+	int nts;
+	double flops;                   /* useful flops per call */
 	double gflops;
 };
 
@@ -77,6 +86,7 @@ struct tuning {
 	int def;                        /* the default variant's cand */
 	/* counts for the summary */
 	int measured, failed, from_db, refused, other_env;
+	int again;                      /* measurements of known variants */
 	double cost, costn;             /* seconds per measured variant */
 	double first;                   /* the first one's (it computes the
 	                                   reference outputs too) */
@@ -533,6 +543,26 @@ static void session_env(const struct session *ss, const struct mha_runner *r,
 	snprintf(e->templates, sizeof e->templates, "%s", ss->templates);
 }
 
+/* Add a measurement (median seconds) to candidate c; its time becomes the
+ * median of all it has. */
+static void add_time(struct cand *c, double median, double flops)
+{
+	double v[16];
+
+	if (c->nts < 16)
+		c->ts[c->nts++] = median;
+	memcpy(v, c->ts, (size_t)c->nts * sizeof *v);
+	for (int i = 1; i < c->nts; ++i)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
+			double x = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = x;
+		}
+	c->t = c->nts % 2 ? v[c->nts / 2] : 0.5 * (v[c->nts / 2 - 1] + v[c->nts / 2]);
+	c->flops = flops;
+	c->gflops = flops / c->t * 1e-9;
+}
+
 enum { EVAL_DONE = 0, EVAL_STOP = 1, EVAL_ERROR = -1 };
 
 /* Measure candidate c (the default variant when is_default) unless it is
@@ -540,7 +570,7 @@ enum { EVAL_DONE = 0, EVAL_STOP = 1, EVAL_ERROR = -1 };
  * time or interrupted: ss->interrupted says which) or EVAL_ERROR. */
 static int evaluate(struct session *ss, struct tuning *t,
                     struct mha_runner *r, int ci, int is_default, int force,
-                    char *err)
+                    int again, char *err)
 {
 	struct cand *c = &t->cands[ci];
 	struct mha_knob k[MHA_KNOBS_MAX];
@@ -552,7 +582,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 	int nk;
 	double t0;
 
-	if (c->state && !is_default)
+	if (c->state && !is_default && !again)
 		return EVAL_DONE;
 	if (mha_tune_stop) {
 		ss->interrupted = 1;
@@ -591,7 +621,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 		t->first = now() - t0;
 	t->cost += now() - t0;
 	t->costn += 1;
-	t->untried -= !is_default;
+	t->untried -= !is_default && !again;
 	if (!t->exhaustive) {
 		/* what fits the rest of the budget */
 		double fit = (t->deadline - now()) / estimate(t);
@@ -600,23 +630,32 @@ static int evaluate(struct session *ss, struct tuning *t,
 	}
 	if (record(ss, t, c, k, nk, is_default, r, &res, err))
 		return EVAL_ERROR;
-	++t->measured;
-	++t->done;
-	if (res.ok) {
+	if (!again)
+		++t->measured, ++t->done;
+	else
+		++t->again;
+	if (res.ok && c->state != 2) {
 		c->state = 1;
-		c->t = res.median;
-		c->gflops = res.flops / res.median * 1e-9;
+		add_time(c, res.median, res.flops);
 		fmt_time(tm, sizeof tm, res.median);
 		snprintf(line, sizeof line, "%s%s: %s, %.1f GFLOP/s",
 		         is_default ? "default" : flags,
 		         is_default && nk ? flags : "", tm, c->gflops);
 	} else {
+		if (c->state != 2)
+			++t->failed;
 		c->state = 2;
-		++t->failed;
 		snprintf(line, sizeof line, "%s: failed: %s",
-		         is_default ? "default" : flags, res.reason);
+		         is_default ? "default" : flags,
+		         res.ok ? "an earlier measurement failed" : res.reason);
 	}
-	progress(ss, t, line);
+	if (again) {
+		char tagged[1100];
+		snprintf(tagged, sizeof tagged, "again: %s", line);
+		progress(ss, t, tagged);
+	} else {
+		progress(ss, t, line);
+	}
 	return EVAL_DONE;
 }
 
@@ -640,14 +679,18 @@ static void from_db(struct session *ss, struct tuning *t,
 		if (rec->is_default && mha_knobs_equal(rec->knobs, rec->nknobs,
 		                                       t->fixed, t->nfixed))
 			*have_default = 1;
-		for (int c = 0; c < t->ncands; ++c)
-			if (strcmp(t->cands[c].plan, rec->plan) == 0 &&
-			    !t->cands[c].state) {
-				t->cands[c].state = rec->ok ? 1 : 2;
-				t->cands[c].t = rec->median;
-				t->cands[c].gflops = rec->gflops;
+		for (int c = 0; c < t->ncands; ++c) {
+			struct cand *cd = &t->cands[c];
+			if (strcmp(cd->plan, rec->plan) != 0 || cd->state == 2)
+				continue;
+			if (!cd->state)
 				++t->from_db;
-			}
+			if (!rec->ok)
+				++t->failed;
+			cd->state = rec->ok ? 1 : 2;
+			if (rec->ok)
+				add_time(cd, rec->median, rec->gflops * rec->median * 1e9);
+		}
 	}
 }
 
@@ -703,7 +746,7 @@ static int descend(struct session *ss, struct tuning *t, struct mha_runner *r,
 					}
 					if (c < 0)
 						continue;
-					rc = evaluate(ss, t, r, c, 0, 0, err);
+					rc = evaluate(ss, t, r, c, 0, 0, 0, err);
 					if (rc)
 						return rc;
 					if (cand_time(t, c) < cand_time(t, best))
@@ -787,7 +830,7 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	/* the default first, always, even past the budget: reports compare
 	 * against it */
 	if (!have_default) {
-		int e = evaluate(ss, &t, r, 0, 1, 1, err);
+		int e = evaluate(ss, &t, r, 0, 1, 1, 0, err);
 		if (e == EVAL_ERROR)
 			goto done;
 		if (ss->interrupted)
@@ -795,20 +838,23 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	}
 	{
 		double est = estimate(&t);
-		int exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
-		                 (strcmp(ss->o->search, "auto") == 0 &&
-		                  now() + untried * est <= deadline);
+		int exhaustive;
+		/* keep time to measure the best again */
+		t.deadline = deadline - CONFIRM_ROUNDS * (CONFIRM_TOP + 1) * est;
+		exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
+		             (strcmp(ss->o->search, "auto") == 0 &&
+		              now() + untried * est <= t.deadline);
 		int e;
 		t.search = exhaustive ? "exhaustive" : "descent";
 		t.exhaustive = exhaustive;
 		t.untried = untried;
 		if (!exhaustive) {
-			int fit = (int)((deadline - now()) / est);
+			int fit = (int)((t.deadline - now()) / est);
 			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
 		}
 		if (exhaustive) {
 			for (int c = 1; c < t.ncands; ++c)
-				if ((e = evaluate(ss, &t, r, c, 0, 0, err)) != EVAL_DONE)
+				if ((e = evaluate(ss, &t, r, c, 0, 0, 0, err)) != EVAL_DONE)
 					break;
 		} else {
 			/* descent from the default, then from random points */
@@ -825,9 +871,33 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 				for (start = 1; start < t.ncands; ++start)
 					if (!t.cands[start].state && pick-- == 0)
 						break;
-				if ((e = evaluate(ss, &t, r, start, 0, 0, err)) != EVAL_DONE)
+				if ((e = evaluate(ss, &t, r, start, 0, 0, 0, err)) != EVAL_DONE)
 					break;
 			}
+		}
+		if (e == EVAL_ERROR)
+			goto done;
+	}
+	if (!ss->interrupted && t.measured > 0 && t.cands[0].state == 1) {
+		int top[CONFIRM_TOP], ntop = 0, e = EVAL_DONE;
+		for (int c = 1; c < t.ncands; ++c) {
+			int at;
+			if (t.cands[c].state != 1)
+				continue;
+			for (at = ntop; at > 0 && t.cands[top[at - 1]].t > t.cands[c].t;
+			     --at)
+				if (at < CONFIRM_TOP)
+					top[at] = top[at - 1];
+			if (at < CONFIRM_TOP) {
+				top[at] = c;
+				if (ntop < CONFIRM_TOP)
+					++ntop;
+			}
+		}
+		for (int round = 0; ntop && round < CONFIRM_ROUNDS && !e; ++round) {
+			e = evaluate(ss, &t, r, 0, 1, 1, 1, err);
+			for (int i = 0; i < ntop && !e; ++i)
+				e = evaluate(ss, &t, r, top[i], 0, 1, 1, err);
 		}
 		if (e == EVAL_ERROR)
 			goto done;
@@ -856,10 +926,12 @@ summary:
 			fmt_time(bt, sizeof bt, t.cands[best].t);
 		fprintf(stderr, "mhagen: tuned %s%s: %d of %d variants "
 		        "known (%d measured now, %d from the database, %d failed, %d "
-		        "refused), search %s, %.0f s; default %s, best %s%s%s",
+		        "refused; %d measurements again), search %s, %.0f s; "
+		        "default %s, best %s%s%s",
 		        t.key, ss->interrupted ? " (interrupted)" : "",
 		        tried + (t.cands[0].state != 0), t.ncands, t.measured,
-		        t.from_db, t.failed, t.refused, t.search ? t.search : "none",
+		        t.from_db, t.failed, t.refused, t.again,
+		        t.search ? t.search : "none",
 		        now() - t.t0, dt, bt, best > 0 ? " with " : "",
 		        best > 0 ? flags : best == 0 ? " (the default)" : "");
 		if (best >= 0 && t.cands[0].state == 1)

@@ -422,16 +422,55 @@ static int has_knobs(const struct mha_tune_rec *r, const struct mha_knob *want,
 	return 1;
 }
 
+/* 1 when a and b measure the same variant in the same environment. */
+static int same_variant(const struct mha_tune_rec *a,
+                        const struct mha_tune_rec *b)
+{
+	return strcmp(a->spec, b->spec) == 0 && strcmp(a->target, b->target) == 0 &&
+	       strcmp(a->plan, b->plan) == 0 && a->is_default == b->is_default &&
+	       mha_tune_env_equal(&a->env, &b->env);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double mha_tunedb_variant_time(const struct mha_tunedb *db,
+                               const struct mha_tune_rec *r)
+{
+	double t[64];
+	size_t n = 0;
+
+	for (size_t i = 0; i < db->n; ++i) {
+		const struct mha_tune_rec *o = &db->recs[i];
+		if (!same_variant(o, r))
+			continue;
+		if (!o->ok)
+			return 0;
+		if (n < sizeof t / sizeof t[0])
+			t[n++] = o->median;
+	}
+	if (n == 0)
+		return 0;
+	qsort(t, n, sizeof *t, cmp_double);
+	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
 const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 	const char *spec, const char *target, const char *cpu,
 	const char *templates, const struct mha_knob *want, int nwant,
-	size_t *other)
+	size_t *other, double *time)
 {
 	const struct mha_tune_rec *best = NULL;
+	double bt = 0;
 
 	*other = 0;
 	for (size_t i = 0; i < db->n; ++i) {
 		const struct mha_tune_rec *r = &db->recs[i];
+		double t;
 		if (strcmp(r->spec, spec) || strcmp(r->target, target))
 			continue;
 		if (strcmp(r->env.cpu, cpu) || strcmp(r->env.templates, templates)) {
@@ -440,9 +479,13 @@ const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 		}
 		if (!r->ok || !has_knobs(r, want, nwant))
 			continue;
-		if (!best || r->median < best->median)
+		t = mha_tunedb_variant_time(db, r);
+		if (t > 0 && (!best || t < bt)) {
 			best = r;
+			bt = t;
+		}
 	}
+	*time = bt;
 	return best;
 }
 

@@ -75,13 +75,22 @@ int mha_knobs_equal(const struct mha_knob *a, int na,
 struct mha_spec;
 int mha_knobs_of_spec(const struct mha_spec *s, struct mha_knob *k);
 
-/* The fastest "ok" record for spec and target measured on cpu with
- * templates, whose knobs include every one of want (the knobs a user
- * fixed); NULL when none.  *other counts the records of this spec and
- * target left out for another CPU or template hash. */
+/* A variant may be measured more than once (the tuner measures its best
+ * candidates again): its time is the median of the medians of its records
+ * (same spec, target, environment and plan, default or not), and it counts
+ * as failed when any of them failed.  Returns that time for the variant of
+ * record r, or 0 when it failed. */
+double mha_tunedb_variant_time(const struct mha_tunedb *db,
+                               const struct mha_tune_rec *r);
+
+/* The fastest variant (by mha_tunedb_variant_time) for spec and target
+ * measured on cpu with templates, whose knobs include every one of want
+ * (the knobs a user fixed): its first record, its time in *time; NULL when
+ * none.  *other counts the records of this spec and target left out for
+ * another CPU or template hash. */
 const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 	const char *spec, const char *target, const char *cpu,
 	const char *templates, const struct mha_knob *want, int nwant,
-	size_t *other);
+	size_t *other, double *time);
 
 #endif

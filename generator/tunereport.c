@@ -15,7 +15,9 @@ extern char **environ;
 /* One row: the default and the best "ok" records of a group. */
 struct row {
 	const struct mha_tune_rec *first, *def, *best;
-	int ok, failed;
+	double dt, bt;          /* their variants' times (medians of records) */
+	double dg, bg;          /* and GFLOP/s at those times */
+	int ok, failed;         /* records */
 };
 
 static int same_group(const struct mha_tune_rec *a, const struct mha_tune_rec *b)
@@ -87,8 +89,8 @@ static int write_csv(const char *path, const struct row *rows, int n,
 		return -1;
 	}
 	fputs("spec,target,cc,cflags,threads,default_ms,default_gflops,"
-	      "tuned_ms,tuned_gflops,speedup,tuned_knobs,variants_ok,"
-	      "variants_failed\n", f);
+	      "tuned_ms,tuned_gflops,speedup,tuned_knobs,records_ok,"
+	      "records_failed\n", f);
 	for (int i = 0; i < n; ++i) {
 		const struct row *r = &rows[i];
 		char knobs[256];
@@ -101,8 +103,7 @@ static int write_csv(const char *path, const struct row *rows, int n,
 		fputc(',', f);
 		csv_field(f, r->def->env.cflags);
 		fprintf(f, ",%d,%.6g,%.6g,%.6g,%.6g,%.4f,", r->def->env.threads,
-		        r->def->median * 1e3, r->def->gflops, r->best->median * 1e3,
-		        r->best->gflops, r->def->median / r->best->median);
+		        r->dt * 1e3, r->dg, r->bt * 1e3, r->bg, r->dt / r->bt);
 		csv_field(f, r->best->is_default ? "(default)" : knobs);
 		fprintf(f, ",%d,%d\n", r->ok, r->failed);
 	}
@@ -179,9 +180,8 @@ static int write_svg(const char *path, const struct row *rows, int n,
 		    strcmp(rows[i].def->env.cc, rows[0].def->env.cc))
 			snprintf(lab + strlen(lab), sizeof lab - strlen(lab), " %s %s",
 			         rows[i].def->target, rows[i].def->env.cc);
-		fprintf(f, "\"%s\" %.6g %.6g %.4f\n", lab, rows[i].def->gflops,
-		        rows[i].best->gflops,
-		        rows[i].def->median / rows[i].best->median);
+		fprintf(f, "\"%s\" %.6g %.6g %.4f\n", lab, rows[i].dg, rows[i].bg,
+		        rows[i].dt / rows[i].bt);
 	}
 	if (fclose(f) != 0)
 		goto io;
@@ -246,6 +246,7 @@ int mha_tune_report(const struct mha_tunedb *db, const char *cpu,
 	}
 	for (size_t i = 0; i < db->n; ++i) {
 		const struct mha_tune_rec *r = &db->recs[i];
+		double t;
 		int g;
 		if (strcmp(r->env.cpu, cpu) || strcmp(r->env.templates, templates))
 			continue;
@@ -259,10 +260,19 @@ int mha_tune_report(const struct mha_tunedb *db, const char *cpu,
 			continue;
 		}
 		++rows[g].ok;
-		if (r->is_default && !rows[g].def)
+		t = mha_tunedb_variant_time(db, r);
+		if (t <= 0)
+			continue; /* another record of its variant failed */
+		if (r->is_default && !rows[g].def) {
 			rows[g].def = r;
-		if (!rows[g].best || r->median < rows[g].best->median)
+			rows[g].dt = t;
+			rows[g].dg = r->gflops * r->median / t;
+		}
+		if (!rows[g].best || t < rows[g].bt) {
 			rows[g].best = r;
+			rows[g].bt = t;
+			rows[g].bg = r->gflops * r->median / t;
+		}
 	}
 	/* only groups with a measured default make rows */
 	for (int g = 0; g < n; ++g)
