@@ -92,7 +92,7 @@ struct tuning {
 	                                   reference outputs too) */
 	int untried;                    /* variants not yet known */
 	int exhaustive;
-	double deadline;
+	double deadline;                /* the end of this spec's budget */
 	int total;                      /* variants the progress bar expects */
 	int done;
 	double t0;
@@ -442,6 +442,18 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 	return r;
 }
 
+static double estimate(const struct tuning *t);
+
+/* When the search must stop: the end of the budget less the time the
+ * measurements again will take (known once a variant besides the first,
+ * which also computed the reference outputs, was measured). */
+static double search_end(const struct tuning *t)
+{
+	if (t->costn < 2)
+		return t->deadline;
+	return t->deadline - CONFIRM_ROUNDS * (CONFIRM_TOP + 1) * estimate(t);
+}
+
 /* Seconds one more measurement will take: the average of those after the
  * first (which also computed the reference outputs), else the first. */
 static double estimate(const struct tuning *t)
@@ -479,8 +491,8 @@ static void progress(struct session *ss, struct tuning *t, const char *line)
 		return;
 	}
 	left = (t->total - t->done) * estimate(t);
-	if (now() + left > t->deadline)
-		left = t->deadline - now();
+	if (now() + left > search_end(t))
+		left = search_end(t) - now();
 	eta = left > 0 ? (int)(left + 0.5) : 0;
 	{
 		char bar[31];
@@ -596,7 +608,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 		nk = point_knobs(t, &t->pts[c->point], k);
 	}
 	if (!force) {
-		if (now() + estimate(t) > t->deadline)
+		if (now() + estimate(t) > search_end(t))
 			return EVAL_STOP;
 	}
 	mha_knobs_flags(k, nk, flags, sizeof flags);
@@ -624,7 +636,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 	t->untried -= !is_default && !again;
 	if (!t->exhaustive) {
 		/* what fits the rest of the budget */
-		double fit = (t->deadline - now()) / estimate(t);
+		double fit = (search_end(t) - now()) / estimate(t);
 		t->total = t->done + 1 + (fit < t->untried ? (fit > 0 ? (int)fit : 0)
 		                                           : t->untried);
 	}
@@ -839,17 +851,16 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	{
 		double est = estimate(&t);
 		int exhaustive;
-		/* keep time to measure the best again */
-		t.deadline = deadline - CONFIRM_ROUNDS * (CONFIRM_TOP + 1) * est;
 		exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
 		             (strcmp(ss->o->search, "auto") == 0 &&
-		              now() + untried * est <= t.deadline);
+		              now() + (untried + CONFIRM_ROUNDS * (CONFIRM_TOP + 1)) *
+		              est <= deadline);
 		int e;
 		t.search = exhaustive ? "exhaustive" : "descent";
 		t.exhaustive = exhaustive;
 		t.untried = untried;
 		if (!exhaustive) {
-			int fit = (int)((t.deadline - now()) / est);
+			int fit = (int)((search_end(&t) - now()) / est);
 			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
 		}
 		if (exhaustive) {
