@@ -205,7 +205,7 @@ static int write_svg(const char *path, const struct row *rows, int n,
 	        "set yrange [0:*]\n"
 	        "set xrange [-0.6:%d.6]\n"
 	        "set offsets 0, 0, graph 0.12, 0\n"
-	        "set key top left reverse Left\n"
+	        "set key outside right top reverse Left\n"
 	        "set xtics rotate by 30 right noenhanced nomirror\n"
 	        "set bmargin 8\n"
 	        "set datafile separator whitespace\n"
