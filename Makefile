@@ -27,6 +27,12 @@ AVX512_FLAGS := -mavx512f
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
 GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/gen.o \
             $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
+TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
+             $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
+             $(BUILD)/generator/harness_embed.o
+# sources the tuner writes out to build its measuring harness
+HARNESS := runtime/harness/tune_harness.c runtime/mha_ref.c runtime/mha_ref.h \
+           runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
 RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
            $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o
 MHAGEN := $(BUILD)/mhagen
@@ -61,6 +67,14 @@ $(BUILD)/generator/templates_embed.c: $(BUILD)/tools/embed $(TEMPLATES) | $(BUIL
 	@echo "  EMBED   templates"
 	@$(BUILD)/tools/embed $@ . $(TEMPLATES)
 
+$(BUILD)/generator/harness_embed.o: $(BUILD)/generator/harness_embed.c
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -Igenerator -c $< -o $@
+
+$(BUILD)/generator/harness_embed.c: $(BUILD)/tools/embed $(HARNESS) | $(BUILD)/generator
+	@echo "  EMBED   harness"
+	@$(BUILD)/tools/embed -a mhagen_harness $@ . $(HARNESS)
+
 $(BUILD)/tools/embed: tools/embed.c | $(BUILD)/tools
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $< -o $@
@@ -69,7 +83,7 @@ $(BUILD)/runtime/%.o: runtime/%.c | $(BUILD)/runtime
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS)
+$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS) $(TUNE_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $^ $(LUA_LIBS) -lm -o $@
 
@@ -107,7 +121,8 @@ GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
 GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
 kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))$(if $(findstring __avx512,$(1)),$(AVX512_FLAGS))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
-             test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon)
+             test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
+             test_tune)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -202,6 +217,11 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c \
 		$(filter-out $(GEN_AVX512),$(GEN_X86)) $(ASAN_AVX512) \
 		$(CRIT_LIBS) -lm -o $@
+# runs build/mhagen tune; picked kernels are loaded with dlopen and checked
+$(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
+		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
@@ -229,18 +249,22 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
               -DMAX_STEPS=2000L "-DMAX_BYTES=((size_t)64 << 20)"
 GEN_SRCS := generator/spec.c generator/gen.c runtime/mha_cpu.c \
             $(BUILD)/generator/templates_embed.c
+# the whole program: the generator, the tuner and its embedded harness
+PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
+             generator/tunerun.c generator/tunereport.c \
+             $(BUILD)/generator/harness_embed.c
 .PHONY: robust robust-build fuzz
 robust-build: $(BUILD)/mhagen_asan $(BUILD)/mhagen_vg $(FUZZ)/fuzz_spec \
               $(FUZZ)/fuzz_engine $(MHAGEN)
 # mhagen as built normally, with DWARF 4 debug info for valgrind to read
-$(BUILD)/mhagen_vg: generator/main.c $(GEN_SRCS) $(wildcard generator/*.h)
+$(BUILD)/mhagen_vg: $(PROG_SRCS) $(wildcard generator/*.h)
 	@echo "  CC      $@ (for valgrind)"
 	@$(CC) $(WARN) $(CFLAGS) -gdwarf-4 -D_POSIX_C_SOURCE=200809L $(LUA_CFLAGS) \
-		-Igenerator generator/main.c $(GEN_SRCS) $(LUA_LIBS) -lm -o $@
-$(BUILD)/mhagen_asan: generator/main.c $(GEN_SRCS) $(wildcard generator/*.h)
+		-Igenerator $(PROG_SRCS) $(LUA_LIBS) -lm -o $@
+$(BUILD)/mhagen_asan: $(PROG_SRCS) $(wildcard generator/*.h)
 	@echo "  CC      $@ (ASan, UBSan)"
 	@$(CC) $(WARN) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L $(LUA_CFLAGS) \
-		-Igenerator generator/main.c $(GEN_SRCS) $(LUA_LIBS) -lm -o $@
+		-Igenerator $(PROG_SRCS) $(LUA_LIBS) -lm -o $@
 $(FUZZ)/fuzz_%: fuzz/fuzz_%.c $(GEN_SRCS) $(wildcard generator/*.h)
 	@mkdir -p $(@D)
 	@echo "  CC      $@ (libFuzzer, ASan, UBSan)"
@@ -262,6 +286,19 @@ fuzz: $(FUZZ)/fuzz_spec $(FUZZ)/fuzz_engine
 			|| { tail -n 40 $(FUZZ)/$$t.log; echo "fuzz: $$t failed"; exit 1; }; \
 		grep -E "stat::number_of_executed_units|Done" $(FUZZ)/$$t.log | tail -n 2; \
 	done
+
+# ---- tuning: default against tuned kernels of the bench shapes (TUNE_TARGET), and
+# how near the budgeted search comes to exhaustive (never part of the tests)
+TUNE_BUDGET ?= 900
+TUNE_TARGET ?= avx2
+.PHONY: tune-bench tune-nearness
+tune-bench: $(MHAGEN)
+	@TUNE_TARGET=$(TUNE_TARGET) tools/tune-bench.sh $(MHAGEN) $(BUILD)/tune-bench-$(TUNE_TARGET) $(TUNE_BUDGET)
+tune-nearness: $(MHAGEN)
+	@tools/tune-nearness.sh $(MHAGEN) $(BUILD)/tune-nearness 60 \
+		"--h 4 --dk 32 --seq 64 --target scalar" \
+		"--h 4 --dk 32 --seq 64 --mask causal --target avx2" \
+		"--h 2 --dk 64 --seq 1 --seq-kv 512 --target avx2"
 
 # ---- benchmarks (never part of the tests)
 include bench/bench.mk

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
@@ -520,4 +521,46 @@ done:
 	lua_close(L);
 	unwatch(&old_sa, &old_it);
 	return rc;
+}
+
+static uint64_t fnv1a(uint64_t h, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		h ^= (unsigned char)p[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+int mhagen_template_hash(const char *template_dir, char *out, size_t n,
+                         char *err)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < mhagen_ntemplates; ++i) {
+		const struct mhagen_file *f = &mhagen_templates[i];
+		h = fnv1a(h, f->path, strlen(f->path) + 1);
+		if (!template_dir) {
+			h = fnv1a(h, f->text, f->len);
+			continue;
+		}
+		{
+			char path[4096], buf[4096];
+			size_t got;
+			FILE *fp;
+			snprintf(path, sizeof path, "%s/%s", template_dir,
+			         f->path + strlen(PREFIX));
+			fp = fopen(path, "rb");
+			if (!fp) {
+				snprintf(err, MHAGEN_ERR, "cannot read template '%.300s': %s",
+				         path, strerror(errno));
+				return -1;
+			}
+			while ((got = fread(buf, 1, sizeof buf, fp)) > 0)
+				h = fnv1a(h, buf, got);
+			fclose(fp);
+		}
+	}
+	snprintf(out, n, "fnv1a64:%016llx", (unsigned long long)h);
+	return 0;
 }

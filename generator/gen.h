@@ -19,12 +19,19 @@ struct mhagen_file {
 extern const struct mhagen_file mhagen_templates[];
 extern const size_t mhagen_ntemplates;
 
-/* Render what ("kernel", "exp", "header" or "registry") for spec s with
- * templates from template_dir, or the embedded ones when it is NULL.
+/* Render what ("kernel", "exp", "header", or "plan": the knobs in effect as
+ * one line) for spec s with templates from template_dir, or the embedded
+ * ones when it is NULL.
  * On success *out is a malloc'd string of *len bytes and 0 is returned;
  * otherwise -1 with a one-line message in err (MHAGEN_ERR bytes). */
 int mhagen_generate(const struct mha_spec *s, const char *what,
                     const char *template_dir, char **out, size_t *len,
                     char *err);
+
+/* The hash that ties tuning records to templates: FNV-1a 64 over the path
+ * and text of every template (from template_dir, or the embedded ones), as
+ * "fnv1a64:" and 16 hex digits into out (size n).  0 or -1 with err. */
+int mhagen_template_hash(const char *template_dir, char *out, size_t n,
+                         char *err);
 
 #endif

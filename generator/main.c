@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../runtime/mha_cpu.h"
 #include "gen.h"
 #include "spec.h"
+#include "tune.h"
+#include "tunedb.h"
 
 static const char usage[] =
 "usage: mhagen --h N --dk N [options] [-o FILE] [--header FILE]\n"
@@ -59,9 +62,14 @@ static const char usage[] =
 "  -o FILE             write the kernel to FILE atomically (default stdout)\n"
 "  --header FILE       also write a header with the prototype\n"
 "  --template-dir DIR  use templates from DIR instead of the built-in ones\n"
+"  --tuning-db FILE    use the knobs of the fastest variant measured on this\n"
+"                      machine by 'mhagen tune' (defaults when none)\n"
 "  --emit WHAT         kernel (default), exp (the vector exp alone, for\n"
 "                      accuracy tests), name, registry (one X-macro line)\n"
-"  --help, --version\n";
+"  --help, --version\n"
+"\n"
+"mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
+"variants of a spec on this machine (see mhagen tune --help).\n";
 
 /* An output file being written: data goes to a temporary file beside the
  * path, renamed over it only when every output is ready. */
@@ -165,6 +173,52 @@ static char *registry_line(const struct mha_spec *s, size_t *len)
 	return buf;
 }
 
+/* Apply the knobs of the fastest record of the tuning database to the spec
+ * (keeping its name), saying on stderr which record; 0 or -1 with err. */
+static int use_tuning_db(struct mhagen_cli *cli, char *err)
+{
+	struct mha_tunedb db;
+	struct mha_knob want[MHA_KNOBS_MAX];
+	const struct mha_tune_rec *best;
+	char key[512], hash[32], flags[256];
+	size_t other;
+	double time;
+	int nwant;
+
+	if (mhagen_template_hash(cli->template_dir, hash, sizeof hash, err) ||
+	    mha_tunedb_load(&db, cli->tuning_db, err))
+		return -1;
+	mha_spec_tuning_key(&cli->spec, key, sizeof key);
+	nwant = mha_knobs_of_spec(&cli->spec, want);
+	best = mha_tunedb_best(&db, key, cli->spec.target, mha_cpu_model(), hash,
+	                       want, nwant, &other, &time);
+	if (!best) {
+		fprintf(stderr, "mhagen: tuning db %s: no record for %s on this CPU "
+		        "with these templates%s; default knobs\n",
+		        cli->tuning_db, key,
+		        other ? " (records from another CPU or template hash are "
+		                "not used)" : "");
+		mha_tunedb_free(&db);
+		return 0;
+	}
+	for (int i = 0; i < best->nknobs; ++i)
+		if (!mha_spec_is_set(&cli->spec, best->knobs[i].key) &&
+		    mha_spec_set(&cli->spec, best->knobs[i].key, best->knobs[i].val,
+		                 err)) {
+			mha_tunedb_free(&db);
+			return -1;
+		}
+	mha_knobs_flags(best->knobs, best->nknobs, flags, sizeof flags);
+	fprintf(stderr, "mhagen: tuning db %s: using %s%s (median %.4g ms, "
+	        "%.1f GFLOP/s, %s %s)\n", cli->tuning_db,
+	        best->is_default ? "the default knobs" : flags,
+	        best->is_default && best->nknobs ? flags : "",
+	        time * 1e3, best->gflops * best->median / time, best->env.cc,
+	        best->env.cflags);
+	mha_tunedb_free(&db);
+	return mha_spec_finish(&cli->spec, err);
+}
+
 int main(int argc, char **argv)
 {
 	struct mhagen_cli cli;
@@ -174,6 +228,8 @@ int main(int argc, char **argv)
 	size_t len = 0, hlen = 0;
 	int rc = 2;
 
+	if (argc > 1 && strcmp(argv[1], "tune") == 0)
+		return mhagen_tune_main(argc - 1, argv + 1);
 	if (mhagen_parse_args(&cli, argc, argv, err))
 		goto fail;
 	if (cli.help) {
@@ -184,6 +240,8 @@ int main(int argc, char **argv)
 		printf("mhagen %s\n", MHAGEN_VERSION);
 		return 0;
 	}
+	if (cli.tuning_db && use_tuning_db(&cli, err))
+		goto fail;
 	/* Render first: a spec the templates refuse gets no name either. */
 	if (mhagen_generate(&cli.spec, strcmp(cli.emit, "exp") ? "kernel" : "exp",
 	                    cli.template_dir, &text, &len, err))

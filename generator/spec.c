@@ -398,6 +398,27 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		append(buf, n, " --name %s", s->name);
 }
 
+void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n)
+{
+	static const char *const tuned[] = {"algo", "block-q", "block-kv", "mq",
+	                                    "nk", "nv", "unroll-max", "kv-split",
+	                                    "name"};
+	struct mha_spec c = *s;
+	char tmp[1024];
+
+	for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; ++i)
+		c.set &= ~(1ul << (find_key(tuned[i]) - keys));
+	mha_spec_command(&c, tmp, sizeof tmp);
+	snprintf(buf, n, "%s", tmp + strlen("mhagen "));
+}
+
+int mha_spec_is_set(const struct mha_spec *s, const char *key)
+{
+	const struct key *k = find_key(key);
+
+	return k && (s->set & (1ul << (k - keys))) != 0;
+}
+
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (!s->h)
@@ -503,6 +524,8 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 			dst = &spec_file;
 		else if (strcmp(a, "--emit") == 0)
 			dst = &cli->emit;
+		else if (strcmp(a, "--tuning-db") == 0)
+			dst = &cli->tuning_db;
 		else if (!find_key(a + 2))
 			return fail(err, "unknown flag '%s' (see --help)", a);
 		if (!dst && find_key(a + 2)->kind == K_BOOL) {

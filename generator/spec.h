@@ -43,6 +43,7 @@ struct mhagen_cli {
 	const char *header;       /* --header FILE, or NULL */
 	const char *template_dir; /* --template-dir DIR, or NULL: embedded */
 	const char *emit;         /* kernel (default), exp, registry, name */
+	const char *tuning_db;    /* --tuning-db FILE, or NULL */
 	int help, version;
 };
 
@@ -71,6 +72,14 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n);
 /* The flags that reproduce a finished spec, canonical order, no output
  * options: the same spec always gives the same text. */
 void mha_spec_command(const struct mha_spec *s, char *buf, size_t n);
+
+/* The spec a tuning record is filed under: the flags of mha_spec_command
+ * without "mhagen ", --name and the tuned knobs (algo, block-q, block-kv,
+ * mq, nk, nv, unroll-max); exp and threads stay. */
+void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n);
+
+/* 1 when knob key (a spec key such as "block-q") was given explicitly. */
+int mha_spec_is_set(const struct mha_spec *s, const char *key);
 
 /* The effective scale of a finished spec. */
 double mha_spec_scale(const struct mha_spec *s);

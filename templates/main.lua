@@ -227,6 +227,16 @@ return function(spec, what)
 		vars.template = "templates/header.h.in"
 	elseif what == "exp" then
 		vars.template = "templates/exp.c.in"
+	elseif what == "plan" then
+		-- the knobs in effect, one line: equal lines mean equal kernels
+		local P = vars.P
+		if P.algo == "tiled" then
+			return string.format("tiled bq%d bk%d mq%d nk%d nv%d", P.bq,
+			                     P.bk, P.mq, P.nk, P.nv)
+		end
+		return string.format("rows bk%d uk%s uv%s ks%d", P.bk,
+		                     P.k.unrolled and 1 or 0, P.v.unrolled and 1 or 0,
+		                     P.split)
 	else
 		error("unknown output '" .. tostring(what) .. "'", 0)
 	end

@@ -1,0 +1,283 @@
+/* The tuner's measuring program: checks one generated kernel (exported as
+ * mha_tune_kernel) against the reference attention, then times it.  Built by
+ * `mhagen tune` from sources embedded in mhagen, run as a child process.
+ *
+ * usage: harness H KV_HEADS DK DV SEQ_Q SEQ_KV MASK ALIGN LAYOUT SCALE WINDOW
+ *                FIXED SECONDS PIN CACHE
+ * SEQ_Q/SEQ_KV are the lengths to run at; FIXED is 1 when the kernel was
+ * generated for exactly those lengths (else it is also checked at others);
+ * SECONDS is about how long the timed runs may take; PIN 1 pins to CPU 0;
+ * CACHE is a path prefix under which reference outputs are kept between
+ * runs for the same spec (the inputs are the same every time).
+ *
+ * Prints one line: "ok MEDIAN MIN MAX RUNS FLOPS" (seconds, useful flops
+ * per call) with status 0, or "fail REASON" with status 1. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../mha_buf.h"
+#include "../mha_ref.h"
+#include "../mha_time.h"
+
+void mha_tune_kernel(const float *q, const float *k, const float *v,
+                     float *out, size_t batch, size_t seq_q, size_t seq_kv,
+                     const int32_t *kv_len, const float *bias);
+
+#define MAX_RUNS 101
+
+static const char *cache; /* reference outputs kept as CACHE-SEED.ref */
+
+/* splitmix64, as the tests use; a float uniform in [-1, 1). */
+static float unit(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	return (float)((double)(z >> 11) * 0x1p-52 - 1.0);
+}
+
+/* Inputs of one call. */
+struct inputs {
+	size_t batch, sq, skv, nq, nk, nv, no;
+	float *q, *k, *v, *bias;
+	int32_t *kv_len;
+};
+
+static void release(struct inputs *in)
+{
+	mha_free(in->q);
+	mha_free(in->k);
+	mha_free(in->v);
+	mha_free(in->bias);
+	free(in->kv_len);
+}
+
+/* Allocate and fill inputs; hot makes scores near +100 (exp overflows
+ * float without the max subtraction).  0 or -1. */
+static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
+                size_t sq, size_t skv, int hot, uint64_t seed)
+{
+	float h = (float)sqrt(100.0 / ((double)a->dk * a->scale));
+
+	memset(in, 0, sizeof *in);
+	in->batch = batch;
+	in->sq = sq;
+	in->skv = skv;
+	in->nq = batch * sq * a->h * a->dk;
+	in->nk = batch * skv * a->kv_heads * a->dk;
+	in->nv = batch * skv * a->kv_heads * a->dv;
+	in->no = batch * sq * a->h * a->dv;
+	in->q = mha_alloc(in->nq);
+	in->k = mha_alloc(in->nk);
+	in->v = mha_alloc(in->nv);
+	in->kv_len = malloc(batch * sizeof *in->kv_len);
+	if (a->mask & MHA_MASK_BIAS)
+		in->bias = mha_alloc(sq * skv);
+	if (!in->q || !in->k || !in->v || !in->kv_len ||
+	    ((a->mask & MHA_MASK_BIAS) && !in->bias))
+		return -1;
+	for (size_t i = 0; i < in->nq; ++i)
+		in->q[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
+	for (size_t i = 0; i < in->nk; ++i)
+		in->k[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
+	for (size_t i = 0; i < in->nv; ++i)
+		in->v[i] = unit(&seed);
+	for (size_t b = 0; b < batch; ++b)
+		in->kv_len[b] = (int32_t)(b + 1 == batch ? skv : (skv * 2 + 1) / 3);
+	if (in->bias)
+		for (size_t i = 0; i < sq * skv; ++i)
+			in->bias[i] = unit(&seed) < -0.75f ? -INFINITY
+			                                   : 2.0f * unit(&seed);
+	return 0;
+}
+
+/* The reference output for the inputs of seed: read from the cache when an
+ * earlier run stored it, else computed and stored (renamed into place). */
+static void reference(const struct mha_attn *a, const struct inputs *in,
+                      float *ref, uint64_t seed)
+{
+	char path[4200], tmp[4300];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s-%llu.ref", cache,
+	         (unsigned long long)seed);
+	f = fopen(path, "rb");
+	if (f) {
+		size_t got = fread(ref, sizeof *ref, in->no, f);
+		int extra = fgetc(f);
+		fclose(f);
+		if (got == in->no && extra == EOF)
+			return;
+	}
+	mha_ref_attention(a, in->q, in->k, in->v, ref, in->batch, in->sq,
+	                  in->skv, in->kv_len, in->bias);
+	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
+	f = fopen(tmp, "wb");
+	if (!f)
+		return;
+	if ((fwrite(ref, sizeof *ref, in->no, f) == in->no) + (fclose(f) == 0) == 2)
+		rename(tmp, path);
+	else
+		remove(tmp);
+}
+
+static void call(const struct mha_attn *a, const struct inputs *in, float *out)
+{
+	mha_tune_kernel(in->q, in->k, in->v, out, in->batch, in->sq, in->skv,
+	                (a->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
+	                in->bias);
+}
+
+/* Compare the kernel with the reference on one input set; 0, or -1 with
+ * the reason printed.  Tolerance as the project's kernel tests. */
+static int check(const struct mha_attn *a, size_t batch, size_t sq,
+                 size_t skv, int hot, uint64_t seed)
+{
+	struct inputs in;
+	struct mha_guarded out;
+	float *ref = NULL;
+	double vmax = 0, qmax = 0, kmax = 0, err = 0, tol;
+	size_t worst = 0;
+	int rc = -1;
+
+	out.base = NULL;
+	if (make(&in, a, batch, sq, skv, hot, seed) ||
+	    !(ref = mha_alloc(in.no)) || mha_guarded_init(&out, in.no)) {
+		printf("fail out of memory\n");
+		goto done;
+	}
+	reference(a, &in, ref, seed);
+	call(a, &in, out.data);
+	if (!mha_guarded_intact(&out)) {
+		printf("fail wrote outside its output (seq_q %zu seq_kv %zu)\n",
+		       sq, skv);
+		goto done;
+	}
+	for (size_t i = 0; i < in.nv; ++i)
+		vmax = fmax(vmax, fabs(in.v[i]));
+	for (size_t i = 0; i < in.nq; ++i)
+		qmax = fmax(qmax, fabs(in.q[i]));
+	for (size_t i = 0; i < in.nk; ++i)
+		kmax = fmax(kmax, fabs(in.k[i]));
+	for (size_t i = 0; i < in.no; ++i) {
+		double e;
+		if (mha_is_poison(out.data[i]) || isnan(out.data[i])) {
+			printf("fail output %zu %s (seq_q %zu seq_kv %zu)\n", i,
+			       mha_is_poison(out.data[i]) ? "never written" : "is NaN",
+			       sq, skv);
+			goto done;
+		}
+		e = fabs((double)out.data[i] - (double)ref[i]);
+		if (e > err) {
+			err = e;
+			worst = i;
+		}
+	}
+	tol = vmax * (1e-5 + 4.0 * sqrt((double)a->dk) * 0x1p-24 *
+	                       (double)a->dk * qmax * kmax * a->scale);
+	if (err > tol) {
+		printf("fail differs from the reference: |out - ref| = %.3g > "
+		       "tol %.3g at %zu (seq_q %zu seq_kv %zu%s)\n", err, tol,
+		       worst, sq, skv, hot ? ", large scores" : "");
+		goto done;
+	}
+	rc = 0;
+done:
+	release(&in);
+	mha_free(ref);
+	if (out.base)
+		mha_guarded_free(&out);
+	return rc;
+}
+
+/* Useful flops of one batch-1 call: 2 (dk + dv) per visible pair. */
+static double flops(const struct mha_attn *a, size_t sq, size_t skv)
+{
+	double pairs = 0;
+
+	for (size_t i = 0; i < sq; ++i) {
+		size_t first = 0, n = mha_ref_visible(a, i, sq, skv, &first);
+		pairs += (double)(n - first);
+	}
+	return pairs * 2.0 * (double)(a->dk + a->dv) * (double)a->h;
+}
+
+int main(int argc, char **argv)
+{
+	struct mha_attn a;
+	struct inputs in;
+	size_t sq, skv;
+	int fixed, pin;
+	double budget, t[MAX_RUNS], t0, once;
+	float *out;
+	int runs = 0;
+
+	if (argc != 16) {
+		printf("fail harness: expected 15 arguments\n");
+		return 1;
+	}
+	a.h = strtoul(argv[1], NULL, 10);
+	a.kv_heads = strtoul(argv[2], NULL, 10);
+	a.dk = strtoul(argv[3], NULL, 10);
+	a.dv = strtoul(argv[4], NULL, 10);
+	sq = strtoul(argv[5], NULL, 10);
+	skv = strtoul(argv[6], NULL, 10);
+	a.mask = (unsigned)strtoul(argv[7], NULL, 10);
+	a.align = atoi(argv[8]);
+	a.layout = atoi(argv[9]);
+	a.scale = strtod(argv[10], NULL);
+	a.window = strtoul(argv[11], NULL, 10);
+	fixed = atoi(argv[12]);
+	budget = strtod(argv[13], NULL);
+	pin = atoi(argv[14]);
+	cache = argv[15];
+	if (pin)
+		mha_pin_cpu(0);
+
+	/* correctness first: batch 2 with padding differing per item, plain
+	 * and large scores; lengths off the tiles too when they are free */
+	if (check(&a, 2, sq, skv, 0, 1) || check(&a, 1, sq, skv, 1, 2))
+		return 1;
+	if (!fixed) {
+		static const size_t odd[][2] = {{1, 9}, {7, 1}, {65, 130}, {33, 0}};
+		for (size_t i = 0; i < sizeof odd / sizeof odd[0]; ++i)
+			if (check(&a, 2, odd[i][0], odd[i][1], (int)(i % 2), 3 + i))
+				return 1;
+	}
+
+	/* timing: batch 1, warm-up for about a tenth of the budget, then as
+	 * many runs as fit the budget (5 to MAX_RUNS) */
+	if (make(&in, &a, 1, sq, skv, 0, 7) || !(out = mha_alloc(in.no))) {
+		printf("fail out of memory\n");
+		return 1;
+	}
+	t0 = mha_now();
+	call(&a, &in, out);
+	once = mha_now() - t0;
+	while (mha_now() - t0 < 0.1 * budget)
+		call(&a, &in, out);
+	runs = once > 0 ? (int)(0.9 * budget / once) : MAX_RUNS;
+	runs = runs < 5 ? 5 : runs > MAX_RUNS ? MAX_RUNS : runs;
+	for (int r = 0; r < runs; ++r) {
+		double s = mha_now();
+		call(&a, &in, out);
+		t[r] = mha_now() - s;
+	}
+	{
+		double lo = t[0], hi = t[0], med;
+		for (int r = 1; r < runs; ++r) {
+			lo = fmin(lo, t[r]);
+			hi = fmax(hi, t[r]);
+		}
+		med = mha_median(t, (size_t)runs);
+		printf("ok %.9g %.9g %.9g %d %.9g\n", med, lo, hi, runs,
+		       flops(&a, sq, skv));
+	}
+	release(&in);
+	mha_free(out);
+	return 0;
+}

@@ -1,0 +1,478 @@
+/* The tuner, run as users run it (build/mhagen tune) on a small spec with a
+ * temporary database: the records' format, resumption, a planted wrong
+ * variant recorded failed and never chosen, the kernel --tuning-db picks
+ * checked against the reference, Ctrl-C keeping finished records, sweeps
+ * and reports, and the errors. */
+#include <criterion/criterion.h>
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "files.h"
+
+extern char **environ;
+
+#define MAXARG 48
+#define COUNT(a) (sizeof (a) / sizeof (a)[0])
+
+/* The small spec every test tunes, with every knob but nv fixed: the space
+ * is the default and nv 2, 6 and 8 (nv 4 plans like the default). */
+#define SPEC "--h", "2", "--dk", "8", "--seq", "16", "--target", "scalar"
+#define FIXED "--algo", "tiled", "--block-q", "16", "--block-kv", "64", \
+              "--mq", "4", "--nk", "4"
+
+static char dir[64]; /* this test's scratch directory */
+
+struct run {
+	int status; /* exit status, 128 + signal when killed */
+	char *out, *err;
+	size_t nout, nerr;
+};
+
+static void path(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "%s/%s", dir, name);
+}
+
+/* Start mhagen with args (NULL-terminated), output to files in dir. */
+static pid_t start(const char *const *args)
+{
+	const char *bin = getenv("MHAGEN") ? getenv("MHAGEN") : "build/mhagen";
+	char *argv[MAXARG + 2] = {(char *)bin};
+	char po[128], pe[128];
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int rc, n = 1;
+
+	for (int i = 0; args[i]; ++i)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	path(po, sizeof po, "stdout");
+	path(pe, sizeof pe, "stderr");
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 2, pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	cr_assert_eq(rc, 0, "cannot run %s: %s", bin, strerror(rc));
+	return pid;
+}
+
+static struct run finish(pid_t pid)
+{
+	struct run r = {-1, NULL, NULL, 0, 0};
+	char po[128], pe[128];
+	int st;
+
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	path(po, sizeof po, "stdout");
+	path(pe, sizeof pe, "stderr");
+	r.out = files_read(po, &r.nout);
+	r.err = files_read(pe, &r.nerr);
+	cr_assert(r.out && r.err);
+	return r;
+}
+
+static struct run run(const char *const *args)
+{
+	return finish(start(args));
+}
+
+static void release(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void write_file(const char *p, const char *text, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+
+	cr_assert_not_null(f, "cannot write %s", p);
+	cr_assert_eq(fwrite(text, 1, n, f), n);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/* Copy templates/ into dir/templates, replacing in main.lua the text
+ * `from` by `to` (when from is not NULL). */
+static void copy_templates(const char *from, const char *to)
+{
+	static const char *const sub[] = {"", "/targets"};
+	char p[256];
+
+	path(p, sizeof p, "templates");
+	mkdir(p, 0700);
+	path(p, sizeof p, "templates/targets");
+	mkdir(p, 0700);
+	for (size_t s = 0; s < COUNT(sub); ++s) {
+		char src[128];
+		DIR *d;
+		struct dirent *e;
+		snprintf(src, sizeof src, "templates%s", sub[s]);
+		d = opendir(src);
+		cr_assert_not_null(d, "cannot list %s", src);
+		while ((e = readdir(d))) {
+			char in[512], out[512], *text;
+			size_t n;
+			if (!strstr(e->d_name, ".lua") && !strstr(e->d_name, ".in"))
+				continue;
+			snprintf(in, sizeof in, "%s/%s", src, e->d_name);
+			snprintf(out, sizeof out, "%s/templates%s/%s", dir, sub[s],
+			         e->d_name);
+			text = files_read(in, &n);
+			cr_assert_not_null(text);
+			if (from && strcmp(in, "templates/main.lua") == 0) {
+				char *at = strstr(text, from), *patched;
+				size_t nf = strlen(from), nt = strlen(to);
+				cr_assert_not_null(at, "main.lua has no '%s'", from);
+				patched = malloc(n - nf + nt + 1);
+				memcpy(patched, text, (size_t)(at - text));
+				memcpy(patched + (at - text), to, nt);
+				memcpy(patched + (at - text) + nt, at + nf,
+				       n - (size_t)(at - text) - nf + 1);
+				free(text);
+				text = patched;
+				n = n - nf + nt;
+			}
+			write_file(out, text, n);
+			free(text);
+		}
+		closedir(d);
+	}
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof dir, "/tmp/mhagen-test-tune.XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+/* Remove dir and what the tests put there (two levels). */
+static void teardown(void)
+{
+	char cmd[128];
+
+	if (!dir[0])
+		return;
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+TestSuite(tune, .init = setup, .fini = teardown, .timeout = 240);
+
+/* The lines of a file (NULL-terminated array into lines, at most max). */
+static int lines_of(char *text, char **lines, int max)
+{
+	int n = 0;
+
+	for (char *p = text; *p && n < max;) {
+		char *e = strchr(p, '\n');
+		cr_assert_not_null(e, "a line without its newline: %s", p);
+		*e = '\0';
+		lines[n++] = p;
+		p = e + 1;
+	}
+	return n;
+}
+
+/* Check one record line has every field, each of its JSON type. */
+static void check_record(const char *line)
+{
+	static const struct { const char *key; char type; } fields[] = {
+		{"spec", 's'}, {"target", 's'}, {"knobs", 'o'}, {"default", 'b'},
+		{"plan", 's'}, {"cpu", 's'}, {"threads", 'n'}, {"cc", 's'},
+		{"cc_version", 's'}, {"cflags", 's'}, {"mhagen", 's'},
+		{"templates", 's'}, {"median_s", 'n'}, {"min_s", 'n'},
+		{"max_s", 'n'}, {"runs", 'n'}, {"gflops", 'n'}, {"status", 's'},
+		{"reason", 's'},
+	};
+
+	cr_assert(line[0] == '{' && line[strlen(line) - 1] == '}', "%s", line);
+	for (size_t i = 0; i < COUNT(fields); ++i) {
+		char key[32];
+		const char *at;
+		char c;
+		snprintf(key, sizeof key, "\"%s\":", fields[i].key);
+		at = strstr(line, key);
+		cr_assert_not_null(at, "no field %s in %s", fields[i].key, line);
+		c = at[strlen(key)];
+		switch (fields[i].type) {
+		case 's': cr_assert_eq(c, '"', "%s is not a string", key); break;
+		case 'o': cr_assert_eq(c, '{', "%s is not an object", key); break;
+		case 'b': cr_assert(c == 't' || c == 'f', "%s is not a boolean", key); break;
+		default:
+			cr_assert((c >= '0' && c <= '9') || c == '-',
+			          "%s is not a number", key);
+		}
+	}
+	cr_assert(strstr(line, "\"status\":\"ok\"") ||
+	          strstr(line, "\"status\":\"failed\""), "%s", line);
+	cr_assert(strstr(line, "\"templates\":\"fnv1a64:"), "%s", line);
+}
+
+/* The tuner measures every variant once (nv 6 planted wrong: recorded
+ * failed), a second run measures nothing, and --tuning-db generates the
+ * fastest good variant, which passes the reference. */
+Test(tune, records_resume_reject_and_pick)
+{
+	char db[128], tdir[128], kc[128], so[128], *text, *lines[64];
+	char knobs[256] = "";
+	const char *at = NULL;
+	size_t n;
+	struct run r;
+	int nl, failed = 0, ok = 0, defaults = 0, plans = 0;
+
+	path(db, sizeof db, "tune.jsonl");
+	path(tdir, sizeof tdir, "templates");
+	/* nv 6 doubles the scale: a kernel that differs from the reference */
+	copy_templates("\tlocal vars = {\n",
+	               "\tif spec.nv == 6 then spec.scale = spec.scale * 2 end\n"
+	               "\tlocal vars = {\n");
+	{
+		const char *args[] = {"tune", SPEC, FIXED, "--db", db, "--budget",
+		                      "120", "--template-dir", tdir, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "search exhaustive"), "stderr: %s", r.err);
+	release(&r);
+
+	/* four variants, each measured once; the fastest few and the default
+	 * measured again: records of the same plan are one variant */
+	text = files_read(db, &n);
+	cr_assert_not_null(text);
+	nl = lines_of(text, lines, COUNT(lines));
+	cr_assert(nl >= 4, "records: %d", nl);
+	for (int i = 0; i < nl; ++i) {
+		const char *plan = strstr(lines[i], "\"plan\":\"");
+		int seen = 0;
+		check_record(lines[i]);
+		cr_assert(strstr(lines[i], "\"spec\":\"--h 2 --dk 8 --seq 16 --target scalar\""),
+		          "%s", lines[i]);
+		cr_assert_not_null(plan);
+		for (int j = 0; j < i; ++j)
+			seen |= strncmp(strstr(lines[j], "\"plan\":\""), plan,
+			                strcspn(plan + 8, "\"") + 9) == 0;
+		plans += !seen;
+		if (strstr(lines[i], "\"default\":true")) {
+			cr_assert(strstr(lines[i], "\"knobs\":{\"algo\":\"tiled\",\"block-q\":16,"),
+			          "the default keeps the fixed knobs: %s", lines[i]);
+			++defaults;
+		}
+		if (strstr(lines[i], "\"nv\":6")) {
+			cr_assert(strstr(lines[i], "\"status\":\"failed\""), "%s", lines[i]);
+			cr_assert(strstr(lines[i], "differs from the reference"), "%s",
+			          lines[i]);
+			++failed;
+		} else {
+			cr_assert(strstr(lines[i], "\"status\":\"ok\""), "%s", lines[i]);
+			cr_assert(strtod(strstr(lines[i], "\"median_s\":") + 11, NULL) > 0);
+			++ok;
+		}
+	}
+	cr_assert_eq(plans, 4, "variants: default, nv 2, 6, 8");
+	cr_assert_eq(failed, 1, "the wrong variant is measured once, never again");
+	cr_assert(ok >= 3);
+	cr_assert(defaults >= 1);
+	free(text);
+
+	/* resumption: nothing new is measured, the file is unchanged */
+	{
+		char *before = files_read(db, &n), *after;
+		size_t n2;
+		const char *args[] = {"tune", SPEC, FIXED, "--db", db, "--budget",
+		                      "120", "--template-dir", tdir, NULL};
+		r = run(args);
+		cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+		cr_assert(strstr(r.err, "(0 measured now, 4 from the database, 1 failed, 0 refused; 0 measurements again)"),
+		          "stderr: %s", r.err);
+		after = files_read(db, &n2);
+		cr_assert(n == n2 && memcmp(before, after, n) == 0);
+		free(before);
+		free(after);
+		release(&r);
+	}
+
+	/* --tuning-db: the fastest ok record, named on stderr */
+	path(kc, sizeof kc, "tuned.c");
+	{
+		const char *args[] = {"--tuning-db", db, "--template-dir", tdir,
+		                      SPEC, "--name", "mha_tuned", "-o", kc, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "mhagen: tuning db ") &&
+	          (at = strstr(r.err, "using ")), "stderr: %s", r.err);
+	cr_assert_null(strstr(r.err, "--nv 6"), "picked the failed variant");
+	/* the knobs it names belong to an ok record of the database */
+	if (strncmp(at + 6, "the default knobs", 17) != 0) {
+		char want[300], *rec;
+		size_t len = strcspn(at + 6, "(");
+		cr_assert(len > 1 && len < sizeof knobs);
+		memcpy(knobs, at + 6, len - 1);
+		knobs[len - 1] = '\0';
+		cr_assert(strstr(knobs, "--algo tiled --block-q 16 --block-kv 64 --mq 4 --nk 4 --nv "),
+		          "%s", knobs);
+		snprintf(want, sizeof want, "\"nk\":4,\"nv\":%s},\"default\":false",
+		         knobs + strlen(knobs) - 1);
+		rec = files_read(db, &n);
+		cr_assert(strstr(rec, want), "no record with %s", want);
+		free(rec);
+	}
+	release(&r);
+	text = files_read(kc, &n);
+	cr_assert_not_null(text);
+	cr_assert(knobs[0] == '\0' || strstr(text, knobs), "kernel:\n%.400s", text);
+	free(text);
+
+	/* the picked kernel, compiled, against the reference */
+	path(so, sizeof so, "tuned.so");
+	{
+		const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "clang";
+		char cmd[512];
+		void *h;
+		struct mha_kernel k = {"mha_tuned", "scalar", NULL, 2, 2, 8, 8, 16,
+		                       16, 0, 0, 0, 0.35355339f, 0, NULL};
+		char msg[512];
+		snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -shared -fPIC -o '%s' '%s'",
+		         cc, so, kc);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+		h = dlopen(so, RTLD_NOW);
+		cr_assert_not_null(h, "%s", dlerror());
+		*(void **)&k.fn = dlsym(h, "mha_tuned");
+		cr_assert_not_null(k.fn);
+		cr_assert_eq(check_kernel(&k, 3, msg, sizeof msg), 0, "%s", msg);
+		dlclose(h);
+	}
+}
+
+/* Ctrl-C: the tuner stops, every record written is whole, status 130. */
+Test(tune, interrupt_keeps_records)
+{
+	char db[128], *text = NULL, *lines[64];
+	const char *args[] = {"tune", SPEC, "--db", NULL, "--budget", "300", NULL};
+	size_t n = 0;
+	struct run r;
+	pid_t pid;
+	int nl;
+
+	path(db, sizeof db, "int.jsonl");
+	args[10] = db;
+	pid = start(args);
+	/* wait for two records, then interrupt */
+	for (int i = 0; i < 6000; ++i) {
+		struct timespec nap = {0, 20000000};
+		free(text);
+		text = files_read(db, &n);
+		if (text && lines_of(text, lines, 64) >= 2)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	free(text);
+	kill(pid, SIGINT);
+	r = finish(pid);
+	cr_assert_eq(r.status, 130, "status %d, stderr: %s", r.status, r.err);
+	cr_assert(strstr(r.err, "(interrupted)"), "stderr: %s", r.err);
+	release(&r);
+	text = files_read(db, &n);
+	cr_assert(text && n > 0 && text[n - 1] == '\n');
+	nl = lines_of(text, lines, 64);
+	cr_assert(nl >= 2);
+	for (int i = 0; i < nl; ++i)
+		check_record(lines[i]);
+	free(text);
+}
+
+/* A sweep of two points within a tiny budget (the defaults are always
+ * measured), then the CSV and the picture. */
+Test(tune, sweep_and_report)
+{
+	char db[128], csv[128], svg[128], *text, *lines[8];
+	size_t n;
+	struct run r;
+
+	path(db, sizeof db, "sweep.jsonl");
+	path(csv, sizeof csv, "out.csv");
+	path(svg, sizeof svg, "out.svg");
+	{
+		const char *args[] = {"tune", "--sweep", "h=1,2 mask=none,causal",
+		                      "--dk", "8", "--seq", "16", "--target", "scalar",
+		                      "--db", db, "--budget", "1", "--report", csv,
+		                      NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "sweep of 4 points"), "stderr: %s", r.err);
+	release(&r);
+	text = files_read(csv, &n);
+	cr_assert_not_null(text);
+	cr_assert_eq(lines_of(text, lines, 8), 5, "header and 4 rows");
+	cr_assert(strncmp(lines[0], "spec,target,", 12) == 0);
+	cr_assert(strstr(lines[4], "--h 2 --dk 8 --seq 16 --mask causal --target scalar,scalar,"),
+	          "%s", lines[4]);
+	free(text);
+	if (system("gnuplot --version > /dev/null 2>&1") != 0) {
+		cr_log_warn("gnuplot is not installed: the picture is not tested");
+		return;
+	}
+	{
+		const char *args[] = {"tune", "--db", db, "--plot", svg, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	text = files_read(svg, &n);
+	cr_assert(text && strstr(text, "<svg") && strstr(text, "h2 dk8 s16 causal"));
+	free(text);
+}
+
+/* Every error: one "mhagen: " line, status 2. */
+Test(tune, errors)
+{
+	static const struct { const char *args[16]; const char *want; } cases[] = {
+		{{"tune", SPEC, "--budget", "-1", NULL}, "--budget: '-1'"},
+		{{"tune", SPEC, "--budget", "soon", NULL}, "--budget: 'soon'"},
+		{{"tune", "--sweep", "heads=1,2", "--dk", "8", NULL},
+		 "--sweep: unknown spec key 'heads'"},
+		{{"tune", "--sweep", "h=1,x", "--dk", "8", NULL}, "--h: 'x'"},
+		{{"tune", SPEC, "--db", "/nonexistent-dir/db.jsonl", NULL},
+		 "cannot write '/nonexistent-dir/db.jsonl'"},
+		{{"tune", SPEC, "--cc", "no-such-compiler-mhagen", "--db", "DB", NULL},
+		 "compiler 'no-such-compiler-mhagen' not found"},
+		{{"tune", SPEC, "--search", "magic", NULL}, "--search: unknown value"},
+		{{"tune", NULL}, "give spec flags"},
+	};
+	char db[128];
+
+	path(db, sizeof db, "err.jsonl");
+	for (size_t i = 0; i < COUNT(cases); ++i) {
+		const char *args[20];
+		struct run r;
+		int k = 0;
+		for (; cases[i].args[k]; ++k)
+			args[k] = strcmp(cases[i].args[k], "DB") ? cases[i].args[k] : db;
+		args[k] = NULL;
+		r = run(args);
+		cr_assert_eq(r.status, 2, "case %zu: status %d, stderr %s", i,
+		             r.status, r.err);
+		cr_assert(strncmp(r.err, "mhagen: ", 8) == 0 &&
+		          strchr(r.err, '\n') == r.err + r.nerr - 1,
+		          "case %zu: stderr %s", i, r.err);
+		cr_assert(strstr(r.err, cases[i].want), "case %zu: stderr %s, want %s",
+		          i, r.err, cases[i].want);
+		release(&r);
+	}
+}
