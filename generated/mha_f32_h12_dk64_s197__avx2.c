@@ -4,7 +4,7 @@
  * mha_f32_h12_dk64_s197__avx2: out = softmax(q k^T * 0x1p-3f + mask) v for each of 12 heads
  * (12 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 192 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 197 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -38,15 +38,15 @@ static inline __m256 mha_f32_h12_dk64_s197__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (768 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 192 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 208 are zero. */
 static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = q[r * 768 + d] * 0x1p-3f;
-	for (size_t r = n; r < 192; ++r)
+			qt[d * 208 + r] = q[r * 768 + d] * 0x1p-3f;
+	for (size_t r = n; r < 208; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = 0.0f;
+			qt[d * 208 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 768 floats apart) against 16 packed queries:
@@ -59,8 +59,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk1(const float *restrict qt, con
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -93,8 +93,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, con
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -138,8 +138,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, con
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -194,8 +194,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, con
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -261,8 +261,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, con
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -339,8 +339,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -407,7 +407,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x2 accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, const float *restrict v,
@@ -417,16 +417,16 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, cons
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
-	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 768), al0);
-	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 776), al1);
-	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 960), al0);
-	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 968), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 216), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 424), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 632), al1);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 832), al0);
+	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 840), al1);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1040), al0);
+	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1048), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -463,20 +463,20 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, cons
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
-	_mm256_store_ps(ot + 384, a2_0);
-	_mm256_store_ps(ot + 392, a2_1);
-	_mm256_store_ps(ot + 576, a3_0);
-	_mm256_store_ps(ot + 584, a3_1);
-	_mm256_store_ps(ot + 768, a4_0);
-	_mm256_store_ps(ot + 776, a4_1);
-	_mm256_store_ps(ot + 960, a5_0);
-	_mm256_store_ps(ot + 968, a5_1);
+	_mm256_store_ps(ot + 208, a1_0);
+	_mm256_store_ps(ot + 216, a1_1);
+	_mm256_store_ps(ot + 416, a2_0);
+	_mm256_store_ps(ot + 424, a2_1);
+	_mm256_store_ps(ot + 624, a3_0);
+	_mm256_store_ps(ot + 632, a3_1);
+	_mm256_store_ps(ot + 832, a4_0);
+	_mm256_store_ps(ot + 840, a4_1);
+	_mm256_store_ps(ot + 1040, a5_0);
+	_mm256_store_ps(ot + 1048, a5_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x2 accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, const float *restrict v,
@@ -486,12 +486,12 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, cons
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 216), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 424), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 632), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -518,19 +518,19 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, cons
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
-	_mm256_store_ps(ot + 384, a2_0);
-	_mm256_store_ps(ot + 392, a2_1);
-	_mm256_store_ps(ot + 576, a3_0);
-	_mm256_store_ps(ot + 584, a3_1);
+	_mm256_store_ps(ot + 208, a1_0);
+	_mm256_store_ps(ot + 216, a1_1);
+	_mm256_store_ps(ot + 416, a2_0);
+	_mm256_store_ps(ot + 424, a2_1);
+	_mm256_store_ps(ot + 624, a3_0);
+	_mm256_store_ps(ot + 632, a3_1);
 }
 
 void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 192 query rows), the rows packed
+/* Work items are (batch, head, block of 197 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
@@ -545,28 +545,28 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 	(void)seq_kv; /* fixed: 197 */
 	(void)kv_len;
 	(void)bias;
-	for (size_t w = 0; w < batch * 12 * 2; ++w) {
-		const size_t b = w / (12 * 2);
-		const size_t hh = w / 2 % 12;
-		const size_t i0 = w % 2 * 192;
+	for (size_t w = 0; w < batch * 12 * 1; ++w) {
+		const size_t b = w / (12 * 1);
+		const size_t hh = w / 1 % 12;
+		const size_t i0 = w % 1 * 197;
 		const size_t hk = hh;
-		const size_t rows = 197 - i0 < 192 ? 197 - i0 : 192;
+		const size_t rows = 197 - i0 < 197 ? 197 - i0 : 197;
 		const float *qh = q + ((b * 197 + i0) * 12 + hh) * 64;
 		float *oh = out + ((b * 197 + i0) * 12 + hh) * 64;
 		const float *kh = k + ((b * 197 + 0) * 12 + hk) * 64;
 		const float *vh = v + ((b * 197 + 0) * 12 + hk) * 64;
-		_Alignas(64) float qt[12288], ot[12288];
+		_Alignas(64) float qt[13312], ot[13312];
 		_Alignas(64) float st[2048];
 		_Alignas(64) float vp[8192];
-		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
-		size_t lim[192] = {0};
+		_Alignas(64) float m[208], l[208], alpha[16], mxb[16];
+		size_t lim[208] = {0};
 
 		mha_f32_h12_dk64_s197__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 192; ++r) {
+		for (size_t r = 0; r < 208; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 12288; ++x)
+		for (size_t x = 0; x < 13312; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = 197;
@@ -653,7 +653,7 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1152)
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1248)
 						mha_f32_h12_dk64_s197__avx2_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h12_dk64_s197__avx2_pv4(st, vb0, ob, alpha, nt);
 				}
@@ -666,7 +666,7 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 			float *o = oh + r * 768;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
 			for (size_t c = 0; c < 64; ++c)
-				o[c] = ot[c * 192 + r] * inv;
+				o[c] = ot[c * 208 + r] * inv;
 		}
 	}
 }

@@ -97,7 +97,10 @@ local function plan(S, T)
 		end
 	end
 	if P.algo == "tiled" then
-		if S.seq_q > 0 and P.bq > S.seq_q then
+		if S.seq_q > 0 and (P.bq > S.seq_q or
+		                    (S.block_q == 0 and S.seq_q <= P.bq * 3 // 2)) then
+			-- one block, rather than a full one and a thin remainder
+			-- (measured: h12 dk64 s197 1.05-1.08x faster on avx2 and avx512)
 			P.bq = S.seq_q
 		end
 		if P.mq % P.W ~= 0 then
