@@ -37,11 +37,11 @@ static inline __m512 mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_exp(__m512 x)
 	return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ), y);
 }
 
-/* Online softmax of 4 query heads of one row, qh floats apart, that share a
- * key/value head, against keys 0..n-1 in blocks of 128: for
- * head g the running max m[g], the rescaled sum l[g] and the unnormalized
- * weighted sum of values acc[g * 128...]. Each block is read from memory
- * once for the group; the other heads find it in cache.
+/* Online softmax of 4 query heads of one row (qh floats apart) against keys
+ * 0..n-1 in blocks of 128: for head g the running max m[g], the rescaled sum
+ * l[g] and the unnormalized weighted sum of values acc[g * 128...].
+ * The heads share a key/value head: each block is read from memory once for
+ * them, the others find it in cache.
  * k, v point at key/value 0; keys are 1024 floats apart, values 1024. */
 static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *restrict q, size_t qh, const float *restrict k,
         const float *restrict v, size_t n,
