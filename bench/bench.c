@@ -315,23 +315,6 @@ static double measure_peak(void)
 	return mha_median(g, PEAK_RUNS);
 }
 
-/* Median single-core read GB/s over a 256 MiB array, after one warm-up. */
-static double measure_bandwidth(void)
-{
-	double g[PEAK_RUNS];
-	float *a = mha_alloc(BW_FLOATS), sink = 0.0f;
-
-	if (!a)
-		return 0.0;
-	for (size_t i = 0; i < BW_FLOATS; ++i)
-		a[i] = 1.0f;
-	bench_read_gbs(a, BW_FLOATS, &sink);
-	for (int r = 0; r < PEAK_RUNS; ++r)
-		g[r] = bench_read_gbs(a, BW_FLOATS, &sink);
-	mha_free(a);
-	return sink == (float)BW_FLOATS ? mha_median(g, PEAK_RUNS) : 0.0;
-}
-
 /* Median 1-core read GB/s over n floats (rounded up to 64), read again and
  * again like a decode kernel reads K and V: the same bytes, warm the same
  * way.  A large last-level cache holds them, so this is the bandwidth a
@@ -353,6 +336,12 @@ static double measure_bandwidth_of(size_t n)
 		g[r] = bench_read_gbs(a, n, &sink);
 	mha_free(a);
 	return sink == (float)n ? mha_median(g, PEAK_RUNS) : 0.0;
+}
+
+/* Median single-core read GB/s over a 256 MiB array, after one warm-up. */
+static double measure_bandwidth(void)
+{
+	return measure_bandwidth_of(BW_FLOATS);
 }
 
 /* Call the job once into the poisoned, guarded output and compare with ref;

@@ -290,7 +290,7 @@ double mha_spec_scale(const struct mha_spec *s)
 	return s->scale > 0.0 ? s->scale : 1.0 / sqrt((double)s->dk);
 }
 
-static void append(char *buf, size_t n, const char *fmt, ...)
+void mha_append(char *buf, size_t n, const char *fmt, ...)
 {
 	size_t len = strlen(buf);
 	va_list ap;
@@ -305,49 +305,49 @@ static void append(char *buf, size_t n, const char *fmt, ...)
 void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 {
 	buf[0] = '\0';
-	append(buf, n, "mha_f32_h%ld", s->h);
+	mha_append(buf, n, "mha_f32_h%ld", s->h);
 	if (s->kv_heads != s->h)
-		append(buf, n, "_kv%ld", s->kv_heads);
-	append(buf, n, "_dk%ld", s->dk);
+		mha_append(buf, n, "_kv%ld", s->kv_heads);
+	mha_append(buf, n, "_dk%ld", s->dk);
 	if (s->dv != s->dk)
-		append(buf, n, "_dv%ld", s->dv);
+		mha_append(buf, n, "_dv%ld", s->dv);
 	if (s->seq_q && s->seq_q == s->seq_kv)
-		append(buf, n, "_s%ld", s->seq_q);
+		mha_append(buf, n, "_s%ld", s->seq_q);
 	else {
 		if (s->seq_q)
-			append(buf, n, "_q%ld", s->seq_q);
+			mha_append(buf, n, "_q%ld", s->seq_q);
 		if (s->seq_kv)
-			append(buf, n, "_kv_s%ld", s->seq_kv);
+			mha_append(buf, n, "_kv_s%ld", s->seq_kv);
 	}
 	if (s->mask & MHA_MASK_CAUSAL)
-		append(buf, n, "_causal");
+		mha_append(buf, n, "_causal");
 	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
-		append(buf, n, "_tl");
+		mha_append(buf, n, "_tl");
 	if (s->mask & MHA_MASK_PADDING)
-		append(buf, n, "_padding");
+		mha_append(buf, n, "_padding");
 	if (s->mask & MHA_MASK_BIAS)
-		append(buf, n, "_bias");
+		mha_append(buf, n, "_bias");
 	if (s->window)
-		append(buf, n, "_w%ld", s->window);
+		mha_append(buf, n, "_w%ld", s->window);
 	if (s->layout == MHA_LAYOUT_BHSD)
-		append(buf, n, "_bhsd");
+		mha_append(buf, n, "_bhsd");
 	if (s->scale > 0.0) {
 		float f = (float)s->scale;
 		uint32_t u;
 		memcpy(&u, &f, sizeof u);
-		append(buf, n, "_sc%08x", (unsigned)u);
+		mha_append(buf, n, "_sc%08x", (unsigned)u);
 	}
 	if (s->weights)
-		append(buf, n, "_weights");
+		mha_append(buf, n, "_weights");
 	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
 		if (!(s->set & (1ul << k)))
 			continue;
 		if (keys[k].kind == K_INT)
-			append(buf, n, "_%s%ld", keys[k].tag, long_at(s, &keys[k]));
+			mha_append(buf, n, "_%s%ld", keys[k].tag, long_at(s, &keys[k]));
 		else if (int_at(s, &keys[k]))
-			append(buf, n, "_%s", keys[k].words[int_at(s, &keys[k])]);
+			mha_append(buf, n, "_%s", keys[k].words[int_at(s, &keys[k])]);
 	}
-	append(buf, n, "__%s", s->target);
+	mha_append(buf, n, "__%s", s->target);
 }
 
 void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
@@ -356,46 +356,46 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 	int first = 1;
 
 	buf[0] = '\0';
-	append(buf, n, "mhagen --h %ld", s->h);
+	mha_append(buf, n, "mhagen --h %ld", s->h);
 	if (s->kv_heads != s->h)
-		append(buf, n, " --kv-heads %ld", s->kv_heads);
-	append(buf, n, " --dk %ld", s->dk);
+		mha_append(buf, n, " --kv-heads %ld", s->kv_heads);
+	mha_append(buf, n, " --dk %ld", s->dk);
 	if (s->dv != s->dk)
-		append(buf, n, " --dv %ld", s->dv);
+		mha_append(buf, n, " --dv %ld", s->dv);
 	if (s->seq_q)
-		append(buf, n, " --seq %ld", s->seq_q);
+		mha_append(buf, n, " --seq %ld", s->seq_q);
 	if (s->seq_kv && s->seq_kv != s->seq_q)
-		append(buf, n, " --seq-kv %ld", s->seq_kv);
+		mha_append(buf, n, " --seq-kv %ld", s->seq_kv);
 	if (s->mask) {
-		append(buf, n, " --mask ");
+		mha_append(buf, n, " --mask ");
 		for (int i = 0; i < 3; ++i)
 			if (s->mask & (1u << i)) {
-				append(buf, n, "%s%s", first ? "" : ",", masks[i]);
+				mha_append(buf, n, "%s%s", first ? "" : ",", masks[i]);
 				first = 0;
 			}
 	}
 	if (s->window)
-		append(buf, n, " --window %ld", s->window);
+		mha_append(buf, n, " --window %ld", s->window);
 	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
-		append(buf, n, " --causal-align top-left");
+		mha_append(buf, n, " --causal-align top-left");
 	if (s->layout == MHA_LAYOUT_BHSD)
-		append(buf, n, " --layout bhsd");
+		mha_append(buf, n, " --layout bhsd");
 	if (s->scale > 0.0)
-		append(buf, n, " --scale %a", (double)(float)s->scale);
+		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
 	if (s->weights)
-		append(buf, n, " --weights");
+		mha_append(buf, n, " --weights");
 	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
 		if (!(s->set & (1ul << k)))
 			continue;
 		if (keys[k].kind == K_INT)
-			append(buf, n, " --%s %ld", keys[k].name, long_at(s, &keys[k]));
+			mha_append(buf, n, " --%s %ld", keys[k].name, long_at(s, &keys[k]));
 		else
-			append(buf, n, " --%s %s", keys[k].name,
+			mha_append(buf, n, " --%s %s", keys[k].name,
 			       keys[k].words[int_at(s, &keys[k])]);
 	}
-	append(buf, n, " --target %s", s->target);
+	mha_append(buf, n, " --target %s", s->target);
 	if (s->set & (1ul << (find_key("name") - keys)))
-		append(buf, n, " --name %s", s->name);
+		mha_append(buf, n, " --name %s", s->name);
 }
 
 void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n)

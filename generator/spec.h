@@ -81,6 +81,11 @@ void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n);
 /* 1 when knob key (a spec key such as "block-q") was given explicitly. */
 int mha_spec_is_set(const struct mha_spec *s, const char *key);
 
+/* Append printf-style text to the NUL-terminated buf of size n, cutting it
+ * short when it does not fit. */
+void mha_append(char *buf, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* The effective scale of a finished spec. */
 double mha_spec_scale(const struct mha_spec *s);
 

@@ -3,7 +3,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,36 +12,24 @@
 
 /* ---- writing */
 
-static void append(char *buf, size_t n, const char *fmt, ...)
-{
-	size_t len = strlen(buf);
-	va_list ap;
-
-	if (len >= n)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, n - len, fmt, ap);
-	va_end(ap);
-}
-
 /* Append s as a JSON string. */
 static void put_str(char *buf, size_t n, const char *s)
 {
-	append(buf, n, "\"");
+	mha_append(buf, n, "\"");
 	for (; *s; ++s) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '"' || c == '\\')
-			append(buf, n, "\\%c", c);
+			mha_append(buf, n, "\\%c", c);
 		else if (c == '\n')
-			append(buf, n, "\\n");
+			mha_append(buf, n, "\\n");
 		else if (c == '\t')
-			append(buf, n, "\\t");
+			mha_append(buf, n, "\\t");
 		else if (c < 0x20)
-			append(buf, n, "\\u%04x", c);
+			mha_append(buf, n, "\\u%04x", c);
 		else
-			append(buf, n, "%c", c);
+			mha_append(buf, n, "%c", c);
 	}
-	append(buf, n, "\"");
+	mha_append(buf, n, "\"");
 }
 
 static int all_digits(const char *s)
@@ -58,51 +45,51 @@ static int all_digits(const char *s)
 /* A finite number as JSON (no NaN or inf in JSON: 0 instead). */
 static void put_num(char *buf, size_t n, double x)
 {
-	append(buf, n, "%.6g", isfinite(x) ? x : 0.0);
+	mha_append(buf, n, "%.6g", isfinite(x) ? x : 0.0);
 }
 
 void mha_tunedb_format(const struct mha_tune_rec *r, char *buf, size_t n)
 {
 	buf[0] = '\0';
-	append(buf, n, "{\"spec\":");
+	mha_append(buf, n, "{\"spec\":");
 	put_str(buf, n, r->spec);
-	append(buf, n, ",\"target\":");
+	mha_append(buf, n, ",\"target\":");
 	put_str(buf, n, r->target);
-	append(buf, n, ",\"knobs\":{");
+	mha_append(buf, n, ",\"knobs\":{");
 	for (int i = 0; i < r->nknobs; ++i) {
-		append(buf, n, i ? "," : "");
+		mha_append(buf, n, i ? "," : "");
 		put_str(buf, n, r->knobs[i].key);
-		append(buf, n, ":");
+		mha_append(buf, n, ":");
 		if (all_digits(r->knobs[i].val))
-			append(buf, n, "%s", r->knobs[i].val);
+			mha_append(buf, n, "%s", r->knobs[i].val);
 		else
 			put_str(buf, n, r->knobs[i].val);
 	}
-	append(buf, n, "},\"default\":%s,\"plan\":", r->is_default ? "true" : "false");
+	mha_append(buf, n, "},\"default\":%s,\"plan\":", r->is_default ? "true" : "false");
 	put_str(buf, n, r->plan);
-	append(buf, n, ",\"cpu\":");
+	mha_append(buf, n, ",\"cpu\":");
 	put_str(buf, n, r->env.cpu);
-	append(buf, n, ",\"threads\":%d,\"cc\":", r->env.threads);
+	mha_append(buf, n, ",\"threads\":%d,\"cc\":", r->env.threads);
 	put_str(buf, n, r->env.cc);
-	append(buf, n, ",\"cc_version\":");
+	mha_append(buf, n, ",\"cc_version\":");
 	put_str(buf, n, r->env.cc_version);
-	append(buf, n, ",\"cflags\":");
+	mha_append(buf, n, ",\"cflags\":");
 	put_str(buf, n, r->env.cflags);
-	append(buf, n, ",\"mhagen\":");
+	mha_append(buf, n, ",\"mhagen\":");
 	put_str(buf, n, r->version);
-	append(buf, n, ",\"templates\":");
+	mha_append(buf, n, ",\"templates\":");
 	put_str(buf, n, r->env.templates);
-	append(buf, n, ",\"median_s\":");
+	mha_append(buf, n, ",\"median_s\":");
 	put_num(buf, n, r->median);
-	append(buf, n, ",\"min_s\":");
+	mha_append(buf, n, ",\"min_s\":");
 	put_num(buf, n, r->min);
-	append(buf, n, ",\"max_s\":");
+	mha_append(buf, n, ",\"max_s\":");
 	put_num(buf, n, r->max);
-	append(buf, n, ",\"runs\":%d,\"gflops\":", r->runs);
+	mha_append(buf, n, ",\"runs\":%d,\"gflops\":", r->runs);
 	put_num(buf, n, r->gflops);
-	append(buf, n, ",\"status\":\"%s\",\"reason\":", r->ok ? "ok" : "failed");
+	mha_append(buf, n, ",\"status\":\"%s\",\"reason\":", r->ok ? "ok" : "failed");
 	put_str(buf, n, r->reason);
-	append(buf, n, "}\n");
+	mha_append(buf, n, "}\n");
 }
 
 int mha_tunedb_append(int fd, const struct mha_tune_rec *r)
@@ -393,7 +380,7 @@ void mha_knobs_flags(const struct mha_knob *k, int n, char *buf, size_t len)
 {
 	buf[0] = '\0';
 	for (int i = 0; i < n; ++i)
-		append(buf, len, "%s--%s %s", i ? " " : "", k[i].key, k[i].val);
+		mha_append(buf, len, "%s--%s %s", i ? " " : "", k[i].key, k[i].val);
 }
 
 int mha_knobs_equal(const struct mha_knob *a, int na,

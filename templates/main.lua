@@ -76,24 +76,26 @@ local function plan(S, T)
 	else
 		P.algo = "tiled"
 	end
-	-- rows: each row's keys in P.split ranges whose softmax states are
-	-- merged after, so that few rows still keep every thread busy; a work
-	-- item takes P.gs query heads that share a key/value head, so a key
-	-- block is read from memory once for them.  Their states live on the
-	-- stack: at most 32 Ki floats of accumulators per item, 128 KiB of
-	-- partial states in all.
-	local dp = P.v.n * P.W
-	P.split = S.kv_split > 0 and S.kv_split or
-	          ((P.omp and P.algo == "rows") and math.max(1, math.min(D.kv_split, 32768 // dp)) or 1)
-	if P.algo == "rows" and P.split * dp > 32768 then
-		error(string.format("--kv-split %d x head dim %d floats exceed the 128 KiB of partial states; lower --kv-split",
-		                    P.split, S.dv), 0)
-	end
-	P.gs = 1
-	for g = P.group, 1, -1 do
-		if P.group % g == 0 and g * dp <= 8192 and P.split * g * dp <= 32768 then
-			P.gs = g
-			break
+	if P.algo == "rows" then
+		-- each row's keys in P.split ranges whose softmax states are
+		-- merged after, so that few rows still keep every thread busy; a
+		-- work item takes P.gs query heads that share a key/value head, so
+		-- a key block is read from memory once for them.  Their states live
+		-- on the stack: at most 32 KiB of accumulators per item, 128 KiB
+		-- of partial states in all.
+		local dp = P.v.n * P.W
+		P.split = S.kv_split > 0 and S.kv_split or
+		          (P.omp and math.max(1, math.min(D.kv_split, 32768 // dp)) or 1)
+		if P.split * dp > 32768 then
+			error(string.format("--kv-split %d x head dim %d floats exceed the 128 KiB of partial states; lower --kv-split",
+			                    P.split, S.dv), 0)
+		end
+		P.gs = 1
+		for g = P.group, 1, -1 do
+			if P.group % g == 0 and g * dp <= 8192 and P.split * g * dp <= 32768 then
+				P.gs = g
+				break
+			end
 		end
 	end
 	if P.algo == "tiled" then
