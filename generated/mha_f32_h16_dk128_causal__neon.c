@@ -42,9 +42,13 @@ static inline float32x4_t mha_f32_h16_dk128_causal__neon_exp(float32x4_t x)
  * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 64 are zero. */
 static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r)
+	for (size_t r = 0; r < n; ++r) {
+		if (r + 4 < n)
+			for (size_t c = 0; c < 128; c += 16)
+				__builtin_prefetch(q + (r + 4) * 2048 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 64 + r] = q[r * 2048 + d] * 0x1.6a09e6p-4f;
+	}
 	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 64 + r] = 0.0f;
@@ -975,7 +979,11 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 2048;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			for (size_t c = 0; c < 128; ++c)
+			if (r + 8 < rows)
+				for (size_t c = 0; c < 128; c += 16)
+					__builtin_prefetch(oh + (r + 8) * 2048 + c, 1, 3);
+			size_t c = 0;
+			for (; c < 128; ++c)
 				o[c] = ot[c * 64 + r] * inv;
 		}
 	}

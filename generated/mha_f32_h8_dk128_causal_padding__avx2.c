@@ -43,9 +43,22 @@ static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
  * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 192 are zero. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r)
+	const size_t nv = n - n % 8;
+	for (size_t r = 0; r < nv; r += 8) {
+		for (size_t x = r + 8; x < r + 16; ++x)
+			if (x < n)
+				for (size_t c = 0; c < 128; c += 16)
+					__builtin_prefetch(q + x * 1024 + c, 0, 3);
+		for (size_t d = 0; d < 128; ++d)
+			_mm256_store_ps(qt + d * 192 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 1024 + d, _mm256_setr_epi32(0, 1024, 2048, 3072, 4096, 5120, 6144, 7168), 4), _mm256_set1_ps(0x1.6a09e6p-4f)));
+	}
+	for (size_t r = nv; r < n; ++r) {
+		if (r + 8 < n)
+			for (size_t c = 0; c < 128; c += 16)
+				__builtin_prefetch(q + (r + 8) * 1024 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 192 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
+	}
 	for (size_t r = n; r < 192; ++r)
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 192 + r] = 0.0f;
@@ -649,7 +662,13 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 1024;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			for (size_t c = 0; c < 128; ++c)
+			if (r + 8 < rows)
+				for (size_t c = 0; c < 128; c += 16)
+					__builtin_prefetch(oh + (r + 8) * 1024 + c, 1, 3);
+			size_t c = 0;
+			for (; c + 8 <= 128; c += 8)
+				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 192 + r, _mm256_setr_epi32(0, 192, 384, 576, 768, 960, 1152, 1344), 4), _mm256_set1_ps(inv)));
+			for (; c < 128; ++c)
 				o[c] = ot[c * 192 + r] * inv;
 		}
 	}

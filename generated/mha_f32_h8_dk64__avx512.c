@@ -41,9 +41,22 @@ static inline __m512 mha_f32_h8_dk64__avx512_exp(__m512 x)
  * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 192 are zero. */
 static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r)
+	const size_t nv = n - n % 16;
+	for (size_t r = 0; r < nv; r += 16) {
+		for (size_t x = r + 16; x < r + 32; ++x)
+			if (x < n)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(q + x * 512 + c, 0, 3);
+		for (size_t d = 0; d < 64; ++d)
+			_mm512_store_ps(qt + d * 192 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
+	}
+	for (size_t r = nv; r < n; ++r) {
+		if (r + 16 < n)
+			for (size_t c = 0; c < 64; c += 16)
+				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 192 + r] = q[r * 512 + d] * 0x1p-3f;
+	}
 	for (size_t r = n; r < 192; ++r)
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 192 + r] = 0.0f;
@@ -839,7 +852,13 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			for (size_t c = 0; c < 64; ++c)
+			if (r + 8 < rows)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
+			size_t c = 0;
+			for (; c + 16 <= 64; c += 16)
+				_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 192, 384, 576, 768, 960, 1152, 1344, 1536, 1728, 1920, 2112, 2304, 2496, 2688, 2880), ot + c * 192 + r, 4), _mm512_set1_ps(inv)));
+			for (; c < 64; ++c)
 				o[c] = ot[c * 192 + r] * inv;
 		}
 	}

@@ -43,9 +43,13 @@ static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x
  * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r)
+	for (size_t r = 0; r < n; ++r) {
+		if (r + 4 < n)
+			for (size_t c = 0; c < 64; c += 16)
+				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+	}
 	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 64 + r] = 0.0f;
@@ -1008,7 +1012,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			for (size_t c = 0; c < 64; ++c)
+			if (r + 8 < rows)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
+			size_t c = 0;
+			for (; c < 64; ++c)
 				o[c] = ot[c * 64 + r] * inv;
 		}
 	}

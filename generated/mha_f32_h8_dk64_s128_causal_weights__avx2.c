@@ -51,9 +51,22 @@ static inline __m256 mha_f32_h8_dk64_s128_causal_weights__avx2_exp(__m256 x)
  * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 128 are zero. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r)
+	const size_t nv = n - n % 8;
+	for (size_t r = 0; r < nv; r += 8) {
+		for (size_t x = r + 8; x < r + 16; ++x)
+			if (x < n)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(q + x * 512 + c, 0, 3);
+		for (size_t d = 0; d < 64; ++d)
+			_mm256_store_ps(qt + d * 128 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
+	}
+	for (size_t r = nv; r < n; ++r) {
+		if (r + 8 < n)
+			for (size_t c = 0; c < 64; c += 16)
+				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 128 + r] = q[r * 512 + d] * 0x1p-3f;
+	}
 	for (size_t r = n; r < 128; ++r)
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 128 + r] = 0.0f;
@@ -675,7 +688,13 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
 		for (size_t r = 0; r < rows; ++r) {
 			float *o = oh + r * 512;
 			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			for (size_t c = 0; c < 64; ++c)
+			if (r + 8 < rows)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
+			size_t c = 0;
+			for (; c + 8 <= 64; c += 8)
+				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 128 + r, _mm256_setr_epi32(0, 128, 256, 384, 512, 640, 768, 896), 4), _mm256_set1_ps(inv)));
+			for (; c < 64; ++c)
 				o[c] = ot[c * 128 + r] * inv;
 		}
 	}

@@ -68,6 +68,15 @@ function T.as_float(v) return "_mm256_castsi256_ps(" .. v .. ")" end
 function T.iadd(a, b) return "_mm256_add_epi32(" .. a .. ", " .. b .. ")" end
 function T.isub(a, b) return "_mm256_sub_epi32(" .. a .. ", " .. b .. ")" end
 function T.shl(a, k) return "_mm256_slli_epi32(" .. a .. ", " .. k .. ")" end
+-- The floats p[0], p[s], ..., p[(W-1) s] (s a constant whose multiples
+-- fit an int32 lane).
+function T.gather(p, s)
+	local ix = {}
+	for i = 0, 7 do
+		ix[#ix + 1] = tostring(i * s)
+	end
+	return "_mm256_i32gather_ps(" .. p .. ", _mm256_setr_epi32(" .. table.concat(ix, ", ") .. "), 4)"
+end
 function T.keep_ge(v, x, lim)
 	return "_mm256_and_ps(" .. v .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
 end
