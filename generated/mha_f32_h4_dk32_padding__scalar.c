@@ -64,11 +64,11 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			for (size_t c = 0; c < 32; c += 16)
 				__builtin_prefetch(q + (r + 1) * 128 + c, 0, 3);
 		for (size_t d = 0; d < 32; ++d)
-			qt[d * 64 + r] = q[r * 128 + d] * 0x1.6a09e6p-3f;
+			qt[d * 80 + r] = q[r * 128 + d] * 0x1.6a09e6p-3f;
 	}
 	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 32; ++d)
-			qt[d * 64 + r] = 0.0f;
+			qt[d * 80 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 4 packed queries:
@@ -83,10 +83,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	float a0_2 = 0.0f;
 	float a0_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 64 + 0)[0];
-		const float q1 = (qt + d * 64 + 1)[0];
-		const float q2 = (qt + d * 64 + 2)[0];
-		const float q3 = (qt + d * 64 + 3)[0];
+		const float q0 = (qt + d * 80 + 0)[0];
+		const float q1 = (qt + d * 80 + 1)[0];
+		const float q2 = (qt + d * 80 + 2)[0];
+		const float q3 = (qt + d * 80 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -137,10 +137,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	float a1_2 = 0.0f;
 	float a1_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 64 + 0)[0];
-		const float q1 = (qt + d * 64 + 1)[0];
-		const float q2 = (qt + d * 64 + 2)[0];
-		const float q3 = (qt + d * 64 + 3)[0];
+		const float q0 = (qt + d * 80 + 0)[0];
+		const float q1 = (qt + d * 80 + 1)[0];
+		const float q2 = (qt + d * 80 + 2)[0];
+		const float q3 = (qt + d * 80 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -210,10 +210,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	float a2_2 = 0.0f;
 	float a2_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 64 + 0)[0];
-		const float q1 = (qt + d * 64 + 1)[0];
-		const float q2 = (qt + d * 64 + 2)[0];
-		const float q3 = (qt + d * 64 + 3)[0];
+		const float q0 = (qt + d * 80 + 0)[0];
+		const float q1 = (qt + d * 80 + 1)[0];
+		const float q2 = (qt + d * 80 + 2)[0];
+		const float q3 = (qt + d * 80 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -302,10 +302,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 	float a3_2 = 0.0f;
 	float a3_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 64 + 0)[0];
-		const float q1 = (qt + d * 64 + 1)[0];
-		const float q2 = (qt + d * 64 + 2)[0];
-		const float q3 = (qt + d * 64 + 3)[0];
+		const float q0 = (qt + d * 80 + 0)[0];
+		const float q1 = (qt + d * 80 + 1)[0];
+		const float q2 = (qt + d * 80 + 2)[0];
+		const float q3 = (qt + d * 80 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -386,7 +386,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 4: the output block transposed (columns 64 floats apart), rows in
+ * r < 4: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 32 floats apart.
  * 4x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
@@ -400,18 +400,18 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 	float a0_1 = ((ot + 1)[0] * al1);
 	float a0_2 = ((ot + 2)[0] * al2);
 	float a0_3 = ((ot + 3)[0] * al3);
-	float a1_0 = ((ot + 64)[0] * al0);
-	float a1_1 = ((ot + 65)[0] * al1);
-	float a1_2 = ((ot + 66)[0] * al2);
-	float a1_3 = ((ot + 67)[0] * al3);
-	float a2_0 = ((ot + 128)[0] * al0);
-	float a2_1 = ((ot + 129)[0] * al1);
-	float a2_2 = ((ot + 130)[0] * al2);
-	float a2_3 = ((ot + 131)[0] * al3);
-	float a3_0 = ((ot + 192)[0] * al0);
-	float a3_1 = ((ot + 193)[0] * al1);
-	float a3_2 = ((ot + 194)[0] * al2);
-	float a3_3 = ((ot + 195)[0] * al3);
+	float a1_0 = ((ot + 80)[0] * al0);
+	float a1_1 = ((ot + 81)[0] * al1);
+	float a1_2 = ((ot + 82)[0] * al2);
+	float a1_3 = ((ot + 83)[0] * al3);
+	float a2_0 = ((ot + 160)[0] * al0);
+	float a2_1 = ((ot + 161)[0] * al1);
+	float a2_2 = ((ot + 162)[0] * al2);
+	float a2_3 = ((ot + 163)[0] * al3);
+	float a3_0 = ((ot + 240)[0] * al0);
+	float a3_1 = ((ot + 241)[0] * al1);
+	float a3_2 = ((ot + 242)[0] * al2);
+	float a3_3 = ((ot + 243)[0] * al3);
 	for (size_t j = 0; j < nt; ++j, p += 4, v += 32) {
 		const float p0 = (p + 0)[0];
 		const float p1 = (p + 1)[0];
@@ -450,18 +450,18 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 	(ot + 1)[0] = a0_1;
 	(ot + 2)[0] = a0_2;
 	(ot + 3)[0] = a0_3;
-	(ot + 64)[0] = a1_0;
-	(ot + 65)[0] = a1_1;
-	(ot + 66)[0] = a1_2;
-	(ot + 67)[0] = a1_3;
-	(ot + 128)[0] = a2_0;
-	(ot + 129)[0] = a2_1;
-	(ot + 130)[0] = a2_2;
-	(ot + 131)[0] = a2_3;
-	(ot + 192)[0] = a3_0;
-	(ot + 193)[0] = a3_1;
-	(ot + 194)[0] = a3_2;
-	(ot + 195)[0] = a3_3;
+	(ot + 80)[0] = a1_0;
+	(ot + 81)[0] = a1_1;
+	(ot + 82)[0] = a1_2;
+	(ot + 83)[0] = a1_3;
+	(ot + 160)[0] = a2_0;
+	(ot + 161)[0] = a2_1;
+	(ot + 162)[0] = a2_2;
+	(ot + 163)[0] = a2_3;
+	(ot + 240)[0] = a3_0;
+	(ot + 241)[0] = a3_1;
+	(ot + 242)[0] = a3_2;
+	(ot + 243)[0] = a3_3;
 }
 
 void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float *v, float *out,
@@ -491,7 +491,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 		float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
 		const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
 		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
-		_Alignas(64) float qt[2048], ot[2048];
+		_Alignas(64) float qt[2560], ot[2560];
 		_Alignas(64) float st[256];
 		_Alignas(64) float vp[2048];
 		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
@@ -504,7 +504,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 2048; ++x)
+		for (size_t x = 0; x < 2560; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = seq_kv;
@@ -633,7 +633,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 256)
+					for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 320)
 						mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, alpha, nt);
 				}
 			}
@@ -649,7 +649,7 @@ void mha_f32_h4_dk32_padding__scalar(const float *q, const float *k, const float
 					__builtin_prefetch(oh + (r + 8) * 128 + c, 1, 3);
 			size_t c = 0;
 			for (; c < 32; ++c)
-				o[c] = ot[c * 64 + r] * inv;
+				o[c] = ot[c * 80 + r] * inv;
 		}
 	}
 }

@@ -6,7 +6,7 @@
  * Causal mask, bottom-right aligned.
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 192 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -40,7 +40,7 @@ static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (1024 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 192 are zero. */
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 384 are zero. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 8;
@@ -50,18 +50,18 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 				for (size_t c = 0; c < 128; c += 16)
 					__builtin_prefetch(q + x * 1024 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
-			_mm256_store_ps(qt + d * 192 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 1024 + d, _mm256_setr_epi32(0, 1024, 2048, 3072, 4096, 5120, 6144, 7168), 4), _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + d * 400 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 1024 + d, _mm256_setr_epi32(0, 1024, 2048, 3072, 4096, 5120, 6144, 7168), 4), _mm256_set1_ps(0x1.6a09e6p-4f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 8 < n)
 			for (size_t c = 0; c < 128; c += 16)
 				__builtin_prefetch(q + (r + 8) * 1024 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 192 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
+			qt[d * 400 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
 	}
-	for (size_t r = n; r < 192; ++r)
+	for (size_t r = n; r < 384; ++r)
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 192 + r] = 0.0f;
+			qt[d * 400 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
@@ -74,8 +74,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -108,8 +108,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -153,8 +153,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -209,8 +209,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -276,8 +276,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -354,8 +354,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -422,7 +422,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
@@ -432,16 +432,16 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
-	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 768), al0);
-	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 776), al1);
-	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 960), al0);
-	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 968), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 808), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1208), al1);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1600), al0);
+	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1608), al1);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
+	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2008), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -478,20 +478,20 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
-	_mm256_store_ps(ot + 384, a2_0);
-	_mm256_store_ps(ot + 392, a2_1);
-	_mm256_store_ps(ot + 576, a3_0);
-	_mm256_store_ps(ot + 584, a3_1);
-	_mm256_store_ps(ot + 768, a4_0);
-	_mm256_store_ps(ot + 776, a4_1);
-	_mm256_store_ps(ot + 960, a5_0);
-	_mm256_store_ps(ot + 968, a5_1);
+	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 408, a1_1);
+	_mm256_store_ps(ot + 800, a2_0);
+	_mm256_store_ps(ot + 808, a2_1);
+	_mm256_store_ps(ot + 1200, a3_0);
+	_mm256_store_ps(ot + 1208, a3_1);
+	_mm256_store_ps(ot + 1600, a4_0);
+	_mm256_store_ps(ot + 1608, a4_1);
+	_mm256_store_ps(ot + 2000, a5_0);
+	_mm256_store_ps(ot + 2008, a5_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 2,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * 2x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
@@ -501,8 +501,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -519,15 +519,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
+	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 408, a1_1);
 }
 
 void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 192 query rows), the rows packed
+/* Work items are (batch, head, block of 384 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
@@ -539,31 +539,31 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
         const int32_t *kv_len, const float *bias)
 {
 	(void)bias;
-	const size_t nqb = (seq_q + 191) / 192;
+	const size_t nqb = (seq_q + 383) / 384;
 	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
-		const size_t i0 = w % nqb * 192;
+		const size_t i0 = w % nqb * 384;
 		const size_t hk = hh;
-		const size_t rows = seq_q - i0 < 192 ? seq_q - i0 : 192;
+		const size_t rows = seq_q - i0 < 384 ? seq_q - i0 : 384;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 128;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 128;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 128;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 128;
-		_Alignas(64) float qt[24576], ot[24576];
+		_Alignas(64) float qt[51200], ot[51200];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float vp[8192];
-		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
-		size_t lim[192] = {0};
+		_Alignas(64) float m[384], l[384], alpha[16], mxb[16];
+		size_t lim[384] = {0};
 		const size_t nkv = kv_len[b] <= 0 ? 0
 			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
 		mha_f32_h8_dk128_causal_padding__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 192; ++r) {
+		for (size_t r = 0; r < 384; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 24576; ++x)
+		for (size_t x = 0; x < 51200; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
@@ -650,7 +650,7 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 1152)
+					for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400)
 						mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h8_dk128_causal_padding__avx2_pv2(st, vb0, ob, alpha, nt);
 				}
@@ -667,9 +667,9 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					__builtin_prefetch(oh + (r + 8) * 1024 + c, 1, 3);
 			size_t c = 0;
 			for (; c + 8 <= 128; c += 8)
-				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 192 + r, _mm256_setr_epi32(0, 192, 384, 576, 768, 960, 1152, 1344), 4), _mm256_set1_ps(inv)));
+				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 400 + r, _mm256_setr_epi32(0, 400, 800, 1200, 1600, 2000, 2400, 2800), 4), _mm256_set1_ps(inv)));
 			for (; c < 128; ++c)
-				o[c] = ot[c * 192 + r] * inv;
+				o[c] = ot[c * 400 + r] * inv;
 		}
 	}
 }

@@ -4,7 +4,7 @@
  * mha_f32_h8_dk64__avx2: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 192 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -38,7 +38,7 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp(__m256 x)
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 192 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 384 are zero. */
 static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 8;
@@ -48,18 +48,18 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			_mm256_store_ps(qt + d * 192 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + d * 400 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 8 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 400 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 192; ++r)
+	for (size_t r = n; r < 384; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = 0.0f;
+			qt[d * 400 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
@@ -72,8 +72,8 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -106,8 +106,8 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -151,8 +151,8 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -207,8 +207,8 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -274,8 +274,8 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -352,8 +352,8 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 192 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 192 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -420,7 +420,7 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const float *restrict v,
@@ -430,16 +430,16 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
-	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 768), al0);
-	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 776), al1);
-	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 960), al0);
-	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 968), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 808), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1208), al1);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1600), al0);
+	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1608), al1);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
+	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2008), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -476,20 +476,20 @@ static inline void mha_f32_h8_dk64__avx2_pv6(const float *restrict p, const floa
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
-	_mm256_store_ps(ot + 384, a2_0);
-	_mm256_store_ps(ot + 392, a2_1);
-	_mm256_store_ps(ot + 576, a3_0);
-	_mm256_store_ps(ot + 584, a3_1);
-	_mm256_store_ps(ot + 768, a4_0);
-	_mm256_store_ps(ot + 776, a4_1);
-	_mm256_store_ps(ot + 960, a5_0);
-	_mm256_store_ps(ot + 968, a5_1);
+	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 408, a1_1);
+	_mm256_store_ps(ot + 800, a2_0);
+	_mm256_store_ps(ot + 808, a2_1);
+	_mm256_store_ps(ot + 1200, a3_0);
+	_mm256_store_ps(ot + 1208, a3_1);
+	_mm256_store_ps(ot + 1600, a4_0);
+	_mm256_store_ps(ot + 1608, a4_1);
+	_mm256_store_ps(ot + 2000, a5_0);
+	_mm256_store_ps(ot + 2008, a5_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 192 floats apart), rows in
+ * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const float *restrict v,
@@ -499,12 +499,12 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 808), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1208), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -531,19 +531,19 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 192, a1_0);
-	_mm256_store_ps(ot + 200, a1_1);
-	_mm256_store_ps(ot + 384, a2_0);
-	_mm256_store_ps(ot + 392, a2_1);
-	_mm256_store_ps(ot + 576, a3_0);
-	_mm256_store_ps(ot + 584, a3_1);
+	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 408, a1_1);
+	_mm256_store_ps(ot + 800, a2_0);
+	_mm256_store_ps(ot + 808, a2_1);
+	_mm256_store_ps(ot + 1200, a3_0);
+	_mm256_store_ps(ot + 1208, a3_1);
 }
 
 void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 192 query rows), the rows packed
+/* Work items are (batch, head, block of 384 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
@@ -556,29 +556,29 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 {
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = (seq_q + 191) / 192;
+	const size_t nqb = (seq_q + 383) / 384;
 	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
-		const size_t i0 = w % nqb * 192;
+		const size_t i0 = w % nqb * 384;
 		const size_t hk = hh;
-		const size_t rows = seq_q - i0 < 192 ? seq_q - i0 : 192;
+		const size_t rows = seq_q - i0 < 384 ? seq_q - i0 : 384;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[12288], ot[12288];
+		_Alignas(64) float qt[25600], ot[25600];
 		_Alignas(64) float st[2048];
 		_Alignas(64) float vp[8192];
-		_Alignas(64) float m[192], l[192], alpha[16], mxb[16];
-		size_t lim[192] = {0};
+		_Alignas(64) float m[384], l[384], alpha[16], mxb[16];
+		size_t lim[384] = {0};
 
 		mha_f32_h8_dk64__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 192; ++r) {
+		for (size_t r = 0; r < 384; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 12288; ++x)
+		for (size_t x = 0; x < 25600; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = seq_kv;
@@ -665,7 +665,7 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1152)
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 2400)
 						mha_f32_h8_dk64__avx2_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h8_dk64__avx2_pv4(st, vb0, ob, alpha, nt);
 				}
@@ -682,9 +682,9 @@ void mha_f32_h8_dk64__avx2(const float *q, const float *k, const float *v, float
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c + 8 <= 64; c += 8)
-				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 192 + r, _mm256_setr_epi32(0, 192, 384, 576, 768, 960, 1152, 1344), 4), _mm256_set1_ps(inv)));
+				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 400 + r, _mm256_setr_epi32(0, 400, 800, 1200, 1600, 2000, 2400, 2800), 4), _mm256_set1_ps(inv)));
 			for (; c < 64; ++c)
-				o[c] = ot[c * 192 + r] * inv;
+				o[c] = ot[c * 400 + r] * inv;
 		}
 	}
 }

@@ -4,7 +4,7 @@
  * mha_f32_h8_dk64__avx512: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
- * Algorithm: tiled, 192 query rows x 128 keys, micro-tiles 32x8 (scores), 32x8 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 128 keys, micro-tiles 32x8 (scores), 32x8 (P.V); exp accurate; threads none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -38,7 +38,7 @@ static inline __m512 mha_f32_h8_dk64__avx512_exp(__m512 x)
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 192 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 384 are zero. */
 static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 16;
@@ -48,18 +48,18 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			_mm512_store_ps(qt + d * 192 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
+			_mm512_store_ps(qt + d * 400 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 16 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 400 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 192; ++r)
+	for (size_t r = n; r < 384; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 192 + r] = 0.0f;
+			qt[d * 400 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
@@ -72,8 +72,8 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -106,8 +106,8 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -151,8 +151,8 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -207,8 +207,8 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -274,8 +274,8 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -352,8 +352,8 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -441,8 +441,8 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -541,8 +541,8 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 192 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 192 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -627,7 +627,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 8,
- * r < 32: the output block transposed (columns 192 floats apart), rows in
+ * r < 32: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 8x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const float *restrict v,
@@ -637,20 +637,20 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
 	const __m512 al1 = _mm512_load_ps(alpha + 16);
 	__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ot + 0), al0);
 	__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ot + 16), al1);
-	__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 192), al0);
-	__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 208), al1);
-	__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 384), al0);
-	__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 400), al1);
-	__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 576), al0);
-	__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 592), al1);
-	__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 768), al0);
-	__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 784), al1);
-	__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 960), al0);
-	__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 976), al1);
-	__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1152), al0);
-	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1168), al1);
-	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1344), al0);
-	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1360), al1);
+	__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 400), al0);
+	__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 416), al1);
+	__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 800), al0);
+	__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 816), al1);
+	__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1200), al0);
+	__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1216), al1);
+	__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1600), al0);
+	__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1616), al1);
+	__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 2000), al0);
+	__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 2016), al1);
+	__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 2400), al0);
+	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 2416), al1);
+	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 2800), al0);
+	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 2816), al1);
 	for (size_t j = 0; j < nt; ++j, p += 32, v += 64) {
 		const __m512 p0 = _mm512_load_ps(p + 0);
 		const __m512 p1 = _mm512_load_ps(p + 16);
@@ -697,27 +697,27 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
 	}
 	_mm512_store_ps(ot + 0, a0_0);
 	_mm512_store_ps(ot + 16, a0_1);
-	_mm512_store_ps(ot + 192, a1_0);
-	_mm512_store_ps(ot + 208, a1_1);
-	_mm512_store_ps(ot + 384, a2_0);
-	_mm512_store_ps(ot + 400, a2_1);
-	_mm512_store_ps(ot + 576, a3_0);
-	_mm512_store_ps(ot + 592, a3_1);
-	_mm512_store_ps(ot + 768, a4_0);
-	_mm512_store_ps(ot + 784, a4_1);
-	_mm512_store_ps(ot + 960, a5_0);
-	_mm512_store_ps(ot + 976, a5_1);
-	_mm512_store_ps(ot + 1152, a6_0);
-	_mm512_store_ps(ot + 1168, a6_1);
-	_mm512_store_ps(ot + 1344, a7_0);
-	_mm512_store_ps(ot + 1360, a7_1);
+	_mm512_store_ps(ot + 400, a1_0);
+	_mm512_store_ps(ot + 416, a1_1);
+	_mm512_store_ps(ot + 800, a2_0);
+	_mm512_store_ps(ot + 816, a2_1);
+	_mm512_store_ps(ot + 1200, a3_0);
+	_mm512_store_ps(ot + 1216, a3_1);
+	_mm512_store_ps(ot + 1600, a4_0);
+	_mm512_store_ps(ot + 1616, a4_1);
+	_mm512_store_ps(ot + 2000, a5_0);
+	_mm512_store_ps(ot + 2016, a5_1);
+	_mm512_store_ps(ot + 2400, a6_0);
+	_mm512_store_ps(ot + 2416, a6_1);
+	_mm512_store_ps(ot + 2800, a7_0);
+	_mm512_store_ps(ot + 2816, a7_1);
 }
 
 void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, float *out,
         size_t batch, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, const float *bias);
 
-/* Work items are (batch, head, block of 192 query rows), the rows packed
+/* Work items are (batch, head, block of 384 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 32 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
@@ -730,29 +730,29 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 {
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = (seq_q + 191) / 192;
+	const size_t nqb = (seq_q + 383) / 384;
 	for (size_t w = 0; w < batch * 8 * nqb; ++w) {
 		const size_t b = w / (8 * nqb);
 		const size_t hh = w / nqb % 8;
-		const size_t i0 = w % nqb * 192;
+		const size_t i0 = w % nqb * 384;
 		const size_t hk = hh;
-		const size_t rows = seq_q - i0 < 192 ? seq_q - i0 : 192;
+		const size_t rows = seq_q - i0 < 384 ? seq_q - i0 : 384;
 		const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[12288], ot[12288];
+		_Alignas(64) float qt[25600], ot[25600];
 		_Alignas(64) float st[4096];
 		_Alignas(64) float vp[8192];
-		_Alignas(64) float m[192], l[192], alpha[32], mxb[32];
-		size_t lim[192] = {0};
+		_Alignas(64) float m[384], l[384], alpha[32], mxb[32];
+		size_t lim[384] = {0};
 
 		mha_f32_h8_dk64__avx512_pack(qh, qt, rows);
-		for (size_t r = 0; r < 192; ++r) {
+		for (size_t r = 0; r < 384; ++r) {
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 12288; ++x)
+		for (size_t x = 0; x < 25600; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = seq_kv;
@@ -841,7 +841,7 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 1536)
+					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 3200)
 						mha_f32_h8_dk64__avx512_pv8(st, vb0, ob, alpha, nt);
 				}
 			}
@@ -857,9 +857,9 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c + 16 <= 64; c += 16)
-				_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 192, 384, 576, 768, 960, 1152, 1344, 1536, 1728, 1920, 2112, 2304, 2496, 2688, 2880), ot + c * 192 + r, 4), _mm512_set1_ps(inv)));
+				_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 400, 800, 1200, 1600, 2000, 2400, 2800, 3200, 3600, 4000, 4400, 4800, 5200, 5600, 6000), ot + c * 400 + r, 4), _mm512_set1_ps(inv)));
 			for (; c < 64; ++c)
-				o[c] = ot[c * 192 + r] * inv;
+				o[c] = ot[c * 400 + r] * inv;
 		}
 	}
 }

@@ -47,11 +47,11 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 80 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
 	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = 0.0f;
+			qt[d * 80 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
@@ -66,10 +66,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1(const float *restrict qt, co
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -120,10 +120,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2(const float *restrict qt, co
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -193,10 +193,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3(const float *restrict qt, co
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -285,10 +285,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4(const float *restrict qt, co
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -396,10 +396,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5(const float *restrict qt, co
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -526,10 +526,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, co
 	float32x4_t a5_2 = vdupq_n_f32(0.0f);
 	float32x4_t a5_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -640,7 +640,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk6(const float *restrict qt, co
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, const float *restrict v,
@@ -654,26 +654,26 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
-	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
-	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
-	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
-	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
-	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
-	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
-	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
-	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
-	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
-	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
-	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
-	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 256), al0);
-	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 260), al1);
-	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 264), al2);
-	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 268), al3);
-	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
-	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
-	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
-	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
+	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
+	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
+	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 400), al0);
+	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 404), al1);
+	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 408), al2);
+	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 412), al3);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const float32x4_t p0 = vld1q_f32(p + 0);
 		const float32x4_t p1 = vld1q_f32(p + 4);
@@ -726,30 +726,30 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 64, a1_0);
-	vst1q_f32(ot + 68, a1_1);
-	vst1q_f32(ot + 72, a1_2);
-	vst1q_f32(ot + 76, a1_3);
-	vst1q_f32(ot + 128, a2_0);
-	vst1q_f32(ot + 132, a2_1);
-	vst1q_f32(ot + 136, a2_2);
-	vst1q_f32(ot + 140, a2_3);
-	vst1q_f32(ot + 192, a3_0);
-	vst1q_f32(ot + 196, a3_1);
-	vst1q_f32(ot + 200, a3_2);
-	vst1q_f32(ot + 204, a3_3);
-	vst1q_f32(ot + 256, a4_0);
-	vst1q_f32(ot + 260, a4_1);
-	vst1q_f32(ot + 264, a4_2);
-	vst1q_f32(ot + 268, a4_3);
-	vst1q_f32(ot + 320, a5_0);
-	vst1q_f32(ot + 324, a5_1);
-	vst1q_f32(ot + 328, a5_2);
-	vst1q_f32(ot + 332, a5_3);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 84, a1_1);
+	vst1q_f32(ot + 88, a1_2);
+	vst1q_f32(ot + 92, a1_3);
+	vst1q_f32(ot + 160, a2_0);
+	vst1q_f32(ot + 164, a2_1);
+	vst1q_f32(ot + 168, a2_2);
+	vst1q_f32(ot + 172, a2_3);
+	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 244, a3_1);
+	vst1q_f32(ot + 248, a3_2);
+	vst1q_f32(ot + 252, a3_3);
+	vst1q_f32(ot + 320, a4_0);
+	vst1q_f32(ot + 324, a4_1);
+	vst1q_f32(ot + 328, a4_2);
+	vst1q_f32(ot + 332, a4_3);
+	vst1q_f32(ot + 400, a5_0);
+	vst1q_f32(ot + 404, a5_1);
+	vst1q_f32(ot + 408, a5_2);
+	vst1q_f32(ot + 412, a5_3);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, const float *restrict v,
@@ -763,18 +763,18 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
-	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
-	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
-	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
-	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
-	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
-	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
-	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
-	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
-	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
-	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
-	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const float32x4_t p0 = vld1q_f32(p + 0);
 		const float32x4_t p1 = vld1q_f32(p + 4);
@@ -813,18 +813,18 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 64, a1_0);
-	vst1q_f32(ot + 68, a1_1);
-	vst1q_f32(ot + 72, a1_2);
-	vst1q_f32(ot + 76, a1_3);
-	vst1q_f32(ot + 128, a2_0);
-	vst1q_f32(ot + 132, a2_1);
-	vst1q_f32(ot + 136, a2_2);
-	vst1q_f32(ot + 140, a2_3);
-	vst1q_f32(ot + 192, a3_0);
-	vst1q_f32(ot + 196, a3_1);
-	vst1q_f32(ot + 200, a3_2);
-	vst1q_f32(ot + 204, a3_3);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 84, a1_1);
+	vst1q_f32(ot + 88, a1_2);
+	vst1q_f32(ot + 92, a1_3);
+	vst1q_f32(ot + 160, a2_0);
+	vst1q_f32(ot + 164, a2_1);
+	vst1q_f32(ot + 168, a2_2);
+	vst1q_f32(ot + 172, a2_3);
+	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 244, a3_1);
+	vst1q_f32(ot + 248, a3_2);
+	vst1q_f32(ot + 252, a3_3);
 }
 
 void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v, float *out,
@@ -855,7 +855,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 		float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[4096], ot[4096];
+		_Alignas(64) float qt[5120], ot[5120];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
@@ -866,7 +866,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 4096; ++x)
+		for (size_t x = 0; x < 5120; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
@@ -997,7 +997,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 384)
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 480)
 						mha_f32_h8_dk64_causal__neon_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h8_dk64_causal__neon_pv4(st, vb0, ob, alpha, nt);
 				}
@@ -1014,7 +1014,7 @@ void mha_f32_h8_dk64_causal__neon(const float *q, const float *k, const float *v
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c < 64; ++c)
-				o[c] = ot[c * 64 + r] * inv;
+				o[c] = ot[c * 80 + r] * inv;
 		}
 	}
 }

@@ -49,18 +49,18 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict 
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			_mm256_store_ps(qt + d * 128 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + d * 144 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 8 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 144 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
 	for (size_t r = n; r < 128; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = 0.0f;
+			qt[d * 144 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
@@ -73,8 +73,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1(const float *restrict q
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -107,8 +107,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2(const float *restrict q
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -152,8 +152,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3(const float *restrict q
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -208,8 +208,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4(const float *restrict q
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -275,8 +275,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5(const float *restrict q
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -353,8 +353,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6(const float *restrict q
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 128 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 128 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -421,7 +421,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6(const float *restrict q
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 128 floats apart), rows in
+ * r < 16: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p, const float *restrict v,
@@ -431,16 +431,16 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 128), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 136), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 256), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 264), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
-	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 512), al0);
-	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 520), al1);
-	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 640), al0);
-	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 648), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 144), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 152), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 288), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 296), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 432), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 440), al1);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 576), al0);
+	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 720), al0);
+	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 728), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -477,20 +477,20 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv6(const float *restrict p
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 128, a1_0);
-	_mm256_store_ps(ot + 136, a1_1);
-	_mm256_store_ps(ot + 256, a2_0);
-	_mm256_store_ps(ot + 264, a2_1);
-	_mm256_store_ps(ot + 384, a3_0);
-	_mm256_store_ps(ot + 392, a3_1);
-	_mm256_store_ps(ot + 512, a4_0);
-	_mm256_store_ps(ot + 520, a4_1);
-	_mm256_store_ps(ot + 640, a5_0);
-	_mm256_store_ps(ot + 648, a5_1);
+	_mm256_store_ps(ot + 144, a1_0);
+	_mm256_store_ps(ot + 152, a1_1);
+	_mm256_store_ps(ot + 288, a2_0);
+	_mm256_store_ps(ot + 296, a2_1);
+	_mm256_store_ps(ot + 432, a3_0);
+	_mm256_store_ps(ot + 440, a3_1);
+	_mm256_store_ps(ot + 576, a4_0);
+	_mm256_store_ps(ot + 584, a4_1);
+	_mm256_store_ps(ot + 720, a5_0);
+	_mm256_store_ps(ot + 728, a5_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 128 floats apart), rows in
+ * r < 16: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p, const float *restrict v,
@@ -500,12 +500,12 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
 	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 128), al0);
-	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 136), al1);
-	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 256), al0);
-	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 264), al1);
-	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 384), al0);
-	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 392), al1);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 144), al0);
+	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 152), al1);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 288), al0);
+	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 296), al1);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 432), al0);
+	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 440), al1);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -532,12 +532,12 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 128, a1_0);
-	_mm256_store_ps(ot + 136, a1_1);
-	_mm256_store_ps(ot + 256, a2_0);
-	_mm256_store_ps(ot + 264, a2_1);
-	_mm256_store_ps(ot + 384, a3_0);
-	_mm256_store_ps(ot + 392, a3_1);
+	_mm256_store_ps(ot + 144, a1_0);
+	_mm256_store_ps(ot + 152, a1_1);
+	_mm256_store_ps(ot + 288, a2_0);
+	_mm256_store_ps(ot + 296, a2_1);
+	_mm256_store_ps(ot + 432, a3_0);
+	_mm256_store_ps(ot + 440, a3_1);
 }
 
 void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const float *v, float *out,
@@ -569,7 +569,7 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[8192], ot[8192];
+		_Alignas(64) float qt[9216], ot[9216];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[128], l[128], alpha[16], mxb[16];
@@ -580,7 +580,7 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 8192; ++x)
+		for (size_t x = 0; x < 9216; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = ((i0 + r) + 1);
@@ -667,7 +667,7 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 768)
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 864)
 						mha_f32_h8_dk64_s128_causal__avx2_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h8_dk64_s128_causal__avx2_pv4(st, vb0, ob, alpha, nt);
 				}
@@ -684,9 +684,9 @@ void mha_f32_h8_dk64_s128_causal__avx2(const float *q, const float *k, const flo
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c + 8 <= 64; c += 8)
-				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 128 + r, _mm256_setr_epi32(0, 128, 256, 384, 512, 640, 768, 896), 4), _mm256_set1_ps(inv)));
+				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 144 + r, _mm256_setr_epi32(0, 144, 288, 432, 576, 720, 864, 1008), 4), _mm256_set1_ps(inv)));
 			for (; c < 64; ++c)
-				o[c] = ot[c * 128 + r] * inv;
+				o[c] = ot[c * 144 + r] * inv;
 		}
 	}
 }

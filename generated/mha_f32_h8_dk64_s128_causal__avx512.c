@@ -49,18 +49,18 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			_mm512_store_ps(qt + d * 128 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
+			_mm512_store_ps(qt + d * 144 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 16 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 144 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
 	for (size_t r = n; r < 128; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 128 + r] = 0.0f;
+			qt[d * 144 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
@@ -73,8 +73,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1(const float *restrict
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -107,8 +107,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2(const float *restrict
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -152,8 +152,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3(const float *restrict
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -208,8 +208,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4(const float *restrict
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -275,8 +275,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5(const float *restrict
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -353,8 +353,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6(const float *restrict
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -442,8 +442,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7(const float *restrict
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -542,8 +542,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8(const float *restrict
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 128 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 128 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -628,7 +628,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8(const float *restrict
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 8,
- * r < 32: the output block transposed (columns 128 floats apart), rows in
+ * r < 32: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 8x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict p, const float *restrict v,
@@ -638,20 +638,20 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict
 	const __m512 al1 = _mm512_load_ps(alpha + 16);
 	__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ot + 0), al0);
 	__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ot + 16), al1);
-	__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 128), al0);
-	__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 144), al1);
-	__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 256), al0);
-	__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 272), al1);
-	__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 384), al0);
-	__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 400), al1);
-	__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 512), al0);
-	__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 528), al1);
-	__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 640), al0);
-	__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 656), al1);
-	__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 768), al0);
-	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 784), al1);
-	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 896), al0);
-	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 912), al1);
+	__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 144), al0);
+	__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 160), al1);
+	__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 288), al0);
+	__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 304), al1);
+	__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 432), al0);
+	__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 448), al1);
+	__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 576), al0);
+	__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 592), al1);
+	__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 720), al0);
+	__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 736), al1);
+	__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 864), al0);
+	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 880), al1);
+	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1008), al0);
+	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1024), al1);
 	for (size_t j = 0; j < nt; ++j, p += 32, v += 64) {
 		const __m512 p0 = _mm512_load_ps(p + 0);
 		const __m512 p1 = _mm512_load_ps(p + 16);
@@ -698,20 +698,20 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict
 	}
 	_mm512_store_ps(ot + 0, a0_0);
 	_mm512_store_ps(ot + 16, a0_1);
-	_mm512_store_ps(ot + 128, a1_0);
-	_mm512_store_ps(ot + 144, a1_1);
-	_mm512_store_ps(ot + 256, a2_0);
-	_mm512_store_ps(ot + 272, a2_1);
-	_mm512_store_ps(ot + 384, a3_0);
-	_mm512_store_ps(ot + 400, a3_1);
-	_mm512_store_ps(ot + 512, a4_0);
-	_mm512_store_ps(ot + 528, a4_1);
-	_mm512_store_ps(ot + 640, a5_0);
-	_mm512_store_ps(ot + 656, a5_1);
-	_mm512_store_ps(ot + 768, a6_0);
-	_mm512_store_ps(ot + 784, a6_1);
-	_mm512_store_ps(ot + 896, a7_0);
-	_mm512_store_ps(ot + 912, a7_1);
+	_mm512_store_ps(ot + 144, a1_0);
+	_mm512_store_ps(ot + 160, a1_1);
+	_mm512_store_ps(ot + 288, a2_0);
+	_mm512_store_ps(ot + 304, a2_1);
+	_mm512_store_ps(ot + 432, a3_0);
+	_mm512_store_ps(ot + 448, a3_1);
+	_mm512_store_ps(ot + 576, a4_0);
+	_mm512_store_ps(ot + 592, a4_1);
+	_mm512_store_ps(ot + 720, a5_0);
+	_mm512_store_ps(ot + 736, a5_1);
+	_mm512_store_ps(ot + 864, a6_0);
+	_mm512_store_ps(ot + 880, a6_1);
+	_mm512_store_ps(ot + 1008, a7_0);
+	_mm512_store_ps(ot + 1024, a7_1);
 }
 
 void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const float *v, float *out,
@@ -743,7 +743,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[8192], ot[8192];
+		_Alignas(64) float qt[9216], ot[9216];
 		_Alignas(64) float st[2048];
 		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[128], l[128], alpha[32], mxb[32];
@@ -754,7 +754,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 8192; ++x)
+		for (size_t x = 0; x < 9216; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = ((i0 + r) + 1);
@@ -843,7 +843,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 1024)
+					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 1152)
 						mha_f32_h8_dk64_s128_causal__avx512_pv8(st, vb0, ob, alpha, nt);
 				}
 			}
@@ -859,9 +859,9 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c + 16 <= 64; c += 16)
-				_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 128, 256, 384, 512, 640, 768, 896, 1024, 1152, 1280, 1408, 1536, 1664, 1792, 1920), ot + c * 128 + r, 4), _mm512_set1_ps(inv)));
+				_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 144, 288, 432, 576, 720, 864, 1008, 1152, 1296, 1440, 1584, 1728, 1872, 2016, 2160), ot + c * 144 + r, 4), _mm512_set1_ps(inv)));
 			for (; c < 64; ++c)
-				o[c] = ot[c * 128 + r] * inv;
+				o[c] = ot[c * 144 + r] * inv;
 		}
 	}
 }

@@ -48,11 +48,11 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 80 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
 	for (size_t r = n; r < 64; ++r)
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 64 + r] = 0.0f;
+			qt[d * 80 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
@@ -67,10 +67,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1(const float *re
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -121,10 +121,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2(const float *re
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -194,10 +194,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3(const float *re
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -286,10 +286,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4(const float *re
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -397,10 +397,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5(const float *re
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -527,10 +527,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *re
 	float32x4_t a5_2 = vdupq_n_f32(0.0f);
 	float32x4_t a5_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 64 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 64 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 64 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 64 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -641,7 +641,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk6(const float *re
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *restrict p, const float *restrict v,
@@ -655,26 +655,26 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
-	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
-	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
-	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
-	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
-	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
-	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
-	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
-	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
-	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
-	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
-	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
-	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 256), al0);
-	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 260), al1);
-	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 264), al2);
-	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 268), al3);
-	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
-	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
-	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
-	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
+	float32x4_t a4_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
+	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
+	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 400), al0);
+	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 404), al1);
+	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 408), al2);
+	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 412), al3);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const float32x4_t p0 = vld1q_f32(p + 0);
 		const float32x4_t p1 = vld1q_f32(p + 4);
@@ -727,30 +727,30 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv6(const float *re
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 64, a1_0);
-	vst1q_f32(ot + 68, a1_1);
-	vst1q_f32(ot + 72, a1_2);
-	vst1q_f32(ot + 76, a1_3);
-	vst1q_f32(ot + 128, a2_0);
-	vst1q_f32(ot + 132, a2_1);
-	vst1q_f32(ot + 136, a2_2);
-	vst1q_f32(ot + 140, a2_3);
-	vst1q_f32(ot + 192, a3_0);
-	vst1q_f32(ot + 196, a3_1);
-	vst1q_f32(ot + 200, a3_2);
-	vst1q_f32(ot + 204, a3_3);
-	vst1q_f32(ot + 256, a4_0);
-	vst1q_f32(ot + 260, a4_1);
-	vst1q_f32(ot + 264, a4_2);
-	vst1q_f32(ot + 268, a4_3);
-	vst1q_f32(ot + 320, a5_0);
-	vst1q_f32(ot + 324, a5_1);
-	vst1q_f32(ot + 328, a5_2);
-	vst1q_f32(ot + 332, a5_3);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 84, a1_1);
+	vst1q_f32(ot + 88, a1_2);
+	vst1q_f32(ot + 92, a1_3);
+	vst1q_f32(ot + 160, a2_0);
+	vst1q_f32(ot + 164, a2_1);
+	vst1q_f32(ot + 168, a2_2);
+	vst1q_f32(ot + 172, a2_3);
+	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 244, a3_1);
+	vst1q_f32(ot + 248, a3_2);
+	vst1q_f32(ot + 252, a3_3);
+	vst1q_f32(ot + 320, a4_0);
+	vst1q_f32(ot + 324, a4_1);
+	vst1q_f32(ot + 328, a4_2);
+	vst1q_f32(ot + 332, a4_3);
+	vst1q_f32(ot + 400, a5_0);
+	vst1q_f32(ot + 404, a5_1);
+	vst1q_f32(ot + 408, a5_2);
+	vst1q_f32(ot + 412, a5_3);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 64 floats apart), rows in
+ * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
@@ -764,18 +764,18 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 	float32x4_t a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 	float32x4_t a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 	float32x4_t a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 64), al0);
-	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 68), al1);
-	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 72), al2);
-	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 76), al3);
-	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 128), al0);
-	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 132), al1);
-	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 136), al2);
-	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 140), al3);
-	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 192), al0);
-	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 196), al1);
-	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 200), al2);
-	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 204), al3);
+	float32x4_t a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+	float32x4_t a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
+	float32x4_t a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
+	float32x4_t a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
+	float32x4_t a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+	float32x4_t a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
+	float32x4_t a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
+	float32x4_t a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
+	float32x4_t a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+	float32x4_t a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
+	float32x4_t a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
+	float32x4_t a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
 	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
 		const float32x4_t p0 = vld1q_f32(p + 0);
 		const float32x4_t p1 = vld1q_f32(p + 4);
@@ -814,18 +814,18 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 64, a1_0);
-	vst1q_f32(ot + 68, a1_1);
-	vst1q_f32(ot + 72, a1_2);
-	vst1q_f32(ot + 76, a1_3);
-	vst1q_f32(ot + 128, a2_0);
-	vst1q_f32(ot + 132, a2_1);
-	vst1q_f32(ot + 136, a2_2);
-	vst1q_f32(ot + 140, a2_3);
-	vst1q_f32(ot + 192, a3_0);
-	vst1q_f32(ot + 196, a3_1);
-	vst1q_f32(ot + 200, a3_2);
-	vst1q_f32(ot + 204, a3_3);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 84, a1_1);
+	vst1q_f32(ot + 88, a1_2);
+	vst1q_f32(ot + 92, a1_3);
+	vst1q_f32(ot + 160, a2_0);
+	vst1q_f32(ot + 164, a2_1);
+	vst1q_f32(ot + 168, a2_2);
+	vst1q_f32(ot + 172, a2_3);
+	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 244, a3_1);
+	vst1q_f32(ot + 248, a3_2);
+	vst1q_f32(ot + 252, a3_3);
 }
 
 void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, const float *v, float *out,
@@ -856,7 +856,7 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
 		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
 		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[4096], ot[4096];
+		_Alignas(64) float qt[5120], ot[5120];
 		_Alignas(64) float st[1024];
 		_Alignas(64) float vp[4096];
 		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
@@ -869,7 +869,7 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 			m[r] = -INFINITY;
 			l[r] = 0.0f;
 		}
-		for (size_t x = 0; x < 4096; ++x)
+		for (size_t x = 0; x < 5120; ++x)
 			ot[x] = 0.0f;
 		for (size_t r = 0; r < rows; ++r) {
 			const size_t c = ((i0 + r) + 1);
@@ -1000,7 +1000,7 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 				{
 					const float *vb0 = vb;
 					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 384)
+					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 480)
 						mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st, vb0, ob, alpha, nt);
 					mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, alpha, nt);
 				}
@@ -1017,7 +1017,7 @@ void mha_f32_h8_dk64_s128_causal_padding__neon(const float *q, const float *k, c
 					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
 			size_t c = 0;
 			for (; c < 64; ++c)
-				o[c] = ot[c * 64 + r] * inv;
+				o[c] = ot[c * 80 + r] * inv;
 		}
 	}
 }

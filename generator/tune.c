@@ -277,7 +277,7 @@ static void add_vals(struct dim *d, const char *key, const long *v, int n)
  * The default's own values (from plan, "tiled bq192 bk128 ...") join. */
 static void make_dims(struct tuning *t, const char *plan)
 {
-	static const long bq[] = {32, 64, 128, 192, 256};
+	static const long bq[] = {32, 64, 128, 192, 256, 384};
 	static const long bk[] = {32, 64, 128, 256};
 	static const long tile[] = {2, 4, 6, 8};
 	static const long um[] = {0, MHAGEN_MAX_D};
@@ -296,7 +296,7 @@ static void make_dims(struct tuning *t, const char *plan)
 		for (long m = 1; m <= 3; ++m)
 			mq[nmq++] = m * w;
 	}
-	add_vals(&t->dims[0][0], "block-q", bq, 5);
+	add_vals(&t->dims[0][0], "block-q", bq, 6);
 	add_vals(&t->dims[0][1], "block-kv", bk, 4);
 	add_vals(&t->dims[0][2], "mq", mq, nmq);
 	add_vals(&t->dims[0][3], "nk", tile, 4);
