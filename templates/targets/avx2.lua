@@ -10,8 +10,7 @@ local T = {
 	-- (measured: causal kernels do better with 64-key blocks, the diagonal
 	-- blocks waste less)
 	-- (measured: 384-row query blocks read each key and value block half as
-	-- often as 192; 1.05x on h16 dk128 s1024 causal with AVX-512, 1.03x
-	-- with AVX2)
+	-- often as 192; 1.03x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 16,
 	            nk = 6, nv = 6, kv_split = 4},
 	cflags = "-mavx2 -mfma",
@@ -75,7 +74,7 @@ function T.shl(a, k) return "_mm256_slli_epi32(" .. a .. ", " .. k .. ")" end
 -- fit an int32 lane).
 function T.gather(p, s)
 	local ix = {}
-	for i = 0, 7 do
+	for i = 0, T.width - 1 do
 		ix[#ix + 1] = tostring(i * s)
 	end
 	return "_mm256_i32gather_ps(" .. p .. ", _mm256_setr_epi32(" .. table.concat(ix, ", ") .. "), 4)"

@@ -9,8 +9,7 @@ local T = {
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the 32-register file
 	-- (measured: 384-row query blocks read each key and value block half as
-	-- often as 192; 1.05x on h16 dk128 s1024 causal with AVX-512, 1.03x
-	-- with AVX2)
+	-- often as 192; 1.05x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            nk = 8, nv = 8, kv_split = 4},
 	cflags = "-mavx512f",
@@ -51,7 +50,7 @@ function T.shl(a, k) return "_mm512_slli_epi32(" .. a .. ", " .. k .. ")" end
 -- fit an int32 lane).
 function T.gather(p, s)
 	local ix = {}
-	for i = 0, 15 do
+	for i = 0, T.width - 1 do
 		ix[#ix + 1] = tostring(i * s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
