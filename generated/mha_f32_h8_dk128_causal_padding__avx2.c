@@ -16,27 +16,28 @@
 
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact), exp(r) = 1 + r + r^2 P(r)
- * with a degree-5 minimax P, then 2^n added into the exponent bits.  Below
- * -87.3365 (where exp(x) is no longer a normal float) the result is 0, so
+ * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
+ * by a degree-6 minimax polynomial (relative error 3.1e-9), times
+ * 2^n.  t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
+ * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
+ * (where exp(x) is no longer a normal float) the result is 0, so
  * exp(-INFINITY) is 0. */
 static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
 {
-	const __m256 magic = _mm256_set1_ps(0x1.8p+23f);
+	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
 	const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), magic);
 	const __m256 n = _mm256_sub_ps(t, magic);
 	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0x1.63p-1f), x);
 	r = _mm256_fmadd_ps(n, _mm256_set1_ps(0x1.bd0106p-13f), r);
-	__m256 p = _mm256_set1_ps(0x1.a0d2cep-13f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.6e879cp-10f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.11121p-7f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.555382p-5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.555554p-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p-1f));
-	p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(0x1p+0f)));
-	const __m256i e = _mm256_slli_epi32(_mm256_sub_epi32(_mm256_castps_si256(t), _mm256_castps_si256(magic)), 23);
-	const __m256 y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), e));
-	return _mm256_and_ps(y, _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
+	__m256 p = _mm256_set1_ps(0x1.6a22dp-10f);
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.123abap-7f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.5558f6p-5f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.55549p-3f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.fffffcp-2f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
+	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
+	const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+	return _mm256_and_ps(_mm256_mul_ps(p, s), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
 }
 
 /* Pack a block of query rows (1024 floats apart) transposed and scaled:

@@ -31,27 +31,28 @@ static inline float mha_f32_h8_dk64__scalar_max(float a, float b)
 }
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact), exp(r) = 1 + r + r^2 P(r)
- * with a degree-5 minimax P, then 2^n added into the exponent bits.  Below
- * -87.3365 (where exp(x) is no longer a normal float) the result is 0, so
+ * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
+ * by a degree-6 minimax polynomial (relative error 3.1e-9), times
+ * 2^n.  t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
+ * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
+ * (where exp(x) is no longer a normal float) the result is 0, so
  * exp(-INFINITY) is 0. */
 static inline float mha_f32_h8_dk64__scalar_exp(float x)
 {
-	const float magic = (0x1.8p+23f);
+	const float magic = (0x1.8000fep+23f);
 	const float t = (x * (0x1.715476p+0f) + magic);
 	const float n = (t - magic);
 	float r = (n * (-0x1.63p-1f) + x);
 	r = (n * (0x1.bd0106p-13f) + r);
-	float p = (0x1.a0d2cep-13f);
-	p = (p * r + (0x1.6e879cp-10f));
-	p = (p * r + (0x1.11121p-7f));
-	p = (p * r + (0x1.555382p-5f));
-	p = (p * r + (0x1.555554p-3f));
-	p = (p * r + (0x1p-1f));
-	p = (p * (r * r) + (r + (0x1p+0f)));
-	const int32_t e = (int32_t)((uint32_t)(int32_t)((uint32_t)mha_f32_h8_dk64__scalar_as_int(t) - (uint32_t)mha_f32_h8_dk64__scalar_as_int(magic)) << 23);
-	const float y = mha_f32_h8_dk64__scalar_as_float((int32_t)((uint32_t)mha_f32_h8_dk64__scalar_as_int(p) + (uint32_t)e));
-	return (x >= (-0x1.5d589ep+6f) ? y : 0.0f);
+	float p = (0x1.6a22dp-10f);
+	p = (p * r + (0x1.123abap-7f));
+	p = (p * r + (0x1.5558f6p-5f));
+	p = (p * r + (0x1.55549p-3f));
+	p = (p * r + (0x1.fffffcp-2f));
+	p = (p * r + (0x1p+0f));
+	p = (p * r + (0x1p+0f));
+	const float s = mha_f32_h8_dk64__scalar_as_float((int32_t)((uint32_t)mha_f32_h8_dk64__scalar_as_int(t) << 23));
+	return (x >= (-0x1.5d589ep+6f) ? (p * s) : 0.0f);
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:

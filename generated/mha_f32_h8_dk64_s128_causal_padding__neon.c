@@ -16,27 +16,28 @@
 
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact), exp(r) = 1 + r + r^2 P(r)
- * with a degree-5 minimax P, then 2^n added into the exponent bits.  Below
- * -87.3365 (where exp(x) is no longer a normal float) the result is 0, so
+ * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
+ * by a degree-6 minimax polynomial (relative error 3.1e-9), times
+ * 2^n.  t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
+ * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
+ * (where exp(x) is no longer a normal float) the result is 0, so
  * exp(-INFINITY) is 0. */
 static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x4_t x)
 {
-	const float32x4_t magic = vdupq_n_f32(0x1.8p+23f);
+	const float32x4_t magic = vdupq_n_f32(0x1.8000fep+23f);
 	const float32x4_t t = vfmaq_f32(magic, x, vdupq_n_f32(0x1.715476p+0f));
 	const float32x4_t n = vsubq_f32(t, magic);
 	float32x4_t r = vfmaq_f32(x, n, vdupq_n_f32(-0x1.63p-1f));
 	r = vfmaq_f32(r, n, vdupq_n_f32(0x1.bd0106p-13f));
-	float32x4_t p = vdupq_n_f32(0x1.a0d2cep-13f);
-	p = vfmaq_f32(vdupq_n_f32(0x1.6e879cp-10f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.11121p-7f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.555382p-5f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.555554p-3f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1p-1f), p, r);
-	p = vfmaq_f32(vaddq_f32(r, vdupq_n_f32(0x1p+0f)), p, vmulq_f32(r, r));
-	const int32x4_t e = vshlq_n_s32(vsubq_s32(vreinterpretq_s32_f32(t), vreinterpretq_s32_f32(magic)), 23);
-	const float32x4_t y = vreinterpretq_f32_s32(vaddq_s32(vreinterpretq_s32_f32(p), e));
-	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(y), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
+	float32x4_t p = vdupq_n_f32(0x1.6a22dp-10f);
+	p = vfmaq_f32(vdupq_n_f32(0x1.123abap-7f), p, r);
+	p = vfmaq_f32(vdupq_n_f32(0x1.5558f6p-5f), p, r);
+	p = vfmaq_f32(vdupq_n_f32(0x1.55549p-3f), p, r);
+	p = vfmaq_f32(vdupq_n_f32(0x1.fffffcp-2f), p, r);
+	p = vfmaq_f32(vdupq_n_f32(0x1p+0f), p, r);
+	p = vfmaq_f32(vdupq_n_f32(0x1p+0f), p, r);
+	const float32x4_t s = vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t), 23));
+	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p, s)), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:

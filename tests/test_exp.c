@@ -7,14 +7,6 @@
 #include "../runtime/mha_cpu.h"
 #include "ulp.h"
 
-/* Measured: 1.26 ulp (AVX2), 1.27 ulp (scalar), 1.22 ulp (NEON) over every
- * 7th float in [-87, 0].  The pin leaves room for sampling and for compilers
- * contracting a*b+c differently, not for a worse polynomial. */
-#define EXP_MAX_ULP 1.3
-/* The fast variant (--exp fast: degree-5 Taylor): 39.1 to 39.5 ulp measured
- * (largest where r, the reduced argument, is near +-ln2/2). */
-#define EXPFAST_MAX_ULP 40.0
-
 void mha_exp_scalar(const float *x, float *y, size_t n);
 void mha_exp_avx2(const float *x, float *y, size_t n);
 void mha_expfast_scalar(const float *x, float *y, size_t n);

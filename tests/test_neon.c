@@ -6,9 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The exp bound of tests/test_exp.c holds on NEON too. */
-#define EXP_MAX_ULP 1.3
-#define EXPFAST_MAX_ULP 40.0
+#include "ulp.h" /* the exp bounds of tests/test_exp.c hold on NEON too */
 
 static const char *qemu(void)
 {

@@ -67,8 +67,6 @@ function T.hmax(v) T.use("hmax") return T.prefix .. "_hmax(" .. v .. ")" end
 function T.first(v) return "_mm256_cvtss_f32(" .. v .. ")" end
 function T.as_int(v) return "_mm256_castps_si256(" .. v .. ")" end
 function T.as_float(v) return "_mm256_castsi256_ps(" .. v .. ")" end
-function T.iadd(a, b) return "_mm256_add_epi32(" .. a .. ", " .. b .. ")" end
-function T.isub(a, b) return "_mm256_sub_epi32(" .. a .. ", " .. b .. ")" end
 function T.shl(a, k) return "_mm256_slli_epi32(" .. a .. ", " .. k .. ")" end
 -- The floats p[0], p[s], ..., p[(W-1) s] (s a constant whose multiples
 -- fit an int32 lane).

@@ -43,8 +43,6 @@ function T.hmax(v) return "_mm512_reduce_max_ps(" .. v .. ")" end
 function T.first(v) return "_mm512_cvtss_f32(" .. v .. ")" end
 function T.as_int(v) return "_mm512_castps_si512(" .. v .. ")" end
 function T.as_float(v) return "_mm512_castsi512_ps(" .. v .. ")" end
-function T.iadd(a, b) return "_mm512_add_epi32(" .. a .. ", " .. b .. ")" end
-function T.isub(a, b) return "_mm512_sub_epi32(" .. a .. ", " .. b .. ")" end
 function T.shl(a, k) return "_mm512_slli_epi32(" .. a .. ", " .. k .. ")" end
 -- The floats p[0], p[s], ..., p[(W-1) s] (s a constant whose multiples
 -- fit an int32 lane).
@@ -54,6 +52,11 @@ function T.gather(p, s)
 		ix[#ix + 1] = tostring(i * s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
+end
+-- a * b where x >= lim, else 0: one masked multiply, where mul and
+-- keep_ge take two ops
+function T.mul_ge(a, b, x, lim)
+	return "_mm512_maskz_mul_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. b .. ")"
 end
 function T.keep_ge(v, x, lim)
 	return "_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. v .. ")"

@@ -44,8 +44,6 @@ function T.hmax(v) return "vmaxvq_f32(" .. v .. ")" end
 function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
 function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
 function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
-function T.iadd(a, b) return "vaddq_s32(" .. a .. ", " .. b .. ")" end
-function T.isub(a, b) return "vsubq_s32(" .. a .. ", " .. b .. ")" end
 function T.shl(a, k) return "vshlq_n_s32(" .. a .. ", " .. k .. ")" end
 function T.keep_ge(v, x, lim)
 	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. v ..

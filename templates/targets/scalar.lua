@@ -55,8 +55,6 @@ function T.hmax(v) return v end
 function T.first(v) return v end
 function T.as_int(v) T.use("as_int") return T.prefix .. "_as_int(" .. v .. ")" end
 function T.as_float(v) T.use("as_float") return T.prefix .. "_as_float(" .. v .. ")" end
-function T.iadd(a, b) return "(int32_t)((uint32_t)" .. a .. " + (uint32_t)" .. b .. ")" end
-function T.isub(a, b) return "(int32_t)((uint32_t)" .. a .. " - (uint32_t)" .. b .. ")" end
 function T.shl(a, k) return "(int32_t)((uint32_t)" .. a .. " << " .. k .. ")" end
 function T.keep_ge(v, x, lim) return "(" .. x .. " >= " .. lim .. " ? " .. v .. " : 0.0f)" end
 
