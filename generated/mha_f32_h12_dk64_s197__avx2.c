@@ -420,12 +420,12 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 6x2 accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -441,7 +441,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, cons
 	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 840), al1);
 	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1040), al0);
 	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1048), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -489,12 +490,12 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv6(const float *restrict p, cons
 	_mm256_store_ps(ot + 1048, a5_1);
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 4,
  * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x2 accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -506,7 +507,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, cons
 	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 424), al1);
 	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
 	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 632), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -603,9 +605,14 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
-				for (; j + 6 <= nt; j += 6)
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[1];
+				kn[0] = nt;
+				for (; j + 6 <= kn[0]; j += 6)
 					mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 768, st + j * 16, mxb);
-				switch (nt - j) {
+				switch (kn[0] - j) {
 				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 768, st + j * 16, mxb); break;
 				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 768, st + j * 16, mxb); break;
 				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 768, st + j * 16, mxb); break;
@@ -639,7 +646,7 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m256 p = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 						_mm256_store_ps(st + jj * 16 + 0, p);
 						sum = _mm256_add_ps(sum, p);
@@ -654,7 +661,7 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m256 p = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 						_mm256_store_ps(st + jj * 16 + 8, p);
 						sum = _mm256_add_ps(sum, p);
@@ -668,8 +675,8 @@ void mha_f32_h12_dk64_s197__avx2(const float *q, const float *k, const float *v,
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1248)
-						mha_f32_h12_dk64_s197__avx2_pv6(st, vb0, ob, alpha, nt);
-					mha_f32_h12_dk64_s197__avx2_pv4(st, vb0, ob, alpha, nt);
+						mha_f32_h12_dk64_s197__avx2_pv6(st, vb0, ob, alpha, kn);
+					mha_f32_h12_dk64_s197__avx2_pv4(st, vb0, ob, alpha, kn);
 				}
 			}
 		}

@@ -69,7 +69,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -97,11 +97,37 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	}
 }
 
+/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -140,11 +166,45 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	}
 }
 
+/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -194,11 +254,53 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	}
 }
 
+/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -259,11 +361,61 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	}
 }
 
+/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -335,11 +487,69 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	}
 }
 
+/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -422,12 +632,79 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
- * 6x2 accumulators in registers. */
+ * 6x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -443,7 +720,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1608), al1);
 	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
 	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2008), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -477,6 +755,33 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
 		}
 	}
+	for (; j < n[1]; ++j, p += 16, v += 128) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_1 = _mm256_fmadd_ps(p1, vb, a4_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
+		}
+	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 400, a1_0);
@@ -491,12 +796,13 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 	_mm256_store_ps(ot + 2008, a5_1);
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 2,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 2,
  * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
- * 2x2 accumulators in registers. */
+ * 2x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -504,7 +810,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
 	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
 	__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 128) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -515,6 +822,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		{
 			const __m256 vb = _mm256_set1_ps(v[1]);
 			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 128) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
 			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
 		}
 	}
@@ -587,14 +905,34 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
-				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 1024, st + j * 16, mxb);
-				switch (nt - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[2];
+				{
+					const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+					kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+				}
+				kn[1] = nt;
+				for (; j + 6 <= kn[0]; j += 6)
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_0(qt + r0, kb + j * 1024, st + j * 16, mxb);
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 6 <= kn[1]; j += 6)
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_1(qt + r0, kb + j * 1024, st + j * 16, mxb);
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,
@@ -623,7 +961,7 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 						_mm256_store_ps(st + jj * 16 + 0, p);
 						sum = _mm256_add_ps(sum, p);
@@ -638,7 +976,7 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 						_mm256_store_ps(st + jj * 16 + 8, p);
 						sum = _mm256_add_ps(sum, p);
@@ -652,8 +990,8 @@ void mha_f32_h8_dk128_causal_padding__avx2(const float *q, const float *k, const
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400)
-						mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, alpha, nt);
-					mha_f32_h8_dk128_causal_padding__avx2_pv2(st, vb0, ob, alpha, nt);
+						mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, alpha, kn);
+					mha_f32_h8_dk128_causal_padding__avx2_pv2(st, vb0, ob, alpha, kn);
 				}
 			}
 		}

@@ -627,12 +627,12 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 8,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 16]} p[j][r] v_j[c] for c < 8,
  * r < 32: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 8x2 accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m512 al0 = _mm512_load_ps(alpha + 0);
 	const __m512 al1 = _mm512_load_ps(alpha + 16);
@@ -652,7 +652,8 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
 	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 2416), al1);
 	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 2800), al0);
 	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 2816), al1);
-	for (size_t j = 0; j < nt; ++j, p += 32, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 32, v += 64) {
 		const __m512 p0 = _mm512_load_ps(p + 0);
 		const __m512 p1 = _mm512_load_ps(p + 16);
 		{
@@ -776,9 +777,14 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 				_mm512_store_ps(mxb + 0, _mm512_set1_ps(-INFINITY));
 				_mm512_store_ps(mxb + 16, _mm512_set1_ps(-INFINITY));
-				for (; j + 8 <= nt; j += 8)
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[1];
+				kn[0] = nt;
+				for (; j + 8 <= kn[0]; j += 8)
 					mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 512, st + j * 32, mxb);
-				switch (nt - j) {
+				switch (kn[0] - j) {
 				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
 				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 512, st + j * 32, mxb); break;
 				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 512, st + j * 32, mxb); break;
@@ -814,7 +820,7 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 					const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 0));
 					__m512 sum = _mm512_setzero_ps();
 					const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m512 p = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 0), ms));
 						_mm512_store_ps(st + jj * 32 + 0, p);
 						sum = _mm512_add_ps(sum, p);
@@ -829,7 +835,7 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 					const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 16));
 					__m512 sum = _mm512_setzero_ps();
 					const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m512 p = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 16), ms));
 						_mm512_store_ps(st + jj * 32 + 16, p);
 						sum = _mm512_add_ps(sum, p);
@@ -843,7 +849,7 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 3200)
-						mha_f32_h8_dk64__avx512_pv8(st, vb0, ob, alpha, nt);
+						mha_f32_h8_dk64__avx512_pv8(st, vb0, ob, alpha, kn);
 				}
 			}
 		}

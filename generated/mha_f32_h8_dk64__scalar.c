@@ -385,12 +385,12 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 1]} p[j][r] v_j[c] for c < 4,
  * r < 4: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * 4x4 accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const float al0 = (alpha + 0)[0];
 	const float al1 = (alpha + 1)[0];
@@ -412,7 +412,8 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 	float a3_1 = ((ot + 241)[0] * al1);
 	float a3_2 = ((ot + 242)[0] * al2);
 	float a3_3 = ((ot + 243)[0] * al3);
-	for (size_t j = 0; j < nt; ++j, p += 4, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 4, v += 64) {
 		const float p0 = (p + 0)[0];
 		const float p1 = (p + 1)[0];
 		const float p2 = (p + 2)[0];
@@ -528,9 +529,14 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 				(mxb + 1)[0] = (-INFINITY);
 				(mxb + 2)[0] = (-INFINITY);
 				(mxb + 3)[0] = (-INFINITY);
-				for (; j + 4 <= nt; j += 4)
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[1];
+				kn[0] = nt;
+				for (; j + 4 <= kn[0]; j += 4)
 					mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 512, st + j * 4, mxb);
-				switch (nt - j) {
+				switch (kn[0] - j) {
 				case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 512, st + j * 4, mxb); break;
 				case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 512, st + j * 4, mxb); break;
 				case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 512, st + j * 4, mxb); break;
@@ -574,7 +580,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 0)[0]);
 					float sum = 0.0f;
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 0)[0] - ms));
 						(st + jj * 4 + 0)[0] = p;
 						sum = (sum + p);
@@ -589,7 +595,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 1)[0]);
 					float sum = 0.0f;
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 1)[0] - ms));
 						(st + jj * 4 + 1)[0] = p;
 						sum = (sum + p);
@@ -604,7 +610,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 2)[0]);
 					float sum = 0.0f;
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 2)[0] - ms));
 						(st + jj * 4 + 2)[0] = p;
 						sum = (sum + p);
@@ -619,7 +625,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 3)[0]);
 					float sum = 0.0f;
 					const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 3)[0] - ms));
 						(st + jj * 4 + 3)[0] = p;
 						sum = (sum + p);
@@ -633,7 +639,7 @@ void mha_f32_h8_dk64__scalar(const float *q, const float *k, const float *v, flo
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 4 <= 64; c += 4, vb0 += 4, ob += 320)
-						mha_f32_h8_dk64__scalar_pv4(st, vb0, ob, alpha, nt);
+						mha_f32_h8_dk64__scalar_pv4(st, vb0, ob, alpha, kn);
 				}
 			}
 		}

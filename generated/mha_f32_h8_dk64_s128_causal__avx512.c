@@ -68,7 +68,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -96,11 +96,37 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1(const float *restrict
 	}
 }
 
+/* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 2 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -139,11 +165,45 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2(const float *restrict
 	}
 }
 
+/* Scores of 2 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 3 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -193,11 +253,53 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3(const float *restrict
 	}
 }
 
+/* Scores of 3 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 4 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -258,11 +360,61 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4(const float *restrict
 	}
 }
 
+/* Scores of 4 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 5 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -334,11 +486,69 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5(const float *restrict
 	}
 }
 
+/* Scores of 5 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 6 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -421,11 +631,77 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6(const float *restrict
 	}
 }
 
+/* Scores of 6 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 7 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -519,11 +795,85 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7(const float *restrict
 	}
 }
 
+/* Scores of 7 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 7x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* Scores of 8 keys (rows 512 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_0 = _mm512_setzero_ps();
@@ -628,12 +978,95 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8(const float *restrict
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 8,
+/* Scores of 8 keys (rows 512 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 8x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[3584 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 16]} p[j][r] v_j[c] for c < 8,
  * r < 32: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
- * 8x2 accumulators in registers. */
+ * 8x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m512 al0 = _mm512_load_ps(alpha + 0);
 	const __m512 al1 = _mm512_load_ps(alpha + 16);
@@ -653,7 +1086,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict
 	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 880), al1);
 	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1008), al0);
 	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1024), al1);
-	for (size_t j = 0; j < nt; ++j, p += 32, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 32, v += 64) {
 		const __m512 p0 = _mm512_load_ps(p + 0);
 		const __m512 p1 = _mm512_load_ps(p + 16);
 		{
@@ -694,6 +1128,41 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict
 		{
 			const __m512 vb = _mm512_set1_ps(v[7]);
 			a7_0 = _mm512_fmadd_ps(p0, vb, a7_0);
+			a7_1 = _mm512_fmadd_ps(p1, vb, a7_1);
+		}
+	}
+	for (; j < n[1]; ++j, p += 32, v += 64) {
+		const __m512 p1 = _mm512_load_ps(p + 16);
+		{
+			const __m512 vb = _mm512_set1_ps(v[0]);
+			a0_1 = _mm512_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[1]);
+			a1_1 = _mm512_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[2]);
+			a2_1 = _mm512_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[3]);
+			a3_1 = _mm512_fmadd_ps(p1, vb, a3_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[4]);
+			a4_1 = _mm512_fmadd_ps(p1, vb, a4_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[5]);
+			a5_1 = _mm512_fmadd_ps(p1, vb, a5_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[6]);
+			a6_1 = _mm512_fmadd_ps(p1, vb, a6_1);
+		}
+		{
+			const __m512 vb = _mm512_set1_ps(v[7]);
 			a7_1 = _mm512_fmadd_ps(p1, vb, a7_1);
 		}
 	}
@@ -778,16 +1247,38 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 				_mm512_store_ps(mxb + 0, _mm512_set1_ps(-INFINITY));
 				_mm512_store_ps(mxb + 16, _mm512_set1_ps(-INFINITY));
-				for (; j + 8 <= nt; j += 8)
-					mha_f32_h8_dk64_s128_causal__avx512_qk8(qt + r0, kb + j * 512, st + j * 32, mxb);
-				switch (nt - j) {
-				case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-				case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[2];
+				{
+					const size_t e = lim[r0 + (mt < 16 ? mt : 16) - 1];
+					kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+				}
+				kn[1] = nt;
+				for (; j + 8 <= kn[0]; j += 8)
+					mha_f32_h8_dk64_s128_causal__avx512_qk8_0(qt + r0, kb + j * 512, st + j * 32, mxb);
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 8 <= kn[1]; j += 8)
+					mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0, kb + j * 512, st + j * 32, mxb);
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,
@@ -816,7 +1307,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 					const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 0));
 					__m512 sum = _mm512_setzero_ps();
 					const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m512 p = mha_f32_h8_dk64_s128_causal__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 0), ms));
 						_mm512_store_ps(st + jj * 32 + 0, p);
 						sum = _mm512_add_ps(sum, p);
@@ -831,7 +1322,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 					const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 16));
 					__m512 sum = _mm512_setzero_ps();
 					const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						const __m512 p = mha_f32_h8_dk64_s128_causal__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 16), ms));
 						_mm512_store_ps(st + jj * 32 + 16, p);
 						sum = _mm512_add_ps(sum, p);
@@ -845,7 +1336,7 @@ void mha_f32_h8_dk64_s128_causal__avx512(const float *q, const float *k, const f
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 1152)
-						mha_f32_h8_dk64_s128_causal__avx512_pv8(st, vb0, ob, alpha, nt);
+						mha_f32_h8_dk64_s128_causal__avx512_pv8(st, vb0, ob, alpha, kn);
 				}
 			}
 		}

@@ -77,7 +77,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pack(const float *r
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -105,11 +105,37 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(const float *re
 	}
 }
 
+/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -148,11 +174,45 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(const float *re
 	}
 }
 
+/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -202,11 +262,53 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(const float *re
 	}
 }
 
+/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -267,11 +369,61 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(const float *re
 	}
 }
 
+/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -343,11 +495,69 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(const float *re
 	}
 }
 
+/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -430,12 +640,79 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(const float *re
 	}
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 6,
+/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
- * 6x2 accumulators in registers. */
+ * 6x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -451,7 +728,8 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(const float *re
 	__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 584), al1);
 	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 720), al0);
 	__m256 a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 728), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -485,6 +763,33 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(const float *re
 			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
 		}
 	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_1 = _mm256_fmadd_ps(p1, vb, a4_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
+		}
+	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 144, a1_0);
@@ -499,12 +804,13 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(const float *re
 	_mm256_store_ps(ot + 728, a5_1);
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < nt} p[j][r] v_j[c] for c < 4,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 4,
  * r < 16: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
- * 4x2 accumulators in registers. */
+ * 4x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, size_t nt)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const __m256 al0 = _mm256_load_ps(alpha + 0);
 	const __m256 al1 = _mm256_load_ps(alpha + 8);
@@ -516,7 +822,8 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(const float *re
 	__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 296), al1);
 	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 432), al0);
 	__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 440), al1);
-	for (size_t j = 0; j < nt; ++j, p += 16, v += 64) {
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -537,6 +844,25 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(const float *re
 		{
 			const __m256 vb = _mm256_set1_ps(v[3]);
 			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
 			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
 		}
 	}
@@ -613,14 +939,34 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
 				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
-				for (; j + 6 <= nt; j += 6)
-					mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (nt - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				/* kn[s]: keys that some row of vector s sees; fewer than nt
+				 * only on the causal diagonal, where the vectors of earlier
+				 * rows skip the keys beyond their last row's limit */
+				size_t kn[2];
+				{
+					const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+					kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+				}
+				kn[1] = nt;
+				for (; j + 6 <= kn[0]; j += 6)
+					mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 6 <= kn[1]; j += 6)
+					mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 				default: break;
 				}
 				/* mask only where a row's limit falls inside the block,
@@ -649,7 +995,7 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 						_mm256_store_ps(st + jj * 16 + 0, p);
 						sum = _mm256_add_ps(sum, p);
@@ -664,7 +1010,7 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
 					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 					__m256 sum = _mm256_setzero_ps();
 					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 						_mm256_store_ps(st + jj * 16 + 8, p);
 						sum = _mm256_add_ps(sum, p);
@@ -678,8 +1024,8 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
 					const float *vb0 = vb;
 					float *ob = ot + r0;
 					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 864)
-						mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(st, vb0, ob, alpha, nt);
-					mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(st, vb0, ob, alpha, nt);
+						mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(st, vb0, ob, alpha, kn);
+					mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(st, vb0, ob, alpha, kn);
 				}
 			}
 		}
