@@ -38,7 +38,7 @@ RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
 MHAGEN := $(BUILD)/mhagen
 
 .SECONDARY:
-.PHONY: all deps bench demo demo-run test check check-build generate install clean
+.PHONY: all deps bench demo demo-run test check check-build generate exp-fit install clean
 all: $(MHAGEN)
 
 deps:
@@ -97,6 +97,14 @@ clean:
 generate: $(MHAGEN)
 	@echo "  GEN     generated/ from generated/MANIFEST"
 	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh generated/MANIFEST generated
+
+# the exp's polynomial coefficients (templates/vexp.c.in), fitted again
+exp-fit: $(BUILD)/tools/exp-fit
+	@$(BUILD)/tools/exp-fit
+
+$(BUILD)/tools/exp-fit: tools/exp-fit.c | $(BUILD)/tools
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) $< -lm -o $@
 
 # ---- demo: the default kernel, checked and timed against the reference
 DEMO := $(BUILD)/demo

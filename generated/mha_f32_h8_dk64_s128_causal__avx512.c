@@ -16,8 +16,8 @@
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
  * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial (relative error 3.1e-9), times
- * 2^n.  t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
+ * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
+ * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
  * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
  * (where exp(x) is no longer a normal float) the result is 0, so
  * exp(-INFINITY) is 0. */
