@@ -3,7 +3,6 @@ local T = {
 	name = "avx2",
 	width = 8,
 	vec = "__m256",
-	ivec = "__m256i",
 	includes = {"<immintrin.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
@@ -77,8 +76,9 @@ function T.gather(p, s)
 	end
 	return "_mm256_i32gather_ps(" .. p .. ", _mm256_setr_epi32(" .. table.concat(ix, ", ") .. "), 4)"
 end
-function T.keep_ge(v, x, lim)
-	return "_mm256_and_ps(" .. v .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
+-- a * b where x >= lim, else 0
+function T.mul_ge(a, b, x, lim)
+	return "_mm256_and_ps(" .. T.mul(a, b) .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
 end
 
 return T

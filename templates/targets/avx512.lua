@@ -4,7 +4,6 @@ local T = {
 	name = "avx512",
 	width = 16,
 	vec = "__m512",
-	ivec = "__m512i",
 	includes = {"<immintrin.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the 32-register file
@@ -53,13 +52,10 @@ function T.gather(p, s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
 end
--- a * b where x >= lim, else 0: one masked multiply, where mul and
--- keep_ge take two ops
+-- a * b where x >= lim, else 0: one masked multiply (clang does not fuse
+-- a multiply and a masked move)
 function T.mul_ge(a, b, x, lim)
 	return "_mm512_maskz_mul_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. b .. ")"
-end
-function T.keep_ge(v, x, lim)
-	return "_mm512_maskz_mov_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. v .. ")"
 end
 
 return T

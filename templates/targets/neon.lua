@@ -3,7 +3,6 @@ local T = {
 	name = "neon",
 	width = 4,
 	vec = "float32x4_t",
-	ivec = "int32x4_t",
 	includes = {"<arm_neon.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
@@ -45,8 +44,9 @@ function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
 function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
 function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
 function T.shl(a, k) return "vshlq_n_s32(" .. a .. ", " .. k .. ")" end
-function T.keep_ge(v, x, lim)
-	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. v ..
+-- a * b where x >= lim, else 0
+function T.mul_ge(a, b, x, lim)
+	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. T.mul(a, b) ..
 	       "), vcgeq_f32(" .. x .. ", " .. lim .. ")))"
 end
 

@@ -3,7 +3,6 @@ local T = {
 	name = "scalar",
 	width = 1,
 	vec = "float",
-	ivec = "int32_t",
 	includes = {},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
@@ -56,6 +55,7 @@ function T.first(v) return v end
 function T.as_int(v) T.use("as_int") return T.prefix .. "_as_int(" .. v .. ")" end
 function T.as_float(v) T.use("as_float") return T.prefix .. "_as_float(" .. v .. ")" end
 function T.shl(a, k) return "(int32_t)((uint32_t)" .. a .. " << " .. k .. ")" end
-function T.keep_ge(v, x, lim) return "(" .. x .. " >= " .. lim .. " ? " .. v .. " : 0.0f)" end
+-- a * b where x >= lim, else 0
+function T.mul_ge(a, b, x, lim) return "(" .. x .. " >= " .. lim .. " ? " .. T.mul(a, b) .. " : 0.0f)" end
 
 return T
