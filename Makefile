@@ -21,17 +21,16 @@ LUA_CFLAGS = $(shell $(PKG_CONFIG) --cflags lua5.4)
 LUA_LIBS = $(shell $(PKG_CONFIG) --libs lua5.4)
 CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
-AVX2_FLAGS := -mavx2 -mfma
-AVX512_FLAGS := -mavx512f
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
-GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/gen.o \
+GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/cli.o \
+            $(BUILD)/generator/gen.o $(BUILD)/generator/fail.o \
             $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
 TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
              $(BUILD)/generator/harness_embed.o
 # sources the tuner writes out to build its measuring harness
-HARNESS := runtime/harness/tune_harness.c runtime/mha_ref.c runtime/mha_ref.h \
+HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
            runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
 RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
            $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o
@@ -118,16 +117,41 @@ $(DEMO)/kernel.o: $(DEMO)/kernel.c
 	@$(CC) $(KFLAGS) -march=native -c $< -o $@
 $(DEMO)/demo: bench/demo.c $(DEMO)/kernel.o $(RT_OBJS)
 	@echo "  LD      $@"
-	@$(CC) $(ALL_CFLAGS) -I$(DEMO) $(filter %.c %.o,$^) -lm -o $@
+	@$(CC) $(ALL_CFLAGS) -I$(DEMO) \
+		-DDEMO_TARGET="\"$$($(MHAGEN) --emit targets | sed -n 's/^MHA_NATIVE := //p')\"" \
+		$(filter %.c %.o,$^) -lm -o $@
 demo-run: $(DEMO)/demo
 	@$(DEMO)/demo
 
 # ---- tests
 KFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
 TK := $(BUILD)/tests/kern
-GEN_X86 := $(filter-out %__neon.c,$(wildcard generated/*.c))
-GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
-kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))$(if $(findstring __avx512,$(1)),$(AVX512_FLAGS))
+EXP := $(BUILD)/tests/exp
+
+# The target tables (templates/targets/NAME.lua) as make variables, from
+# mhagen --emit targets: MHA_TARGETS and, per target t, MHA_ARCH_t (the
+# architecture it builds for, empty for any), MHA_CFLAGS_t, MHA_CPU_t.
+# Targets of this machine's architecture are tested natively, those of
+# CROSS_ARCH under qemu; nothing here names a target.  Read only by the
+# goals that build tests, so that a fresh tree installs packages first.
+TARGETS_MK := $(BUILD)/targets.mk
+$(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
+	@echo "  GEN     $@"
+	@$(MHAGEN) --emit targets -o $@
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run $(BUILD)/bench/%,$(MAKECMDGOALS)),)
+include $(TARGETS_MK)
+endif
+HOST_ARCH := $(shell uname -m)
+CROSS_ARCH := aarch64
+targets_of = $(foreach t,$(MHA_TARGETS),$(if $(filter-out $(1),$(MHA_ARCH_$t)),,$t))
+HOST_TARGETS = $(call targets_of,$(HOST_ARCH))
+CROSS_TARGETS = $(call targets_of,$(CROSS_ARCH))
+# the target of a generated file NAME__TARGET.c, and its flags
+gen_target = $(lastword $(subst __, ,$(basename $(notdir $(1)))))
+gflags = $(MHA_CFLAGS_$(call gen_target,$(1)))
+GEN_HOST = $(foreach t,$(HOST_TARGETS),$(wildcard generated/*__$t.c))
+GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
+
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
              test_tune)
@@ -137,43 +161,65 @@ check-build: $(TEST_BINS) $(NEON_DRIVERS)
 check: check-build
 	@BUILD=$(BUILD) QEMU="$(QEMU)" MHAGEN=$(MHAGEN) tools/run-tests.sh $(TEST_BINS)
 
+# Each target's build of tests/kernels.list, and one registry of them all
+# (each line behind its target's guard: a build keeps its architecture's)
 $(TK)/%/kernels.inc: tests/kernels.list $(MHAGEN) tools/gen-kernels.sh
 	@echo "  GEN     test kernels for $*"
 	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh --all tests/kernels.list $(TK)/$* $* 2>/dev/null
+$(TK)/kernels.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(TK)/$t/kernels.inc)
+	@cat $(filter %/kernels.inc,$^) > $@
+# the number of specs in the list, for the tests that count what they link
+# and of the targets this machine builds
+$(TK)/count.h: tests/kernels.list $(TARGETS_MK)
+	@mkdir -p $(@D)
+	@echo "#define KERNELS_LISTED $$(grep -cv '^[[:space:]]*\(#\|$$\)' $<)" > $@
+	@echo "#define WEIGHTS_LISTED $$(grep -v '^[[:space:]]*#' $< | grep -c -e '--weights')" >> $@
+	@echo "#define TARGETS_HOST $(words $(HOST_TARGETS))" >> $@
+	@echo "#define TARGETS_CROSS $(words $(CROSS_TARGETS))" >> $@
 
-$(TK)/%-cc.o: $(TK)/%/kernels.inc
+$(TK)/%-cc.o: $(TK)/%/kernels.inc $(TARGETS_MK)
 	@echo "  CC      $(TK)/$*/all.c"
-	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
-$(TK)/%-gcc.o: $(TK)/%/kernels.inc
+	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
+$(TK)/%-gcc.o: $(TK)/%/kernels.inc $(TARGETS_MK)
 	@echo "  GCC     $(TK)/$*/all.c"
-	@$(GCC) $(KFLAGS) -fopenmp $(call kflags,__$*) -c $(TK)/$*/all.c -o $@
+	@$(GCC) $(KFLAGS) -fopenmp $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
 
-$(BUILD)/tests/gen-cc/%.o: generated/%.c
+$(BUILD)/tests/gen-cc/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "  CC      $<"
-	@$(CC) $(KFLAGS) $(call kflags,$*) -c $< -o $@
-$(BUILD)/tests/gen-gcc/%.o: generated/%.c
+	@$(CC) $(KFLAGS) $(call gflags,$*) -c $< -o $@
+$(BUILD)/tests/gen-gcc/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "  GCC     $<"
-	@$(GCC) $(KFLAGS) $(call kflags,$*) -c $< -o $@
+	@$(GCC) $(KFLAGS) $(call gflags,$*) -c $< -o $@
 
-$(BUILD)/tests/exp/mha_exp_%.c: $(MHAGEN)
+# each target's vector exp alone (accurate and fast), and their registries
+$(EXP)/mha_exp_%.c: $(MHAGEN)
 	@mkdir -p $(@D)
 	@$(MHAGEN) --h 1 --dk 1 --target $* --emit exp --name mha_exp_$* -o $@
-$(BUILD)/tests/exp/mha_expfast_%.c: $(MHAGEN)
+$(EXP)/mha_expfast_%.c: $(MHAGEN)
 	@mkdir -p $(@D)
 	@$(MHAGEN) --h 1 --dk 1 --target $* --exp fast --emit exp --name mha_expfast_$* -o $@
-$(BUILD)/tests/exp/mha_expfast_%.o: $(BUILD)/tests/exp/mha_expfast_%.c
+$(EXP)/mha_exp_%.inc: $(MHAGEN)
+	@mkdir -p $(@D)
+	@$(MHAGEN) --h 1 --dk 1 --target $* --emit registry --name mha_exp_$* -o $@
+$(EXP)/mha_expfast_%.inc: $(MHAGEN)
+	@mkdir -p $(@D)
+	@$(MHAGEN) --h 1 --dk 1 --target $* --exp fast --emit registry --name mha_expfast_$* -o $@
+$(EXP)/exp.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(EXP)/mha_exp_$t.inc)
+	@cat $(filter %.inc,$^) > $@
+$(EXP)/expfast.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(EXP)/mha_expfast_$t.inc)
+	@cat $(filter %.inc,$^) > $@
+$(EXP)/%.o: $(EXP)/%.c $(TARGETS_MK)
 	@echo "  CC      $<"
-	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $< -o $@
-$(BUILD)/tests/exp/mha_exp_%.o: $(BUILD)/tests/exp/mha_exp_%.c
-	@echo "  CC      $<"
-	@$(CC) $(KFLAGS) $(call kflags,__$*) -c $< -o $@
+	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$(patsubst mha_expfast_%,%,$(patsubst mha_exp_%,%,$*))) -c $< -o $@
+EXP_HOST = $(foreach t,$(HOST_TARGETS),$(EXP)/mha_exp_$t.o $(EXP)/mha_expfast_$t.o)
 
 $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	@echo "  CC      $<"
-	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I. -c $< -o $@
-$(BUILD)/tests/test_kernels.o: $(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(TK)/avx512/kernels.inc
+	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. -c $< -o $@
+$(BUILD)/tests/test_kernels.o: $(TK)/kernels.inc $(TK)/count.h
+$(BUILD)/tests/test_exp.o: $(EXP)/exp.inc $(EXP)/expfast.inc $(TK)/count.h
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
 $(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/files.o $(GEN_OBJS)
@@ -185,67 +231,69 @@ $(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(BUILD)/tests/files.o 
 $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/files.o $(GEN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
-		$(BUILD)/tests/exp/mha_exp_scalar.o $(BUILD)/tests/exp/mha_exp_avx2.o \
-		$(BUILD)/tests/exp/mha_expfast_scalar.o $(BUILD)/tests/exp/mha_expfast_avx2.o \
-		$(BUILD)/tests/exp/mha_exp_avx512.o $(BUILD)/tests/exp/mha_expfast_avx512.o \
+$(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o $(EXP_HOST) \
 		$(BUILD)/runtime/mha_cpu.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o \
                     $(BUILD)/tests/props.o $(RT_OBJS)
-$(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TK)/scalar-cc.o $(TK)/avx2-cc.o $(TK)/avx512-cc.o \
-		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_X86))
+$(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TARGETS_MK) \
+		$(foreach t,$(HOST_TARGETS),$(TK)/$t-cc.o) \
+		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_HOST))
 	@echo "  LD      $@"
-	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TK)/scalar-gcc.o $(TK)/avx2-gcc.o $(TK)/avx512-gcc.o \
-		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_X86))
+	@$(CC) $(filter %.o,$^) $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TARGETS_MK) \
+		$(foreach t,$(HOST_TARGETS),$(TK)/$t-gcc.o) \
+		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_HOST))
 	@echo "  LD      $@"
-	@$(GCC) $^ $(TEST_LIBS) -fopenmp -o $@
-# The x86 kernel tests again, everything built with AddressSanitizer and
+	@$(GCC) $(filter %.o,$^) $(TEST_LIBS) -fopenmp -o $@
+# The host kernel tests again, everything built with AddressSanitizer and
 # UBSan: inputs are allocated to the exact float, so any read or write past
-# a buffer stops the test.
+# a buffer stops the test.  Each target's kernels are compiled apart with
+# its own flags, so that only they may use its instructions (the test runs
+# them only on a CPU that has them).
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-# AVX-512 kernels are compiled apart, so that only they may use AVX-512
-# instructions (the test runs them only on a CPU that has them).
-GEN_AVX512 := $(filter %__avx512.c,$(GEN_X86))
-ASAN_AVX512 := $(TK)/avx512-asan.o $(patsubst generated/%.c,$(BUILD)/tests/gen-asan/%.o,$(GEN_AVX512))
-$(TK)/avx512-asan.o: $(TK)/avx512/kernels.inc
-	@echo "  CC      $(TK)/avx512/all.c (ASan, UBSan)"
-	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX512_FLAGS) -c $(TK)/avx512/all.c -o $@
-$(BUILD)/tests/gen-asan/%.o: generated/%.c
+$(TK)/%-asan.o: $(TK)/%/kernels.inc $(TARGETS_MK)
+	@echo "  CC      $(TK)/$*/all.c (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
+$(BUILD)/tests/gen-asan/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "  CC      $< (ASan, UBSan)"
-	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(call kflags,$*) -c $< -o $@
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(call gflags,$*) -c $< -o $@
 $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props.c $(wildcard runtime/*.c) \
-		$(TK)/scalar/kernels.inc $(TK)/avx2/kernels.inc $(GEN_X86) $(ASAN_AVX512)
+		$(TK)/kernels.inc $(TK)/count.h $(TARGETS_MK) \
+		$(foreach t,$(HOST_TARGETS),$(TK)/$t-asan.o) \
+		$(patsubst generated/%.c,$(BUILD)/tests/gen-asan/%.o,$(GEN_HOST))
 	@echo "  CC      $@ (ASan, UBSan)"
-	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(AVX2_FLAGS) -D_POSIX_C_SOURCE=200809L \
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
 		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c tests/props.c \
-		$(wildcard runtime/*.c) $(TK)/scalar/all.c $(TK)/avx2/all.c \
-		$(filter-out $(GEN_AVX512),$(GEN_X86)) $(ASAN_AVX512) \
-		$(CRIT_LIBS) -lm -o $@
+		$(wildcard runtime/*.c) $(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
 # runs build/mhagen tune; picked kernels are loaded with dlopen and checked
 $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
+$(BUILD)/tests/test_neon.o: $(TK)/count.h
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 
+# The cross-architecture side: the same checks built for CROSS_ARCH, run
+# under qemu by test_neon
 NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c runtime/mha_ref.c \
-            runtime/mha_buf.c $(TK)/neon/all.c $(TK)/scalar/all.c $(GEN_ARM) \
-            $(BUILD)/tests/exp/mha_exp_neon.c $(BUILD)/tests/exp/mha_expfast_neon.c
+            runtime/mha_buf.c $(foreach t,$(CROSS_TARGETS),$(TK)/$t/all.c) \
+            $(GEN_CROSS) \
+            $(foreach t,$(CROSS_TARGETS),$(EXP)/mha_exp_$t.c $(EXP)/mha_expfast_$t.c)
 NEON_DEPS = $(filter-out %/all.c,$(NEON_SRCS)) tests/check.h tests/registry.h \
-            tests/ulp.h $(TK)/neon/kernels.inc $(TK)/scalar/kernels.inc \
-            generated/kernels.inc
+            tests/ulp.h runtime/mha_abi.h $(TK)/kernels.inc $(EXP)/exp.inc \
+            $(EXP)/expfast.inc $(foreach t,$(CROSS_TARGETS),$(TK)/$t/kernels.inc) \
+            generated/kernels.inc $(TARGETS_MK)
 $(BUILD)/tests/neon_check_clang: $(NEON_DEPS)
 	@echo "  CC      $@ (clang --target=aarch64-linux-gnu)"
-	@$(CROSS_CLANG) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
+	@$(CROSS_CLANG) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I$(BUILD)/tests -I. $(NEON_SRCS) -lm -o $@
 $(BUILD)/tests/neon_check_gcc: $(NEON_DEPS)
 	@echo "  CC      $@ (aarch64-linux-gnu-gcc)"
-	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I. $(NEON_SRCS) -lm -o $@
+	@$(CROSS_GCC) $(KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(TK) -I$(BUILD)/tests -I. $(NEON_SRCS) -lm -o $@
 
 # ---- robustness: the generator under ASan+UBSan and valgrind on the
 # example commands, and each libFuzzer harness for FUZZ_SECONDS over its
@@ -255,8 +303,8 @@ FUZZ_SECONDS ?= 25
 FUZZ := $(BUILD)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -DMAX_STEPS=2000L "-DMAX_BYTES=((size_t)64 << 20)"
-GEN_SRCS := generator/spec.c generator/gen.c runtime/mha_cpu.c \
-            $(BUILD)/generator/templates_embed.c
+GEN_SRCS := generator/spec.c generator/cli.c generator/gen.c generator/fail.c \
+            runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tunerun.c generator/tunereport.c \

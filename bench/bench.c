@@ -1,5 +1,5 @@
 /* make bench: a few generated kernels of one x86 target, BENCH_TARGET
- * (avx2 or avx512; bench/bench.mk lists their
+ * (this machine's native one unless set; bench/bench.mk lists their
  * shapes), each checked against the reference once, then timed pinned to one
  * core and on two OpenMP threads, against the runtime reference, against
  * attention composed from OpenBLAS, and against this machine's own FMA peak
@@ -38,36 +38,27 @@
 #define WARM_UP 0.3 /* seconds of FMA loop before measuring the peak */
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
 
-typedef void (*kernel_fn)(const float *, const float *, const float *,
-                          float *, size_t, size_t, size_t, const int32_t *,
-                          const float *);
-
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
-#define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
-                        layout, scale, window, weights)                    \
-	void name(const float *, const float *, const float *, float *,     \
-	          size_t, size_t, size_t, const int32_t *, const float *);
-#define MHA_KERNEL_AVX512 MHA_KERNEL_AVX2
+#define MHA_KERNEL(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align,    \
+                   layout, scale, window, weights)                          \
+	mha_kernel_fn name;
 #include "kernels.inc"
-#undef MHA_KERNEL_AVX2
-#undef MHA_KERNEL_AVX512
+#undef MHA_KERNEL
 
 struct shape {
 	const char *name;
-	kernel_fn fn;
+	mha_kernel_fn *fn;
 	struct mha_attn attn;
 	size_t seq_q, seq_kv; /* fixed by the spec */
 };
 
-#define MHA_KERNEL_AVX2(name, tgt, h, kvh, dk, dv, sq, skv, mask, align,   \
-                        layout, scale, window, weights)                    \
+#define MHA_KERNEL(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align,    \
+                   layout, scale, window, weights)                          \
 	{#name, name, {h, kvh, dk, dv, mask, align, layout, window, scale}, sq, skv},
 static const struct shape shapes[] = {
-#define MHA_KERNEL_AVX512 MHA_KERNEL_AVX2
 #include "kernels.inc"
 };
-#undef MHA_KERNEL_AVX512
-#undef MHA_KERNEL_AVX2
+#undef MHA_KERNEL
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
 /* Median clang -O2 compile seconds and object bytes of each kernel, measured
@@ -133,16 +124,18 @@ static cpu_set_t all_cpus; /* the affinity the bench started with */
 static double run_once(const struct job *j)
 {
 	const struct shape *sh = j->sh;
+	struct mha_args x = {
+		.q = j->q, .k = j->k, .v = j->v, .out = j->out,
+		.batch = 1, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
+	};
 	double t0 = mha_now();
 
 	switch (j->impl) {
 	case KERNEL:
-		sh->fn(j->q, j->k, j->v, j->out, 1, sh->seq_q, sh->seq_kv,
-		       NULL, j->bias);
+		mha_call(sh->fn, NULL, &x);
 		break;
 	case REFERENCE:
-		mha_ref_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
-		                  sh->seq_q, sh->seq_kv, NULL, j->bias);
+		mha_ref_attention(&sh->attn, &x);
 		break;
 	case OPENBLAS:
 		if (blas_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
@@ -304,8 +297,8 @@ static double others_seconds(void)
  * core takes a while to reach its full clock). */
 static double measure_peak(void)
 {
-	double (*fma)(void) = strcmp(BENCH_TARGET, "avx512") == 0
-	                      ? bench_fma512_gflops : bench_fma_gflops;
+	double (*fma)(void) = BENCH_WIDTH == 16 ? bench_fma512_gflops
+	                                        : bench_fma_gflops;
 	double g[PEAK_RUNS], t0 = mha_now();
 
 	while (mha_now() - t0 < WARM_UP)

@@ -32,8 +32,9 @@ bench_probe_threads = $(shell $(MHAGEN) --help 2>/dev/null | \
 	echo 'int main(void) { return omp_get_max_threads() < 1; }' | \
 	$(CC) -fopenmp -include omp.h -x c - -o /dev/null 2>/dev/null && echo 1)
 BENCH_OMP = $(eval BENCH_OMP := $(if $(bench_probe_threads),1))$(BENCH_OMP)
-BENCH_TARGET ?= $(shell grep -qw avx512f /proc/cpuinfo 2>/dev/null && echo avx512 || echo avx2)
-BENCH_KFLAGS = $(if $(filter avx512,$(BENCH_TARGET)),$(AVX512_FLAGS),$(AVX2_FLAGS))
+# this machine's best target (the target tables' MHA_NATIVE) unless set
+BENCH_TARGET ?= $(MHA_NATIVE)
+BENCH_KFLAGS = $(MHA_CFLAGS_$(BENCH_TARGET))
 BENCH_GENFLAGS = --target $(BENCH_TARGET) $(if $(BENCH_OMP),--threads openmp)
 BENCH_CFLAGS = $(BENCH_KFLAGS) $(if $(BENCH_OMP),-fopenmp)
 BENCH_FLAGS = $(BENCH_GENFLAGS) | $(CC) $(KFLAGS) $(BENCH_CFLAGS)
@@ -90,13 +91,15 @@ $(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENC
 		$(BENCH)/flags
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) \
-		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_KFLAGS='"$(BENCH_KFLAGS)"' -c $< -o $@
+		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_KFLAGS='"$(BENCH_KFLAGS)"' \
+		-DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) -c $< -o $@
+# the FMA loops of 256-bit and 512-bit vectors (bench.c picks by BENCH_WIDTH)
 $(BENCH)/peak.o: bench/peak.c | $(BENCH)
 	@echo "  CC      $< (-O2 -mavx2 -mfma)"
-	@$(CC) $(ALL_CFLAGS) -O2 $(AVX2_FLAGS) -c $< -o $@
+	@$(CC) $(ALL_CFLAGS) -O2 -mavx2 -mfma -c $< -o $@
 $(BENCH)/peak512.o: bench/peak512.c | $(BENCH)
 	@echo "  CC      $< (-O2 -mavx512f)"
-	@$(CC) $(ALL_CFLAGS) -O2 $(AVX512_FLAGS) -c $< -o $@
+	@$(CC) $(ALL_CFLAGS) -O2 -mavx512f -c $< -o $@
 $(BENCH)/blas_attn.o: bench/blas_attn.c | $(BENCH)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -O2 -c $< -o $@

@@ -15,34 +15,33 @@
 #define DK 64
 #define RUNS 11
 
-typedef void (*attn_fn)(const float *, const float *, const float *, float *,
-                        size_t, size_t, size_t);
+typedef void attn_fn(const struct mha_args *x);
 
 static const struct mha_attn attn = {H, H, DK, DK, 0, MHA_ALIGN_BOTTOM_RIGHT,
                                      MHA_LAYOUT_BSHD, 0, 0.125};
 
-static void kernel(const float *q, const float *k, const float *v, float *o,
-                   size_t b, size_t sq, size_t skv)
+static void kernel(const struct mha_args *x)
 {
-	mha_demo(q, k, v, o, b, sq, skv, NULL, NULL);
+	mha_call(mha_demo, NULL, x);
 }
 
-static void reference(const float *q, const float *k, const float *v,
-                      float *o, size_t b, size_t sq, size_t skv)
+static void reference(const struct mha_args *x)
 {
-	mha_ref_attention(&attn, q, k, v, o, b, sq, skv, NULL, NULL);
+	mha_ref_attention(&attn, x);
 }
 
 /* Median seconds of RUNS calls, after one warm-up call. */
-static double timed(attn_fn f, const float *q, const float *k, const float *v,
-                    float *o, size_t seq)
+static double timed(attn_fn *f, const float *q, const float *k,
+                    const float *v, float *o, size_t seq)
 {
+	const struct mha_args x = {.q = q, .k = k, .v = v, .out = o, .batch = 1,
+	                           .seq_q = seq, .seq_kv = seq};
 	double t[RUNS];
 
-	f(q, k, v, o, 1, seq, seq);
+	f(&x);
 	for (int r = 0; r < RUNS; ++r) {
 		double t0 = mha_now();
-		f(q, k, v, o, 1, seq, seq);
+		f(&x);
 		t[r] = mha_now() - t0;
 	}
 	return mha_median(t, RUNS);
@@ -55,7 +54,7 @@ int main(void)
 
 	mha_pin_cpu(0);
 	printf("mhagen demo: kernel mha_demo (h %d, dk %d, target %s), %s\n",
-	       H, DK, mha_cpu_best_target(), mha_cpu_model());
+	       H, DK, DEMO_TARGET, mha_cpu_model());
 	printf("%6s %12s %10s %12s %12s %9s %9s\n", "seq", "max|err|", "tol",
 	       "kernel ms", "ref ms", "speedup", "GFLOP/s");
 	for (size_t s = 0; s < sizeof seqs / sizeof seqs[0]; ++s) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "../generator/gen.h"
+#include "../generator/cli.h"
 #include "../generator/spec.h"
 
 #define MAXARG 64

@@ -1,5 +1,7 @@
+/* Kernel generation: a sandboxed Lua state runs the templates. */
 #include "gen.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,7 +15,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "../runtime/mha_ref.h"
+#include "../runtime/mha_abi.h"
+#include "../runtime/mha_cpu.h"
 
 #define PREFIX "templates/"
 
@@ -268,6 +271,49 @@ static int l_source(lua_State *L)
 	return 1;
 }
 
+/* mhagen.targets() -> the names of the target tables, the files
+ * templates/targets/NAME.lua, embedded or under --template-dir, in no
+ * particular order. */
+static int l_targets(lua_State *L)
+{
+	const struct source *src = lua_touserdata(L, lua_upvalueindex(1));
+	static const char dir[] = PREFIX "targets/";
+	const size_t dl = sizeof dir - 1;
+	lua_Integer n = 0;
+	struct dirent *e;
+	DIR *d;
+
+	lua_newtable(L);
+	if (!src->dir) {
+		for (size_t i = 0; i < mhagen_ntemplates; ++i) {
+			const char *p = mhagen_templates[i].path;
+			size_t len = strlen(p);
+			if (strncmp(p, dir, dl) == 0 && len > dl + 4 &&
+			    strcmp(p + len - 4, ".lua") == 0 && !strchr(p + dl, '/')) {
+				lua_pushlstring(L, p + dl, len - dl - 4);
+				lua_rawseti(L, -2, ++n);
+			}
+		}
+		return 1;
+	}
+	push_display(L, src, dir);
+	d = opendir(lua_tostring(L, -1));
+	if (!d)
+		return raisef(L, "cannot list targets in '%s': %s",
+		              lua_tostring(L, -1), strerror(errno));
+	lua_pop(L, 1);
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (e->d_name[0] != '.' && len > 4 &&
+		    strcmp(e->d_name + len - 4, ".lua") == 0) {
+			lua_pushlstring(L, e->d_name, len - 4);
+			lua_rawseti(L, -2, ++n);
+		}
+	}
+	closedir(d);
+	return 1;
+}
+
 /* mhagen.compile(src, path, env) -> function.  Text chunks only, named
  * "@path" so Lua reports errors as path:line. */
 static int l_compile(lua_State *L)
@@ -374,6 +420,9 @@ static void push_sandbox(lua_State *L, struct source *src)
 	lua_pushlightuserdata(L, src);
 	lua_pushcclosure(L, l_display, 1);
 	lua_setfield(L, -2, "display");
+	lua_pushlightuserdata(L, src);
+	lua_pushcclosure(L, l_targets, 1);
+	lua_setfield(L, -2, "targets");
 	lua_setfield(L, -2, "mhagen");
 	/* strings index the sandbox's copy of the string library */
 	lua_pushliteral(L, "");
@@ -449,20 +498,20 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "version", MHAGEN_VERSION);
 }
 
-int mhagen_generate(const struct mha_spec *s, const char *what,
-                    const char *template_dir, char **out, size_t *len,
-                    char *err)
+/* Run fn with main.lua's module (what the chunk returned) on top of a
+ * fresh sandboxed state, within the instruction, memory and CPU-time
+ * budgets.  fn returns 0 or -1 with err filled. */
+static int with_main(const char *template_dir,
+                     int (*fn)(lua_State *L, void *ud, char *err), void *ud,
+                     char *err)
 {
 	struct source src = {template_dir};
 	struct budget budget = {NULL, 0, 0, 0, ""};
 	struct sigaction old_sa;
 	struct itimerval old_it;
 	lua_State *L = lua_newstate(alloc, &budget);
-	const char *text;
 	int rc = -1;
 
-	*out = NULL;
-	*len = 0;
 	if (!L) {
 		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
 		return -1;
@@ -495,32 +544,201 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 	lua_pushvalue(L, 1);
 	if (pcall(L, 3, 1, err))                      /* env m chunk */
 		goto done;
-	if (pcall(L, 0, 1, err))                      /* env m generate */
+	if (pcall(L, 0, 1, err))                      /* env m module */
 		goto done;
-	if (!lua_isfunction(L, -1)) {
-		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: must return a function");
-		goto done;
-	}
-	push_spec(L, s);
-	lua_pushstring(L, what);
-	if (pcall(L, 2, 1, err))
-		goto done;
-	text = lua_tolstring(L, -1, len);
-	if (!text) {
-		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: generate returned no text");
-		goto done;
-	}
-	*out = malloc(*len + 1);
-	if (!*out) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
-		goto done;
-	}
-	memcpy(*out, text, *len + 1);
-	rc = 0;
+	rc = fn(L, ud, err);
 done:
 	lua_close(L);
 	unwatch(&old_sa, &old_it);
 	return rc;
+}
+
+/* Push field name of the module on top (a table of functions; a module
+ * that is a function is generate alone).  0, or -1 with err. */
+static int push_entry(lua_State *L, const char *name, char *err)
+{
+	if (lua_isfunction(L, -1) && strcmp(name, "generate") == 0) {
+		lua_pushvalue(L, -1);
+		return 0;
+	}
+	if (lua_istable(L, -1)) {
+		lua_getfield(L, -1, name);
+		if (lua_isfunction(L, -1))
+			return 0;
+		lua_pop(L, 1);
+	}
+	snprintf(err, MHAGEN_ERR, PREFIX "main.lua: must return a function%s%s",
+	         strcmp(name, "generate") ? " table with " : "",
+	         strcmp(name, "generate") ? name : "");
+	return -1;
+}
+
+/* What one mhagen_generate call asks and gets. */
+struct gen_call {
+	const struct mha_spec *s;
+	const char *what;
+	char *out;
+	size_t len;
+};
+
+static int call_generate(lua_State *L, void *ud, char *err)
+{
+	struct gen_call *g = ud;
+	const char *text;
+
+	if (push_entry(L, "generate", err))
+		return -1;
+	push_spec(L, g->s);
+	lua_pushstring(L, g->what);
+	if (pcall(L, 2, 1, err))
+		return -1;
+	text = lua_tolstring(L, -1, &g->len);
+	if (!text) {
+		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: generate returned no text");
+		return -1;
+	}
+	g->out = malloc(g->len + 1);
+	if (!g->out) {
+		snprintf(err, MHAGEN_ERR, "out of memory");
+		return -1;
+	}
+	memcpy(g->out, text, g->len + 1);
+	return 0;
+}
+
+int mhagen_generate(const struct mha_spec *s, const char *what,
+                    const char *template_dir, char **out, size_t *len,
+                    char *err)
+{
+	struct gen_call g = {s, what, NULL, 0};
+	int rc = with_main(template_dir, call_generate, &g, err);
+
+	*out = rc ? NULL : g.out;
+	*len = rc ? 0 : g.len;
+	if (rc)
+		free(g.out);
+	return rc;
+}
+
+/* What one mhagen_targets call asks and gets. */
+struct targets_call {
+	struct mhagen_target *t;
+	size_t max, n;
+};
+
+/* Copy string field k of the table on top into buf of size n; -1 (err
+ * filled) when it does not fit. */
+static int get_str(lua_State *L, const char *k, char *buf, size_t n,
+                   const char *target, char *err)
+{
+	size_t len;
+	const char *v;
+
+	lua_getfield(L, -1, k);
+	v = lua_tolstring(L, -1, &len);
+	if (!v || len >= n) {
+		snprintf(err, MHAGEN_ERR, "target '%s': %s must be a string of at "
+		         "most %zu characters", target, k, n - 1);
+		return -1;
+	}
+	memcpy(buf, v, len + 1);
+	lua_pop(L, 1);
+	return 0;
+}
+
+static int call_targets(lua_State *L, void *ud, char *err)
+{
+	struct targets_call *c = ud;
+	const int mod = lua_gettop(L), m = mod - 1; /* module, mhagen */
+	int names;
+	lua_Integer n;
+
+	lua_getfield(L, m, "targets");
+	if (pcall(L, 0, 1, err))
+		return -1;
+	names = lua_gettop(L);
+	lua_getglobal(L, "table");
+	lua_getfield(L, -1, "sort");
+	lua_pushvalue(L, names);
+	if (pcall(L, 1, 0, err))
+		return -1;
+	lua_settop(L, names);
+	n = (lua_Integer)lua_rawlen(L, names);
+	if ((size_t)n > c->max) {
+		snprintf(err, MHAGEN_ERR, "more than %zu target tables", c->max);
+		return -1;
+	}
+	for (lua_Integer i = 1; i <= n; ++i) {
+		struct mhagen_target *t = &c->t[i - 1];
+		char name[64];
+		lua_rawgeti(L, names, i);
+		snprintf(name, sizeof name, "%s", lua_tostring(L, -1));
+		lua_pop(L, 1);
+		lua_pushvalue(L, mod);
+		if (push_entry(L, "describe", err))
+			return -1;
+		lua_rawgeti(L, names, i);
+		if (pcall(L, 1, 1, err))
+			return -1;
+		memset(t, 0, sizeof *t);
+		if (get_str(L, "name", t->name, sizeof t->name, name, err) ||
+		    get_str(L, "arch", t->arch, sizeof t->arch, name, err) ||
+		    get_str(L, "guard", t->guard, sizeof t->guard, name, err) ||
+		    get_str(L, "cpu", t->cpu, sizeof t->cpu, name, err) ||
+		    get_str(L, "cflags", t->cflags, sizeof t->cflags, name, err) ||
+		    get_str(L, "defaults", t->defaults, sizeof t->defaults, name,
+		            err))
+			return -1;
+		lua_getfield(L, -1, "width");
+		t->width = (long)lua_tointeger(L, -1);
+		lua_getfield(L, -2, "rank");
+		t->rank = (long)lua_tointeger(L, -1);
+		lua_settop(L, names);
+	}
+	c->n = (size_t)n;
+	return 0;
+}
+
+int mhagen_targets(const char *template_dir, struct mhagen_target *t,
+                   size_t max, size_t *n, char *err)
+{
+	struct targets_call c = {t, max, 0};
+	int rc = with_main(template_dir, call_targets, &c, err);
+
+	*n = rc ? 0 : c.n;
+	return rc;
+}
+
+const struct mhagen_target *mhagen_target_find(const struct mhagen_target *t,
+                                               size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; ++i)
+		if (strcmp(t[i].name, name) == 0)
+			return &t[i];
+	return NULL;
+}
+
+int mhagen_resolve_target(struct mha_spec *s, const char *template_dir,
+                          char *err)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	const struct mhagen_target *best = NULL;
+	size_t n;
+
+	if (s->target[0] && strcmp(s->target, "native") != 0)
+		return 0; /* checked when its table is loaded */
+	if (mhagen_targets(template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; ++i)
+		if (mha_cpu_has(t[i].cpu) && (!best || t[i].rank > best->rank))
+			best = &t[i];
+	if (!best) {
+		snprintf(err, MHAGEN_ERR, "--target native: this CPU runs none of "
+		         "the targets");
+		return -1;
+	}
+	snprintf(s->target, sizeof s->target, "%s", best->name);
+	return 0;
 }
 
 static uint64_t fnv1a(uint64_t h, const char *p, size_t n)

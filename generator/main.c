@@ -9,6 +9,7 @@
 
 #include "../runtime/mha_cpu.h"
 #include "gen.h"
+#include "cli.h"
 #include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
@@ -33,8 +34,8 @@ static const char usage[] =
 "                      visible keys (aligned like causal)\n"
 "  --layout L          bshd (default) or bhsd\n"
 "  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
-"  --target T          scalar, avx2, avx512, neon, native (default native:\n"
-"                      the best target of this machine)\n"
+"  --target T          a target (listed below), or native (default: the\n"
+"                      best target of this machine)\n"
 "  --name SYMBOL       exported function (default: canonical name)\n"
 "  --weights           also export NAME_weights, which writes the softmax\n"
 "                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
@@ -45,11 +46,10 @@ static const char usage[] =
 "                      micro-kernels), rows (one query row at a time), or\n"
 "                      auto (default: rows for fixed seq_q of 4 or less,\n"
 "                      else tiled)\n"
-"  --block-q N         query rows per work item (tiled; default 384 on\n"
-"                      avx2 and avx512, 64 on scalar and neon)\n"
+"  --block-q N         query rows per work item (tiled; default per\n"
+"                      target, below)\n"
 "  --block-kv N        keys per block, a multiple of 8 and of the vector\n"
-"                      width (default 128 on avx2 and avx512, 64 there\n"
-"                      with causal; 64 on scalar and neon)\n"
+"                      width (default per target, below)\n"
 "  --mq N              scores micro-tile: query rows, a multiple of the\n"
 "                      vector width (tiled; default per target)\n"
 "  --nk N              scores micro-tile: keys (tiled; default per target)\n"
@@ -68,11 +68,32 @@ static const char usage[] =
 "  --tuning-db FILE    use the knobs of the fastest variant measured on this\n"
 "                      machine by 'mhagen tune' (defaults when none)\n"
 "  --emit WHAT         kernel (default), exp (the vector exp alone, for\n"
-"                      accuracy tests), name, registry (one X-macro line)\n"
+"                      accuracy tests), name, registry (one X-macro line),\n"
+"                      cflags (the compiler flags the kernel needs),\n"
+"                      targets (the target tables as make variables)\n"
 "  --help, --version\n"
 "\n"
 "mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
-"variants of a spec on this machine (see mhagen tune --help).\n";
+"variants of a spec on this machine (see mhagen tune --help).\n"
+"\n"
+"targets (templates/targets/NAME.lua, or under --template-dir):\n";
+
+/* The targets part of --help, from the target tables; 0 or -1 with err. */
+static int print_targets(const char *template_dir, char *err)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	size_t n;
+
+	if (mhagen_targets(template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
+		return -1;
+	for (size_t i = 0; i < n; ++i)
+		printf("  %-10s %ld floats, %s%s%s%s%s; %s\n", t[i].name, t[i].width,
+		       t[i].arch[0] ? t[i].arch : "any architecture",
+		       t[i].cpu[0] ? ", CPU " : "", t[i].cpu,
+		       t[i].cflags[0] ? ", flags " : "", t[i].cflags,
+		       t[i].defaults);
+	return 0;
+}
 
 /* An output file being written: data goes to a temporary file beside the
  * path, renamed over it only when every output is ready. */
@@ -154,24 +175,60 @@ static int commit(struct staged *st, char *err)
 	return rc;
 }
 
-/* One X-macro line describing the kernel, for test and bench registries. */
-static char *registry_line(const struct mha_spec *s, size_t *len)
+/* The target tables as make variables (--emit targets): MHA_TARGETS, and
+ * per target MHA_ARCH_t, MHA_GUARD_t, MHA_CPU_t, MHA_CFLAGS_t, MHA_WIDTH_t;
+ * MHA_NATIVE, the target this CPU would pick.  NULL with err on failure. */
+static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 {
-	char *buf = malloc(512);
-	char up[16];
-	size_t i;
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	struct mha_spec native;
+	size_t n, cap = 256 + MHAGEN_TARGETS_MAX * 512;
+	char *buf;
 
-	if (!buf)
+	mha_spec_init(&native);
+	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err) ||
+	    mhagen_resolve_target(&native, cli->template_dir, err))
 		return NULL;
-	for (i = 0; s->target[i] && i + 1 < sizeof up; ++i)
-		up[i] = (char)(s->target[i] >= 'a' && s->target[i] <= 'z'
-		               ? s->target[i] - 'a' + 'A' : s->target[i]);
-	up[i] = '\0';
-	snprintf(buf, 512,
-	         "MHA_KERNEL_%s(%s, \"%s\", %ld, %ld, %ld, %ld, %ld, %ld, %uu, %d, %d, %a, %ld, %d)\n",
-	         up, s->name, s->target, s->h, s->kv_heads, s->dk, s->dv, s->seq_q,
-	         s->seq_kv, s->mask, s->align, s->layout,
-	         (double)(float)mha_spec_scale(s), s->window, s->weights);
+	buf = malloc(cap);
+	if (!buf) {
+		snprintf(err, MHAGEN_ERR, "out of memory");
+		return NULL;
+	}
+	snprintf(buf, cap, "# mhagen --emit targets: the target tables\n"
+	         "MHA_TARGETS :=");
+	for (size_t i = 0; i < n; ++i)
+		mha_append(buf, cap, " %s", t[i].name);
+	mha_append(buf, cap, "\nMHA_NATIVE := %s\n", native.target);
+	for (size_t i = 0; i < n; ++i)
+		mha_append(buf, cap, "MHA_ARCH_%s := %s\nMHA_GUARD_%s := %s\n"
+		           "MHA_CPU_%s := %s\nMHA_CFLAGS_%s := %s\n"
+		           "MHA_WIDTH_%s := %ld\n", t[i].name, t[i].arch, t[i].name,
+		           t[i].guard, t[i].name, t[i].cpu, t[i].name, t[i].cflags,
+		           t[i].name, t[i].width);
+	*len = strlen(buf);
+	return buf;
+}
+
+/* The compiler flags the spec's kernel needs (--emit cflags), one line;
+ * NULL with err on failure. */
+static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	const struct mhagen_target *f;
+	size_t n;
+	char *buf;
+
+	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
+		return NULL;
+	f = mhagen_target_find(t, n, cli->spec.target);
+	buf = f ? malloc(sizeof f->cflags + 1) : NULL;
+	if (!buf) {
+		snprintf(err, MHAGEN_ERR, f ? "out of memory"
+		                            : "internal: target '%s' vanished",
+		         cli->spec.target);
+		return NULL;
+	}
+	snprintf(buf, sizeof f->cflags + 1, "%s\n", f->cflags);
 	*len = strlen(buf);
 	return buf;
 }
@@ -237,6 +294,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (cli.help) {
 		fputs(usage, stdout);
+		if (print_targets(cli.template_dir, err))
+			goto fail;
 		return 0;
 	}
 	if (cli.version) {
@@ -245,28 +304,39 @@ int main(int argc, char **argv)
 	}
 	if (cli.tuning_db && use_tuning_db(&cli, err))
 		goto fail;
+	if (strcmp(cli.emit, "targets") == 0) {
+		text = targets_mk(&cli, &len, err);
+		if (!text)
+			goto fail;
+		goto write;
+	}
 	/* Render first: a spec the templates refuse gets no name either. */
 	if (mhagen_generate(&cli.spec, strcmp(cli.emit, "exp") ? "kernel" : "exp",
 	                    cli.template_dir, &text, &len, err))
 		goto fail;
-	if (strcmp(cli.emit, "name") == 0 || strcmp(cli.emit, "registry") == 0) {
+	if (strcmp(cli.emit, "kernel") && strcmp(cli.emit, "exp")) {
 		free(text);
+		text = NULL;
 		if (strcmp(cli.emit, "name") == 0) {
 			len = strlen(cli.spec.name) + 1;
 			text = malloc(len + 1);
 			if (text)
 				snprintf(text, len + 1, "%s\n", cli.spec.name);
-		} else {
-			text = registry_line(&cli.spec, &len);
+			else
+				snprintf(err, MHAGEN_ERR, "out of memory");
+		} else if (strcmp(cli.emit, "cflags") == 0) {
+			text = cflags_line(&cli, &len, err);
+		} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
+		                           &text, &len, err)) {
+			text = NULL;
 		}
-		if (!text) {
-			snprintf(err, MHAGEN_ERR, "out of memory");
+		if (!text)
 			goto fail;
-		}
 	}
 	if (cli.header && mhagen_generate(&cli.spec, "header", cli.template_dir,
 	                                  &header, &hlen, err))
 		goto fail;
+write:
 	/* Everything is rendered; stage every file, then put them in place. */
 	if (cli.header && stage(&hdr, cli.header, header, hlen, err))
 		goto fail;

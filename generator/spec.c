@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../runtime/mha_cpu.h"
-#include "../runtime/mha_ref.h"
+#include "../runtime/mha_abi.h"
+#include "fail.h"
+#include "gen.h"
 
 enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
 	K_BOOL, K_WORD };
@@ -68,16 +69,6 @@ static int int_at(const struct mha_spec *s, const struct key *k)
 	return *(const int *)((const char *)s + k->off);
 }
 
-static int fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, MHAGEN_ERR, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 void mha_spec_init(struct mha_spec *s)
 {
 	memset(s, 0, sizeof *s);
@@ -101,9 +92,9 @@ static int parse_long(const struct key *k, const char *val, long *out,
 	x = strtol(val, &end, 10);
 	if (end == val || *end != '\0' || val[0] == '+' ||
 	    isspace((unsigned char)val[0]))
-		return fail(err, "--%s: '%s' is not a whole number", k->name, val);
+		return mhagen_fail(err, "--%s: '%s' is not a whole number", k->name, val);
 	if (errno == ERANGE || x < k->min || x > k->max)
-		return fail(err, "--%s: %s is out of range (%ld to %ld)",
+		return mhagen_fail(err, "--%s: %s is out of range (%ld to %ld)",
 		            k->name, val, k->min, k->max);
 	*out = x;
 	return 0;
@@ -132,11 +123,11 @@ static int parse_mask(const char *val, unsigned *out, char *err)
 			if (strlen(words[i].w) == n && strncmp(p, words[i].w, n) == 0)
 				break;
 		if (i == 3)
-			return fail(err, "--mask: unknown mask '%.*s' in '%s' "
+			return mhagen_fail(err, "--mask: unknown mask '%.*s' in '%s' "
 			            "(none, or a comma list of causal, padding, bias)",
 			            (int)n, p, val);
 		if (m & words[i].bit)
-			return fail(err, "--mask: '%s' names %s twice", val, words[i].w);
+			return mhagen_fail(err, "--mask: '%s' names %s twice", val, words[i].w);
 		m |= words[i].bit;
 		if (p[n] == '\0')
 			break;
@@ -154,7 +145,7 @@ static int parse_word(const char *key, const char *val, const char *const *w,
 			*out = i;
 			return 0;
 		}
-	return fail(err, "--%s: unknown value '%s'", key, val);
+	return mhagen_fail(err, "--%s: unknown value '%s'", key, val);
 }
 
 int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
@@ -162,17 +153,14 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 {
 	static const char *const aligns[] = {"bottom-right", "top-left"};
 	static const char *const layouts[] = {"bshd", "bhsd"};
-	static const char *const targets[] = {"scalar", "avx2", "avx512", "neon",
-	                                      "native"};
 	const struct key *k = find_key(key);
 	unsigned long bit;
-	int w = 0;
 
 	if (!k)
-		return fail(err, "unknown setting '%s'", key);
+		return mhagen_fail(err, "unknown setting '%s'", key);
 	bit = 1ul << (k - keys);
 	if (s->set & bit)
-		return fail(err, "--%s is given twice (again as '%s')", key, val);
+		return mhagen_fail(err, "--%s is given twice (again as '%s')", key, val);
 	s->set |= bit;
 	switch (k->kind) {
 	case K_INT:
@@ -183,16 +171,23 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		return parse_word(key, val, aligns, 2, &s->align, err);
 	case K_LAYOUT:
 		return parse_word(key, val, layouts, 2, &s->layout, err);
-	case K_TARGET:
-		if (parse_word(key, val, targets, 5, &w, err))
-			return fail(err, "--target: unknown target '%s' "
-			            "(scalar, avx2, avx512, neon, native)", val);
-		snprintf(s->target, sizeof s->target, "%s", targets[w]);
+	case K_TARGET: {
+		/* a name of a target table, checked when it is loaded */
+		size_t n = strlen(val);
+		int ok = n > 0 && n < sizeof s->target && val[0] >= 'a' &&
+		         val[0] <= 'z';
+		for (size_t i = 0; ok && i < n; ++i)
+			ok = (val[i] >= 'a' && val[i] <= 'z') ||
+			     (val[i] >= '0' && val[i] <= '9') || val[i] == '_';
+		if (!ok)
+			return mhagen_fail(err, "--target: unknown target '%s'", val);
+		memcpy(s->target, val, n + 1);
 		return 0;
+	}
 	case K_BOOL: {
 		int *field = (int *)((char *)s + k->off);
 		if (strcmp(val, "true") != 0 && strcmp(val, "false") != 0)
-			return fail(err, "--%s: '%s' is not true or false", key, val);
+			return mhagen_fail(err, "--%s: '%s' is not true or false", key, val);
 		*field = val[0] == 't';
 		return 0;
 	}
@@ -203,19 +198,19 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 				*field = i;
 				return 0;
 			}
-		return fail(err, "--%s: unknown value '%s'", key, val);
+		return mhagen_fail(err, "--%s: unknown value '%s'", key, val);
 	}
 	case K_NAME: {
 		size_t n = strlen(val);
 		if (n == 0 || n >= MHAGEN_NAME_MAX)
-			return fail(err, "--name: '%s' must be 1 to %d characters",
+			return mhagen_fail(err, "--name: '%s' must be 1 to %d characters",
 			            val, MHAGEN_NAME_MAX - 1);
 		for (size_t i = 0; i < n; ++i) {
 			char c = val[i];
 			int ok = c == '_' || (c >= 'a' && c <= 'z') ||
 			         (c >= 'A' && c <= 'Z') || (i && c >= '0' && c <= '9');
 			if (!ok)
-				return fail(err, "--name: '%s' is not a C identifier", val);
+				return mhagen_fail(err, "--name: '%s' is not a C identifier", val);
 		}
 		memcpy(s->name, val, n + 1);
 		return 0;
@@ -226,15 +221,15 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		errno = 0;
 		x = strtod(val, &end);
 		if (end == val || *end != '\0')
-			return fail(err, "--scale: '%s' is not a number", val);
+			return mhagen_fail(err, "--scale: '%s' is not a number", val);
 		if (!(x > 0.0) || !isfinite(x) || x > 1e30 || x < 1e-30)
-			return fail(err, "--scale: %s must be a positive finite number",
+			return mhagen_fail(err, "--scale: %s must be a positive finite number",
 			            val);
 		s->scale = x;
 		return 0;
 	}
 	}
-	return fail(err, "internal: unhandled key '%s'", key);
+	return mhagen_fail(err, "internal: unhandled key '%s'", key);
 }
 
 static char *trim(char *p)
@@ -262,7 +257,7 @@ int mha_spec_parse_text(struct mha_spec *s, const char *text,
 		char sub[MHAGEN_ERR];
 		++lineno;
 		if (n >= sizeof line)
-			return fail(err, "%s:%d: line too long (over %d characters)",
+			return mhagen_fail(err, "%s:%d: line too long (over %d characters)",
 			            name, lineno, (int)sizeof line - 1);
 		memcpy(line, p, n);
 		line[n] = '\0';
@@ -274,13 +269,13 @@ int mha_spec_parse_text(struct mha_spec *s, const char *text,
 			continue;
 		eq = strchr(key, '=');
 		if (!eq)
-			return fail(err, "%s:%d: expected 'key = value', got '%s'",
+			return mhagen_fail(err, "%s:%d: expected 'key = value', got '%s'",
 			            name, lineno, key);
 		*eq = '\0';
 		val = trim(eq + 1);
 		key = trim(key);
 		if (mha_spec_set(s, key, val, sub))
-			return fail(err, "%s:%d: %s", name, lineno, sub);
+			return mhagen_fail(err, "%s:%d: %s", name, lineno, sub);
 	}
 	return 0;
 }
@@ -412,6 +407,26 @@ void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n)
 	snprintf(buf, n, "%s", tmp + strlen("mhagen "));
 }
 
+void mha_spec_unset(struct mha_spec *s, const char *key)
+{
+	const struct key *k = find_key(key);
+
+	if (k)
+		s->set &= ~(1ul << (k - keys));
+}
+
+int mha_spec_is_key(const char *key)
+{
+	return find_key(key) != NULL;
+}
+
+int mha_spec_is_switch(const char *key)
+{
+	const struct key *k = find_key(key);
+
+	return k && k->kind == K_BOOL;
+}
+
 int mha_spec_is_set(const struct mha_spec *s, const char *key)
 {
 	const struct key *k = find_key(key);
@@ -422,167 +437,28 @@ int mha_spec_is_set(const struct mha_spec *s, const char *key)
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (!s->h)
-		return fail(err, "--h is required (number of query heads)");
+		return mhagen_fail(err, "--h is required (number of query heads)");
 	if (!s->dk)
-		return fail(err, "--dk is required (head dimension of q and k)");
+		return mhagen_fail(err, "--dk is required (head dimension of q and k)");
 	if (!s->kv_heads)
 		s->kv_heads = s->h;
 	if (!s->dv)
 		s->dv = s->dk;
 	if (s->h % s->kv_heads)
-		return fail(err, "--kv-heads: %ld does not divide --h %ld",
+		return mhagen_fail(err, "--kv-heads: %ld does not divide --h %ld",
 		            s->kv_heads, s->h);
 	if (s->seq_q && !s->seq_kv)
 		s->seq_kv = s->seq_q;
 	if (!(s->mask & MHA_MASK_CAUSAL) && s->align != MHA_ALIGN_BOTTOM_RIGHT)
-		return fail(err, "--causal-align: needs a causal --mask");
-	if (!s->target[0] || strcmp(s->target, "native") == 0)
-		snprintf(s->target, sizeof s->target, "%s", mha_cpu_best_target());
+		return mhagen_fail(err, "--causal-align: needs a causal --mask");
+	if (mhagen_resolve_target(s, NULL, err))
+		return -1;
 	if (s->block_kv % 8)
-		return fail(err, "--block-kv: %ld is not a multiple of 8",
+		return mhagen_fail(err, "--block-kv: %ld is not a multiple of 8",
 		            s->block_kv);
 	if (!(s->set & (1ul << (find_key("unroll-max") - keys))))
 		s->unroll_max = 128;
 	if (!s->name[0])
 		mha_spec_canonical_name(s, s->name, sizeof s->name);
 	return 0;
-}
-
-/* Read a whole file into a NUL-terminated buffer; NULL with err filled. */
-static char *read_file(const char *path, char *err)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	size_t len = 0, cap = 0, got;
-
-	if (!f) {
-		fail(err, "--spec: cannot open '%s': %s", path, strerror(errno));
-		return NULL;
-	}
-	do {
-		if (cap - len < 4096) {
-			char *nb;
-			cap = cap ? cap * 2 : 8192;
-			if (cap > (1u << 20) || !(nb = realloc(buf, cap))) {
-				fail(err, "--spec: '%s' is too large", path);
-				free(buf);
-				fclose(f);
-				return NULL;
-			}
-			buf = nb;
-		}
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-	} while (got > 0);
-	if (ferror(f)) {
-		fail(err, "--spec: cannot read '%s': %s", path, strerror(errno));
-		free(buf);
-		fclose(f);
-		return NULL;
-	}
-	fclose(f);
-	buf[len] = '\0';
-	if (strlen(buf) != len) {
-		fail(err, "--spec: '%s' is not a text file", path);
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
-                      char *err)
-{
-	struct mha_spec flags;              /* validates flags, finds repeats */
-	const char *flag_val[NKEYS] = {NULL}; /* each spec flag's value */
-	const char *spec_file = NULL;
-
-	memset(cli, 0, sizeof *cli);
-	mha_spec_init(&flags);
-	mha_spec_init(&cli->spec);
-	for (int i = 1; i < argc; ++i) {
-		const char *a = argv[i];
-		const char **dst = NULL;
-		const char *val;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			cli->help = 1;
-			continue;
-		}
-		if (strcmp(a, "--version") == 0) {
-			cli->version = 1;
-			continue;
-		}
-		if (strncmp(a, "--", 2) != 0 && strcmp(a, "-o") != 0)
-			return fail(err, "unexpected argument '%s' (see --help)", a);
-		if (strcmp(a, "-o") == 0)
-			dst = &cli->out;
-		else if (strcmp(a, "--header") == 0)
-			dst = &cli->header;
-		else if (strcmp(a, "--template-dir") == 0)
-			dst = &cli->template_dir;
-		else if (strcmp(a, "--spec") == 0)
-			dst = &spec_file;
-		else if (strcmp(a, "--emit") == 0)
-			dst = &cli->emit;
-		else if (strcmp(a, "--tuning-db") == 0)
-			dst = &cli->tuning_db;
-		else if (!find_key(a + 2))
-			return fail(err, "unknown flag '%s' (see --help)", a);
-		if (!dst && find_key(a + 2)->kind == K_BOOL) {
-			/* a switch: alone it means true; true or false may follow */
-			val = "true";
-			if (i + 1 < argc && (strcmp(argv[i + 1], "true") == 0 ||
-			                     strcmp(argv[i + 1], "false") == 0))
-				val = argv[++i];
-			if (mha_spec_set(&flags, a + 2, val, err))
-				return -1;
-			flag_val[find_key(a + 2) - keys] = val;
-			continue;
-		}
-		if (i + 1 >= argc)
-			return fail(err, "%s needs a value", a);
-		val = argv[++i];
-		if (dst) {
-			if (*dst)
-				return fail(err, "%s is given twice ('%s', then '%s')",
-				            a, *dst, val);
-			if (!*val)
-				return fail(err, "%s needs a non-empty value", a);
-			*dst = val;
-		} else if (flag_val[find_key(a + 2) - keys]) {
-			return fail(err, "%s is given twice ('%s', then '%s')", a,
-			            flag_val[find_key(a + 2) - keys], val);
-		} else if (mha_spec_set(&flags, a + 2, val, err)) {
-			return -1;
-		} else {
-			flag_val[find_key(a + 2) - keys] = val;
-		}
-	}
-	if (!cli->emit)
-		cli->emit = "kernel";
-	if (strcmp(cli->emit, "kernel") && strcmp(cli->emit, "exp") &&
-	    strcmp(cli->emit, "registry") && strcmp(cli->emit, "name"))
-		return fail(err, "--emit: unknown value '%s' "
-		            "(kernel, exp, registry, name)", cli->emit);
-	if (cli->help || cli->version)
-		return 0;
-	if (spec_file) {
-		char *text = read_file(spec_file, err);
-		int rc;
-		if (!text)
-			return -1;
-		rc = mha_spec_parse_text(&cli->spec, text, spec_file, err);
-		free(text);
-		if (rc)
-			return -1;
-	}
-	/* Flags override the spec file's settings: set them again on top. */
-	for (size_t k = 0; k < NKEYS; ++k) {
-		if (!flag_val[k])
-			continue;
-		cli->spec.set &= ~(1ul << k);
-		if (mha_spec_set(&cli->spec, keys[k].name, flag_val[k], err))
-			return -1;
-	}
-	return mha_spec_finish(&cli->spec, err);
 }

@@ -36,21 +36,6 @@ struct mha_spec {
 	unsigned long set;       /* bit per key that was given explicitly */
 };
 
-/* What the command line asks for besides the spec itself. */
-struct mhagen_cli {
-	struct mha_spec spec;
-	const char *out;          /* -o FILE, or NULL for stdout */
-	const char *header;       /* --header FILE, or NULL */
-	const char *template_dir; /* --template-dir DIR, or NULL: embedded */
-	const char *emit;         /* kernel (default), exp, registry, name */
-	const char *tuning_db;    /* --tuning-db FILE, or NULL */
-	int help, version;
-};
-
-/* Parse argv into cli (reading --spec files); 0, or -1 with err filled. */
-int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
-                      char *err);
-
 /* Apply one "key = value" setting as a spec file would; 0 or -1. */
 int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
                  char *err);
@@ -80,6 +65,15 @@ void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n);
 
 /* 1 when knob key (a spec key such as "block-q") was given explicitly. */
 int mha_spec_is_set(const struct mha_spec *s, const char *key);
+
+/* Forget that key was given, so that it may be set again (flags override
+ * a spec file's settings). */
+void mha_spec_unset(struct mha_spec *s, const char *key);
+
+/* 1 when key is a spec key (a flag without "--"); when it is a switch (a
+ * flag that may stand alone: --weights). */
+int mha_spec_is_key(const char *key);
+int mha_spec_is_switch(const char *key);
 
 /* Append printf-style text to the NUL-terminated buf of size n, cutting it
  * short when it does not fit. */

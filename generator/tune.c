@@ -14,6 +14,7 @@
 
 #include "../runtime/mha_cpu.h"
 #include "gen.h"
+#include "cli.h"
 #include "spec.h"
 #include "tunedb.h"
 #include "tunereport.h"
@@ -74,6 +75,7 @@ struct cand {
 /* Everything about tuning one spec. */
 struct tuning {
 	struct mha_spec spec;           /* the user's, finished */
+	long width;                     /* its target's floats per vector */
 	char key[512];                  /* mha_spec_tuning_key */
 	struct mha_knob fixed[MHA_KNOBS_MAX];
 	int nfixed;
@@ -150,8 +152,8 @@ static const char usage[] =
 "  --search S        auto (default: exhaustive when it fits the budget, else\n"
 "                    coordinate descent), exhaustive, descent\n"
 "  --cc CC           compiler (default $CC, else clang)\n"
-"  --cflags \"...\"    flags (default -O2, plus -mavx2 -mfma for avx2,\n"
-"                      -mavx512f for avx512)\n"
+"  --cflags \"...\"    flags (default -O2 and the target's flags: mhagen\n"
+"                      --help lists them)\n"
 "  --threads N       run kernels on N threads (needs --threads openmp in the\n"
 "                    spec; default 1, pinned to one core)\n"
 "  --sweep GRID      tune every point of a grid of spec keys (values joined\n"
@@ -282,9 +284,7 @@ static void make_dims(struct tuning *t, const char *plan)
 	static const long tile[] = {2, 4, 6, 8};
 	static const long um[] = {0, MHAGEN_MAX_D};
 	static const long ks[] = {1, 2, 4, 8};
-	long w = strcmp(t->spec.target, "avx512") == 0 ? 16 :
-	         strcmp(t->spec.target, "avx2") == 0 ? 8 :
-	         strcmp(t->spec.target, "neon") == 0 ? 4 : 1;
+	long w = t->width;
 	long mq[4];
 	int nmq = 0;
 	long pbq, pbk, pmq, pnk, pnv, pks;
@@ -805,16 +805,29 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	t.t0 = now();
 	if (!cc || !*cc)
 		cc = "clang";
-	if (!mha_cpu_supports(spec->target))
-		return fail(err, "tune: this CPU cannot run target '%s' kernels",
-		            spec->target);
+	{
+		struct mhagen_target tt[MHAGEN_TARGETS_MAX];
+		const struct mhagen_target *tg;
+		size_t nt;
+		if (mhagen_targets(ss->template_dir, tt, MHAGEN_TARGETS_MAX, &nt,
+		                   err))
+			return -1;
+		tg = mhagen_target_find(tt, nt, spec->target);
+		if (!tg)
+			return fail(err, "--target: unknown target '%s'", spec->target);
+		if (!mha_cpu_has(tg->cpu))
+			return fail(err, "tune: this CPU cannot run target '%s' kernels",
+			            spec->target);
+		t.width = tg->width;
+		snprintf(cflags, sizeof cflags, "%s", ss->o->cflags ? ss->o->cflags :
+		         "-O2");
+		if (!ss->o->cflags && tg->cflags[0])
+			mha_append(cflags, sizeof cflags, " %s", tg->cflags);
+	}
 	if (spec->threads == 0 && ss->o->threads > 1)
 		return fail(err, "tune: --threads %d needs kernels generated with "
 		            "OpenMP: add --threads openmp to the spec",
 		            ss->o->threads);
-	snprintf(cflags, sizeof cflags, "%s", ss->o->cflags ? ss->o->cflags :
-	         strcmp(spec->target, "avx512") == 0 ? "-O2 -mavx512f" :
-	         strcmp(spec->target, "avx2") == 0 ? "-O2 -mavx2 -mfma" : "-O2");
 	r = runner_for(ss, cc, cflags, err);
 	if (!r)
 		return -1;

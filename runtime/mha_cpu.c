@@ -1,39 +1,50 @@
+/* CPU feature detection: the features target tables name, tested here. */
 #include "mha_cpu.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int mha_cpu_supports(const char *target)
+/* Every feature a target table (templates/targets/NAME.lua, cpu = {...})
+ * may name; a new one is added here.  __builtin_cpu_supports takes only a
+ * string literal, hence one line each. */
+static int has(const char *f, size_t n)
 {
-	if (strcmp(target, "scalar") == 0)
-		return 1;
+#define IS(name) (n == sizeof name - 1 && strncmp(f, name, n) == 0)
 #if defined(__x86_64__) || defined(__i386__)
-	if (strcmp(target, "avx2") == 0) {
-		__builtin_cpu_init();
-		return __builtin_cpu_supports("avx2") &&
-		       __builtin_cpu_supports("fma");
-	}
-	if (strcmp(target, "avx512") == 0) {
-		__builtin_cpu_init();
+	__builtin_cpu_init();
+	if (IS("avx2"))
+		return __builtin_cpu_supports("avx2");
+	if (IS("fma"))
+		return __builtin_cpu_supports("fma");
+	if (IS("avx512f"))
 		return __builtin_cpu_supports("avx512f");
-	}
+	if (IS("avx512bw"))
+		return __builtin_cpu_supports("avx512bw");
+	if (IS("avx512vl"))
+		return __builtin_cpu_supports("avx512vl");
 #endif
 #if defined(__aarch64__)
-	if (strcmp(target, "neon") == 0)
+	if (IS("neon"))
 		return 1; /* Advanced SIMD is mandatory on AArch64 */
 #endif
+#undef IS
 	return 0;
 }
 
-const char *mha_cpu_best_target(void)
+int mha_cpu_has(const char *features)
 {
-	if (mha_cpu_supports("avx512"))
-		return "avx512";
-	if (mha_cpu_supports("avx2"))
-		return "avx2";
-	if (mha_cpu_supports("neon"))
-		return "neon";
-	return "scalar";
+	const char *p = features;
+
+	for (;;) {
+		size_t n;
+		p += strspn(p, " ");
+		n = strcspn(p, " ");
+		if (n == 0)
+			return 1;
+		if (!has(p, n))
+			return 0;
+		p += n;
+	}
 }
 
 const char *mha_cpu_model(void)

@@ -1,13 +1,11 @@
-/* CPU feature detection: which kernel targets this machine can run. */
+/* CPU feature detection: whether this machine runs a target's kernels. */
 #ifndef MHA_CPU_H
 #define MHA_CPU_H
 
-/* 1 when the running CPU executes code for target ("scalar", "avx2",
- * "neon"); 0 otherwise or for an unknown name. */
-int mha_cpu_supports(const char *target);
-
-/* The best target this CPU runs: "avx2", "neon" or "scalar". */
-const char *mha_cpu_best_target(void);
+/* 1 when the running CPU has every feature named in features (blank
+ * separated, as a target table's cpu list: "avx2 fma"; "" for none), 0
+ * otherwise or when a name is not one this file knows. */
+int mha_cpu_has(const char *features);
 
 /* The CPU model name, or "unknown". */
 const char *mha_cpu_model(void);

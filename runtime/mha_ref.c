@@ -1,3 +1,4 @@
+/* The reference attention: every mask, layout and head grouping, in double. */
 #include "mha_ref.h"
 
 #include <math.h>
@@ -79,27 +80,17 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 	}
 }
 
-void mha_ref_attention(const struct mha_attn *a, const float *q,
-                       const float *k, const float *v, float *out,
-                       size_t batch, size_t seq_q, size_t seq_kv,
-                       const int32_t *kv_len, const float *bias)
+void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x)
 {
-	mha_ref_attention_weights(a, q, k, v, out, batch, seq_q, seq_kv,
-	                          kv_len, bias, NULL);
-}
-
-void mha_ref_attention_weights(const struct mha_attn *a, const float *q,
-                               const float *k, const float *v, float *out,
-                               size_t batch, size_t seq_q, size_t seq_kv,
-                               const int32_t *kv_len, const float *bias,
-                               float *weights)
-{
+	const float *q = x->q, *k = x->k, *v = x->v, *bias = x->bias;
+	const int32_t *kv_len = x->kv_len;
+	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
 	size_t group = a->h / a->kv_heads;
 	double *s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);
 
 	if (!s)
 		abort();
-	for (size_t b = 0; b < batch; ++b) {
+	for (size_t b = 0; b < x->batch; ++b) {
 		size_t nkv = seq_kv;
 		if ((a->mask & MHA_MASK_PADDING) && kv_len[b] >= 0 &&
 		    (size_t)kv_len[b] < nkv)
@@ -114,9 +105,9 @@ void mha_ref_attention_weights(const struct mha_attn *a, const float *q,
 			for (size_t hh = 0; hh < a->h; ++hh) {
 				const float *qr = q + mha_ref_offset(
 					a->layout, b, i, hh, seq_q, a->h, a->dk);
-				float *o = out + mha_ref_offset(
+				float *o = x->out + mha_ref_offset(
 					a->layout, b, i, hh, seq_q, a->h, a->dv);
-				float *w = weights ? weights + ((b * a->h + hh) *
+				float *w = x->weights ? x->weights + ((b * a->h + hh) *
 					seq_q + i) * seq_kv : NULL;
 				ref_row(a, qr, k, v, o, w, b, i, hh / group, seq_kv,
 				        lo, end,

@@ -1,6 +1,7 @@
--- Entry point: returns generate(spec, what) -> C text.
--- what: "kernel", "header" or "exp".  Decides everything about the shape
--- (plan) before any C is written; templates only spell the decisions.
+-- Entry point: returns the functions the generator calls (at the end):
+-- generate(spec, what), what being "kernel", "header", "exp", "registry" or
+-- "plan", and describe(target).  Decides everything about the shape (plan)
+-- before any C is written; templates only spell the decisions.
 
 local function import(path)
 	return mhagen.compile(mhagen.source(path), path, _ENV)()
@@ -8,13 +9,70 @@ end
 
 local engine = import("templates/engine.lua")
 
--- A target table; asking it for an op it lacks is an error at the
--- template line that asked.
+-- Check target table T (from path) against templates/ops.lua: every field
+-- of its type, every required op, no op the list does not know.
+local OPS = import("templates/ops.lua")
+local function check_target(T, path)
+	local known = {}
+	for _, f in ipairs(OPS.fields) do
+		if type(rawget(T, f[1])) ~= f[2] then
+			error(string.format("%s: field '%s' must be a %s (%s)", path, f[1],
+			                    f[2], f[3]), 0)
+		end
+		known[f[1]] = true
+	end
+	for _, op in ipairs(OPS.ops) do
+		local fn = rawget(T, op[1])
+		if (op[2] or fn ~= nil) and type(fn) ~= "function" then
+			error(string.format("%s: lacks op '%s' (templates/ops.lua: %s, %s)",
+			                    path, op[1], op[3], op[4]), 0)
+		end
+		known[op[1]] = true
+	end
+	for k in pairs(T) do
+		if not known[k] then
+			error(string.format("%s: '%s' is neither a field nor an op of templates/ops.lua",
+			                    path, tostring(k)), 0)
+		end
+	end
+end
+
+-- The target table of name (templates/targets/NAME.lua); asking it for an
+-- op it lacks is an error at the template line that asked.
 local function load_target(name)
-	local T = import("templates/targets/" .. name .. ".lua")
+	local names = mhagen.targets()
+	local known = false
+	for _, n in ipairs(names) do
+		known = known or n == name
+	end
+	if not known then
+		error(string.format("--target: unknown target '%s' (%s, native)", name,
+		                    table.concat(names, ", ")), 0)
+	end
+	local path = "templates/targets/" .. name .. ".lua"
+	local T = import(path)
+	if type(T) ~= "table" or T.name ~= name then
+		error(string.format("%s: must return a table whose name is '%s'",
+		                    mhagen.display(path), name), 0)
+	end
+	check_target(T, mhagen.display(path))
 	return setmetatable(T, {__index = function(_, op)
 		error(string.format("target '%s' has no op '%s'", name, tostring(op)), 2)
 	end})
+end
+
+-- What C code reads of target name (generator/gen.c, struct
+-- mhagen_target): the facts that decide where its kernels build and run.
+local function describe(name)
+	local T = load_target(name)
+	local D = T.defaults
+	local defaults = string.format("block-q %d, block-kv %d%s, mq %d, nk %d, nv %d",
+		D.block_q, D.block_kv,
+		D.block_kv_causal and string.format(" (%d causal)", D.block_kv_causal) or "",
+		D.mq, D.nk, D.nv)
+	return {name = name, width = T.width, rank = T.rank, arch = T.arch,
+	        guard = T.guard, cflags = T.cflags, cpu = table.concat(T.cpu, " "),
+	        defaults = defaults}
 end
 
 -- A C float literal, exact and deterministic (hex).
@@ -203,7 +261,46 @@ local function vloop(dim, W, indent, fn)
 	       "\t" .. fn("c", W == 1 and "c" or "c * " .. W)
 end
 
-return function(spec, what)
+-- The kernel's arguments, in the lines its prototypes wrap them: the
+-- contract's mha_kernel_fn (runtime/mha_abi.h; the test builds check every
+-- kernel against it).  NAME_weights adds the weights output.
+local ARGS = {
+	{"const float *q", "const float *k", "const float *v", "float *out"},
+	{"size_t batch", "size_t seq_q", "size_t seq_kv"},
+	{"const int32_t *kv_len", "const float *bias"},
+}
+
+-- "void NAME(...)" with the kernel's arguments, extra ones (a list of
+-- "type name") after them.
+local function signature(name, extra)
+	local lines = {}
+	for i, group in ipairs(ARGS) do
+		local args = {table.unpack(group)}
+		if i == #ARGS then
+			for _, a in ipairs(extra or {}) do
+				args[#args + 1] = a
+			end
+		end
+		lines[i] = table.concat(args, ", ")
+	end
+	return "void " .. name .. "(" .. table.concat(lines, ",\n        ") .. ")"
+end
+
+-- One X-macro line for test and bench registries (tests/registry.h), behind
+-- the target's guard.
+local function registry_line(S, T)
+	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %du, %d, %d, %s, %d, %d)\n",
+		S.name, S.target, table.concat(T.cpu, " "), S.h, S.kv_heads, S.dk,
+		S.dv, S.seq_q, S.seq_kv, S.mask_bits,
+		S.align == "top-left" and 1 or 0, S.layout == "bhsd" and 1 or 0,
+		string.format("%a", S.scale), S.window, S.weights and 1 or 0)
+	if T.guard == "" then
+		return line
+	end
+	return "#if " .. T.guard .. "\n" .. line .. "#endif\n"
+end
+
+local function generate(spec, what)
 	local T = load_target(spec.target)
 	local used = {}
 	rawset(T, "prefix", spec.name)
@@ -230,6 +327,7 @@ return function(spec, what)
 	vars.offset = function(...)
 		return row_offset(spec, ...)
 	end
+	vars.signature = signature
 	vars.include = function(path)
 		return (engine.render(path, vars))
 	end
@@ -239,6 +337,8 @@ return function(spec, what)
 		vars.template = "templates/header.h.in"
 	elseif what == "exp" then
 		vars.template = "templates/exp.c.in"
+	elseif what == "registry" then
+		return registry_line(spec, T)
 	elseif what == "plan" then
 		-- the knobs in effect, one line: equal lines mean equal kernels
 		local P = vars.P
@@ -254,3 +354,6 @@ return function(spec, what)
 	end
 	return engine.render(vars.template, vars)
 end
+
+-- generate(spec, what) -> C text; describe(name) -> a target's facts.
+return {generate = generate, describe = describe}

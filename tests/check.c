@@ -282,6 +282,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	/* per element value giving |q.k| * scale near 100 on hot data */
 	float hot = (float)sqrt(100.0 / ((double)k->dk * k->scale));
 	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol;
+	struct mha_args x;
 	int rc = -1;
 
 	if (!q || !kk || !v || !ref || !kv_len || out_init(&out, no) ||
@@ -320,10 +321,16 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	for (size_t i = 0; i < nk; ++i)
 		kmax = fmax(kmax, fabs(kk[i]));
 
-	mha_ref_attention_weights(&a, q, kk, v, ref, c->batch, c->seq_q,
-	                          c->seq_kv, kv_len, bias, wref);
-	k->fn(q, kk, v, out.data, c->batch, c->seq_q, c->seq_kv,
-	      (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias);
+	x = (struct mha_args){
+		.q = q, .k = kk, .v = v, .out = ref,
+		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
+		.kv_len = kv_len, .bias = bias, .weights = wref,
+	};
+	mha_ref_attention(&a, &x);
+	x.kv_len = (k->mask & MHA_MASK_PADDING) ? kv_len : NULL;
+	x.out = out.data;
+	x.weights = NULL;
+	mha_call(k->fn, k->wfn, &x);
 
 	/* Outputs are convex combinations of v rows, so errors scale with
 	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
@@ -342,8 +349,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		 * v); a wrong mask or index errs by a whole weight */
 		mha_guarded_poison(&wout);
 		mha_guarded_poison(&w);
-		k->wfn(q, kk, v, wout.data, c->batch, c->seq_q, c->seq_kv,
-		       (k->mask & MHA_MASK_PADDING) ? kv_len : NULL, bias, w.data);
+		x.out = wout.data;
+		x.weights = w.data;
+		mha_call(k->fn, k->wfn, &x);
 		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
 		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, kv_len,
 		                    bias, msg, msglen) ||

@@ -7,29 +7,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef void (*mha_kernel_fn)(const float *q, const float *k, const float *v,
-                              float *out, size_t batch, size_t seq_q,
-                              size_t seq_kv, const int32_t *kv_len,
-                              const float *bias);
+#include "../runtime/mha_abi.h"
 
-/* NAME_weights of a kernel generated with --weights: the same arguments and
- * the softmax weights [batch][h][seq_q][seq_kv]. */
-typedef void (*mha_weights_fn)(const float *q, const float *k, const float *v,
-                               float *out, size_t batch, size_t seq_q,
-                               size_t seq_kv, const int32_t *kv_len,
-                               const float *bias, float *weights);
-
-/* A generated kernel and the spec it was generated for (registry line). */
+/* A generated kernel and the spec it was generated for (one registry line,
+ * tests/registry.h). */
 struct mha_kernel {
-	const char *name, *target;
-	mha_kernel_fn fn;
+	const char *name;
+	const char *target; /* the target table it was generated from */
+	const char *cpu;    /* the CPU features it needs (mha_cpu_has) */
+	mha_kernel_fn *fn;
 	size_t h, kv_heads, dk, dv;
 	size_t seq_q, seq_kv; /* 0: dynamic */
 	unsigned mask;
 	int align, layout;
 	float scale;
 	size_t window; /* 0: none */
-	mha_weights_fn wfn; /* NAME_weights, or NULL without --weights */
+	mha_weights_fn *wfn; /* NAME_weights, or NULL without --weights */
 };
 
 /* How key padding lengths are chosen for a case. */

@@ -64,9 +64,14 @@ static void inputs_free(struct inputs *in)
 
 static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
 {
-	k->fn(in->q, in->k, in->v, out, in->batch, in->seq_q, in->seq_kv,
-	      (k->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
-	      (k->mask & MHA_MASK_BIAS) ? in->bias : NULL);
+	struct mha_args x = {
+		.q = in->q, .k = in->k, .v = in->v, .out = out,
+		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = in->seq_kv,
+		.kv_len = (k->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
+		.bias = (k->mask & MHA_MASK_BIAS) ? in->bias : NULL,
+	};
+
+	mha_call(k->fn, k->wfn, &x);
 }
 
 int props_bias_shift(const struct mha_kernel *k, char *msg, size_t len)

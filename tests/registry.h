@@ -1,29 +1,29 @@
 /* The kernels a test binary links, from registry lines written by
- * `mhagen --emit registry` (one MHA_KERNEL_<TARGET>(...) per kernel; the
- * last field, wts, is 1 when the kernel also exports NAME_weights).
- * Before including this, define MHA_HAVE_SCALAR, MHA_HAVE_AVX2 and/or
- * MHA_HAVE_NEON for the targets the binary links; KERNEL_INCS lists the
- * registry files (each included twice: prototypes, then table). */
+ * `mhagen --emit registry`: one MHA_KERNEL(...) per kernel, behind its
+ * target's architecture guard (so one registry serves the x86 tests and the
+ * AArch64 driver alike; each links the kernels its architecture builds).
+ * Fields: name, target, cpu (the features it needs, for mha_cpu_has), h,
+ * kv_heads, dk, dv, seq_q, seq_kv, mask, align, layout, scale, window, wts
+ * (1 when the kernel also exports NAME_weights).
+ *
+ * A consumer defines MHA_KERNEL as MHA_PROTO and includes the registry
+ * files, to declare every kernel, then as MHA_ENTRY inside a table of
+ * struct mha_kernel. */
 #ifndef MHA_REGISTRY_H
 #define MHA_REGISTRY_H
 
 #include "check.h"
 
-#define MHA_PROTO(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
-	void name(const float *, const float *, const float *, float *, size_t,     \
-	          size_t, size_t, const int32_t *, const float *);                  \
+#define MHA_PROTO(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
+	mha_kernel_fn name;                                                    \
 	MHA_PROTO_W##wts(name)
-#define MHA_ENTRY(name, tgt, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
-	{#name, tgt, name, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win,   \
-	 MHA_ENTRY_W##wts(name)},
+#define MHA_ENTRY(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
+	{#name, tgt, cpu, name, h, kvh, dk, dv, sq, skv, mask, align, layout,   \
+	 scale, win, MHA_ENTRY_W##wts(name)},
 /* wts pasted on: NAME_weights declared and taken only when it exists */
 #define MHA_PROTO_W0(name)
-#define MHA_PROTO_W1(name)                                                     \
-	void name##_weights(const float *, const float *, const float *, float *,  \
-	                    size_t, size_t, size_t, const int32_t *, const float *, \
-	                    float *);
+#define MHA_PROTO_W1(name) mha_weights_fn name##_weights;
 #define MHA_ENTRY_W0(name) NULL
 #define MHA_ENTRY_W1(name) name##_weights
-#define MHA_SKIP(...)
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../generator/gen.h"
+#include "../generator/cli.h"
 #include "../generator/spec.h"
 #include "files.h"
 

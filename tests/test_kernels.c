@@ -1,5 +1,6 @@
-/* Every generated x86 kernel (scalar, AVX2 and AVX-512; the test list and the
- * committed generated/ ones) against the reference on its case matrix. */
+/* Every generated kernel of the targets this machine builds (the test list
+ * and the committed generated/ ones) against the reference on its case
+ * matrix. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <signal.h>
@@ -14,29 +15,28 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#define MHA_KERNEL_SCALAR MHA_PROTO
-#define MHA_KERNEL_AVX2 MHA_PROTO
-#define MHA_KERNEL_AVX512 MHA_PROTO
-#define MHA_KERNEL_NEON MHA_SKIP
-#include "scalar/kernels.inc"
-#include "avx2/kernels.inc"
-#include "avx512/kernels.inc"
-#include "generated/kernels.inc"
-#undef MHA_KERNEL_SCALAR
-#undef MHA_KERNEL_AVX2
-#undef MHA_KERNEL_AVX512
+#include "kern/count.h"
 
+#define MHA_KERNEL MHA_PROTO
+#include "kernels.inc"
+#include "generated/kernels.inc"
+#undef MHA_KERNEL
+
+/* The test list's kernels (every target this build links), then the
+ * committed ones of generated/. */
+#define MHA_KERNEL MHA_ENTRY
 static const struct mha_kernel kernels[] = {
-#define MHA_KERNEL_SCALAR MHA_ENTRY
-#define MHA_KERNEL_AVX2 MHA_ENTRY
-#define MHA_KERNEL_AVX512 MHA_ENTRY
-#include "scalar/kernels.inc"
-#include "avx2/kernels.inc"
-#include "avx512/kernels.inc"
+#include "kernels.inc"
 #include "generated/kernels.inc"
 };
+static const struct mha_kernel listed[] = {
+#include "kernels.inc"
+};
+#undef MHA_KERNEL
 
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
+
+#define NLISTED (sizeof listed / sizeof listed[0])
 
 /* Parameters are indices: Criterion runs each test in a fresh process, where
  * the table's pointers are only valid when looked up again. */
@@ -61,8 +61,9 @@ ParameterizedTest(size_t *index, kernels, match_reference)
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[1024];
 
-	if (!mha_cpu_supports(k->target))
-		cr_skip_test("this CPU cannot run %s kernels", k->target);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
 	cr_assert(check_kernel(k, *index, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -79,8 +80,9 @@ ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
 
 	if (!(k->mask & MHA_MASK_BIAS))
 		cr_skip_test("%s has no bias", k->name);
-	if (!mha_cpu_supports(k->target))
-		cr_skip_test("this CPU cannot run %s kernels", k->target);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
 	cr_assert(props_bias_shift(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -97,8 +99,9 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 
 	if (!(k->mask & MHA_MASK_CAUSAL))
 		cr_skip_test("%s is not causal", k->name);
-	if (!mha_cpu_supports(k->target))
-		cr_skip_test("this CPU cannot run %s kernels", k->target);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
 	cr_assert(props_causal_future(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
@@ -113,35 +116,46 @@ ParameterizedTest(size_t *index, kernels, nan_stays_in_its_rows)
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];
 
-	if (!mha_cpu_supports(k->target))
-		cr_skip_test("this CPU cannot run %s kernels", k->target);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
 	cr_assert(props_nan_rows(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
-/* The registry really holds the whole test list for every x86 target, and
- * NAME_weights of every --weights kernel (8 in the list, 1 in generated/). */
+/* The registry really holds the whole test list (tests/kernels.list) for
+ * every target this machine builds, and NAME_weights of every --weights
+ * kernel. */
 Test(kernels, registry_complete)
 {
-	size_t scalar = 0, avx2 = 0, avx512 = 0, wscalar = 0, wavx2 = 0;
+	const char *seen[32];
+	size_t nseen = 0;
 
-	for (size_t i = 0; i < NKERNELS; ++i) {
-		int s = strcmp(kernels[i].target, "scalar") == 0;
-		int a = strcmp(kernels[i].target, "avx2") == 0;
-		scalar += s;
-		avx2 += a;
-		avx512 += strcmp(kernels[i].target, "avx512") == 0;
-		wscalar += s && kernels[i].wfn;
-		wavx2 += a && kernels[i].wfn;
+	for (size_t i = 0; i < NKERNELS; ++i)
 		cr_assert_eq(kernels[i].wfn != NULL,
 		             strstr(kernels[i].name, "_weights") != NULL,
 		             "%s: NAME_weights linked iff the name says weights",
 		             kernels[i].name);
+	for (size_t i = 0; i < NLISTED; ++i) {
+		const char *t = listed[i].target;
+		size_t n = 0, w = 0, s;
+		for (s = 0; s < nseen && strcmp(seen[s], t); ++s)
+			;
+		if (s < nseen)
+			continue;
+		cr_assert_lt(nseen, 32);
+		seen[nseen++] = t;
+		for (size_t j = 0; j < NLISTED; ++j)
+			if (strcmp(listed[j].target, t) == 0) {
+				++n;
+				w += listed[j].wfn != NULL;
+			}
+		cr_assert_eq(n, KERNELS_LISTED, "%zu %s kernels linked, %d listed",
+		             n, t, KERNELS_LISTED);
+		cr_assert_eq(w, WEIGHTS_LISTED, "%zu %s weights kernels, %d listed",
+		             w, t, WEIGHTS_LISTED);
 	}
-	cr_assert_geq(scalar, 46, "only %zu scalar kernels linked", scalar);
-	cr_assert_geq(avx2, 49, "only %zu avx2 kernels linked", avx2);
-	cr_assert_geq(avx512, 47, "only %zu avx512 kernels linked", avx512);
-	cr_assert_geq(wscalar, 8, "only %zu scalar weights kernels", wscalar);
-	cr_assert_geq(wavx2, 9, "only %zu avx2 weights kernels", wavx2);
+	cr_assert_eq(nseen, TARGETS_HOST, "%zu targets linked, %d built here",
+	             nseen, TARGETS_HOST);
 }
 
 /* The buffers the kernels are checked in stop any access one float past

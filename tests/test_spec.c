@@ -14,9 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../generator/cli.h"
 #include "../generator/spec.h"
 #include "files.h"
 #include "../runtime/mha_cpu.h"
+#include "../generator/gen.h"
 #include "../runtime/mha_ref.h"
 
 /* Read a whole file; NUL-terminated, length in *n; the test fails when it
@@ -76,7 +78,16 @@ static void parse_ok(struct mhagen_cli *cli, const struct args *a)
 Test(spec, defaults)
 {
 	struct mhagen_cli c;
-	const char *best = mha_cpu_best_target();
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	struct mha_spec native;
+	char err[MHAGEN_ERR];
+	const char *best = native.target;
+	size_t n;
+
+	mha_spec_init(&native);
+	cr_assert_eq(mhagen_resolve_target(&native, NULL, err), 0, "%s", err);
+	cr_assert_eq(mhagen_targets(NULL, t, MHAGEN_TARGETS_MAX, &n, err), 0,
+	             "%s", err);
 
 	parse_ok(&c, &(struct args){{"--h", "8", "--dk", "64", "--seq", "128"}});
 	cr_assert_eq(c.spec.h, 8);
@@ -94,9 +105,14 @@ Test(spec, defaults)
 	cr_assert_eq(c.spec.algo + c.spec.exp + c.spec.threads, 0);
 	cr_assert_eq(c.spec.unroll_max, 128);
 	cr_assert_eq(c.spec.kv_split, 0);
-	cr_assert(strcmp(best, "avx512") == 0 || strcmp(best, "avx2") == 0 ||
-	          strcmp(best, "neon") == 0 || strcmp(best, "scalar") == 0,
-	          "best target '%s'", best);
+	cr_assert_not_null(mhagen_target_find(t, n, best), "best target '%s'",
+	                   best);
+	cr_assert(mha_cpu_has(mhagen_target_find(t, n, best)->cpu),
+	          "this CPU runs %s", best);
+	for (size_t i = 0; i < n; ++i)
+		cr_assert(!mha_cpu_has(t[i].cpu) ||
+		          t[i].rank <= mhagen_target_find(t, n, best)->rank,
+		          "%s runs here and ranks above %s", t[i].name, best);
 	cr_assert_str_eq(c.spec.target, best, "no --target means native");
 	cr_assert_null(c.out);
 	cr_assert_null(c.header);
@@ -327,7 +343,6 @@ static const struct bad bad_cases[] = {
 	{{{HD, "--h=8"}}, "unknown flag '--h=8'"},
 	{{{HD, "-x", "1"}}, "unexpected argument '-x'"},
 	{{{HD, "kernel.c"}}, "unexpected argument 'kernel.c'"},
-	{{{HD, "--target", "sse9"}}, "--target: unknown target 'sse9'"},
 	{{{HD, "--target", ""}}, "--target: unknown target ''"},
 	{{{HD, "--target", "AVX2"}}, "--target: unknown target 'AVX2'"},
 	{{{HD, "--mask", "diagonal"}}, "--mask: unknown mask 'diagonal'"},
@@ -404,6 +419,11 @@ static const struct bad bad_cases[] = {
 	{{{"--spec", FIX "kv_heads.spec"}}, "--kv-heads: 5 does not divide --h 12"},
 	{{{"--spec", FIX "good.spec", "--kv-heads", "3"}},
 	 "--kv-heads: 3 does not divide --h 8"},
+	/* --target native reads the target tables of the template dir */
+	{{{HD, "--template-dir", "tests/fixtures/no-such-dir"}},
+	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},
+	{{{HD, "--template-dir", "tests/fixtures/broken-runtime"}},
+	 "cannot list targets in 'tests/fixtures/broken-runtime/targets/'"},
 };
 
 /* Bad input only the program finds: the spec parses, but generating or
@@ -414,16 +434,23 @@ static const struct bad run_cases[] = {
 	{{{HD, "-o", "@DIR"}}, "cannot write '/tmp/mhagen-test-"},
 	{{{HD, "--header", "/tmp/mhagen-no-such-dir/k.h"}},
 	 "cannot write '/tmp/mhagen-no-such-dir/k.h'"},
-	{{{HD, "--template-dir", "tests/fixtures/no-such-dir"}},
+	/* (the fixtures hold no target tables: --target native would read them
+	 * first) */
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/no-such-dir"}},
 	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},
-	{{{HD, "--template-dir", "tests/fixtures/broken-syntax"}},
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/broken-syntax"}},
 	 "tests/fixtures/broken-syntax/main.lua:3: unexpected symbol near '='"},
-	{{{HD, "--template-dir", "tests/fixtures/broken-runtime"}},
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/broken-runtime"}},
 	 "tests/fixtures/broken-runtime/main.lua:3: attempt to index a nil value"},
-	{{{"--h", "1", "--dk", "64", "--template-dir", "tests/fixtures/limits"}},
+	{{{"--h", "1", "--dk", "64", "--target", "scalar", "--template-dir",
+	   "tests/fixtures/limits"}},
 	 "tests/fixtures/limits/main.lua:11: template runs too long"},
-	{{{"--h", "3", "--dk", "64", "--template-dir", "tests/fixtures/limits"}},
+	{{{"--h", "3", "--dk", "64", "--target", "scalar", "--template-dir",
+	   "tests/fixtures/limits"}},
 	 "tests/fixtures/limits/main.lua:28: template needs too much memory"},
+	/* a name of no target table: refused when its table is looked for */
+	{{{HD, "--target", "sse9"}},
+	 "--target: unknown target 'sse9' (avx2, avx512, neon, scalar, native)"},
 	{{{HD, "--mq", "3", "--target", "avx2"}},
 	 "--mq 3 is not a multiple of the avx2 vector width 8"},
 	{{{"--h", "8", "--dk", "4096", "--block-q", "1024", "--target", "avx2"}},
@@ -603,7 +630,8 @@ ParameterizedTest(int *i, cli, rejects_at_run, .fini = cleanup)
 /* A template stuck in C (a pattern that backtracks without end) is ended
  * by the CPU-time watchdog, here set to 1 s. */
 static const struct bad slow_case = {
-	{{"--h", "5", "--dk", "8", "--template-dir", "tests/fixtures/limits"}},
+	{{"--h", "5", "--dk", "8", "--target", "scalar", "--template-dir",
+	  "tests/fixtures/limits"}},
 	"tests/fixtures/limits/main.lua:39: template runs too long (over 1 s of CPU time)",
 };
 
@@ -643,7 +671,8 @@ Test(cli, failure_keeps_output, .fini = cleanup)
 	spit(path, "old\n");
 	r = run(&(struct args){{HD, "--mask", "sideways", "-o", path}});
 	failed(&r, "sideways");
-	r = run(&(struct args){{HD, "--template-dir", "tests/fixtures/none",
+	r = run(&(struct args){{HD, "--target", "scalar", "--template-dir",
+		"tests/fixtures/none",
 		"-o", path, "--header", "h.h"}});
 	failed(&r, "tests/fixtures/none/main.lua");
 	cr_assert_str_eq(slurp(path, NULL), "old\n", "the old file is untouched");
@@ -759,13 +788,14 @@ Test(cli, weights, .fini = cleanup)
 	o = run(&(struct args){{"--spec", FIX "weights.spec", "--emit",
 		"registry"}});
 	cr_assert_eq(o.status, 0, "%s", o.err);
-	cr_assert(strncmp(o.out, "MHA_KERNEL_SCALAR(mha_f32_h8_dk64_weights__scalar, ",
-	                  51) == 0 && strstr(o.out, ", 0, 1)\n"), "%s", o.out);
+	cr_assert(strncmp(o.out, "MHA_KERNEL(mha_f32_h8_dk64_weights__scalar, "
+	                  "\"scalar\", \"\", ", 48) == 0 &&
+	          strstr(o.out, ", 0, 1)\n"), "%s", o.out);
 	g = run(&(struct args){{"--spec", FIX "weights.spec", "--weights", "false",
 		"--emit", "registry"}});
 	cr_assert_eq(g.status, 0, "%s", g.err);
-	cr_assert(strncmp(g.out, "MHA_KERNEL_SCALAR(mha_f32_h8_dk64__scalar, ",
-	                  43) == 0 && strstr(g.out, ", 0, 0)\n"), "%s", g.out);
+	cr_assert(strncmp(g.out, "MHA_KERNEL(mha_f32_h8_dk64__scalar, ", 36) == 0 &&
+	          strstr(g.out, ", 0, 0)\n"), "%s", g.out);
 	/* without --weights the file is what it always was: no NAME_weights */
 	plain = run(&(struct args){{HD, "--target", "scalar"}});
 	cr_assert_eq(plain.status, 0, "%s", plain.err);

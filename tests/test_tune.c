@@ -344,8 +344,10 @@ Test(tune, records_resume_reject_and_pick)
 		const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "clang";
 		char cmd[512];
 		void *h;
-		struct mha_kernel k = {"mha_tuned", "scalar", NULL, 2, 2, 8, 8, 16,
-		                       16, 0, 0, 0, 0.35355339f, 0, NULL};
+		struct mha_kernel k = {.name = "mha_tuned", .target = "scalar",
+		                       .cpu = "", .h = 2, .kv_heads = 2, .dk = 8,
+		                       .dv = 8, .seq_q = 16, .seq_kv = 16,
+		                       .scale = 0.35355339f};
 		char msg[512];
 		snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -shared -fPIC -o '%s' '%s'",
 		         cc, so, kc);

@@ -16,6 +16,18 @@
 
 typedef void (*mha_exp_fn)(const float *x, float *y, size_t n);
 
+/* A target's generated exp (mhagen --emit exp), from the registry lines of
+ * exp.inc and expfast.inc (mhagen --emit registry on the same spec: only
+ * the name, target and cpu fields are read). */
+struct ulp_exp {
+	const char *name, *target, *cpu;
+	mha_exp_fn fn;
+	double bound; /* EXP_MAX_ULP or EXPFAST_MAX_ULP */
+};
+#define ULP_PROTO(name, tgt, cpu, ...) void name(const float *, float *, size_t);
+#define ULP_ACCURATE(name, tgt, cpu, ...) {#name, tgt, cpu, name, EXP_MAX_ULP},
+#define ULP_FAST(name, tgt, cpu, ...) {#name, tgt, cpu, name, EXPFAST_MAX_ULP},
+
 /* Largest error in ulp of the result over floats x in [-87, 0], every
  * stride-th bit pattern (1: all of them); *worst gets the x where it is. */
 double ulp_max_exp(mha_exp_fn f, uint32_t stride, float *worst);

@@ -2,7 +2,8 @@
 # gen-kernels.sh [--all] LIST OUTDIR [TARGET]
 # Generate one kernel per line of LIST (mhagen flags; '#' comments) into
 # OUTDIR/NAME.c and the X-macro registry OUTDIR/kernels.inc; with --all also
-# OUTDIR/all.c, one translation unit including every kernel.  With TARGET, --target TARGET is added to each line.
+# OUTDIR/all.c, one translation unit including every kernel (compile it with
+# -I and the repository's root).  With TARGET, --target TARGET is added to each line.
 # OUTDIR is replaced only when every kernel generated.  MHAGEN names the
 # generator (default build/mhagen).
 set -eu
@@ -22,7 +23,15 @@ tmp=$(mktemp -d "${outdir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 : > "$tmp/kernels.inc"
-: > "$tmp/all.c"
+# all.c declares every kernel by the contract's types (runtime/mha_abi.h,
+# through tests/registry.h) before it includes its definition: a kernel
+# whose signature strays from the contract does not compile
+cat > "$tmp/all.c" <<'EOF'
+#include "tests/registry.h"
+#define MHA_KERNEL MHA_PROTO
+#include "kernels.inc"
+#undef MHA_KERNEL
+EOF
 grep -v '^[[:space:]]*\(#\|$\)' "$list" | while IFS= read -r line; do
 	# shellcheck disable=SC2086 # the line is a list of flags
 	set -- $line ${target:+--target "$target"}

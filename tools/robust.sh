@@ -49,10 +49,16 @@ check "asan: every mask, rows, neon" 0 "$MHAGEN_ASAN" --h 16 --kv-heads 4 \
 	--algo rows --unroll-max 16 --target neon
 : > "$dir/want"
 check "asan: bad --kv-heads" 2 "$MHAGEN_ASAN" --h 8 --dk 64 --kv-heads 3
-check "asan: broken template" 2 "$MHAGEN_ASAN" --h 8 --dk 64 \
+check "asan: broken template" 2 "$MHAGEN_ASAN" --h 8 --dk 64 --target scalar \
 	--template-dir tests/fixtures/broken-runtime
-check "asan: runaway template" 2 "$MHAGEN_ASAN" --h 3 --dk 64 \
+check "asan: runaway template" 2 "$MHAGEN_ASAN" --h 3 --dk 64 --target scalar \
 	--template-dir tests/fixtures/limits
+check "asan: no target tables" 2 "$MHAGEN_ASAN" --h 8 --dk 64 \
+	--template-dir tests/fixtures/limits
+"$MHAGEN" --emit targets > "$dir/want"
+check "asan: --emit targets" 0 "$MHAGEN_ASAN" --emit targets
+check "valgrind: --emit targets" 0 $VALGRIND "$MHAGEN_VG" --emit targets
+: > "$dir/want"
 check "valgrind: bad --kv-heads" 2 $VALGRIND "$MHAGEN_VG" --h 8 --dk 64 --kv-heads 3
 check "valgrind: -o in a missing directory" 2 $VALGRIND "$MHAGEN_VG" --h 8 --dk 64 \
 	-o "$dir/no-such-dir/k.c"

@@ -22,9 +22,7 @@
 #include "../mha_ref.h"
 #include "../mha_time.h"
 
-void mha_tune_kernel(const float *q, const float *k, const float *v,
-                     float *out, size_t batch, size_t seq_q, size_t seq_kv,
-                     const int32_t *kv_len, const float *bias);
+mha_kernel_fn mha_tune_kernel;
 
 #define MAX_RUNS 101
 
@@ -95,6 +93,18 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 	return 0;
 }
 
+/* The call's arguments for inputs in, writing out. */
+static struct mha_args args(const struct mha_attn *a, const struct inputs *in,
+                            float *out)
+{
+	return (struct mha_args){
+		.q = in->q, .k = in->k, .v = in->v, .out = out,
+		.batch = in->batch, .seq_q = in->sq, .seq_kv = in->skv,
+		.kv_len = (a->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
+		.bias = in->bias,
+	};
+}
+
 /* The reference output for the inputs of seed: read from the cache when an
  * earlier run stored it, else computed and stored (renamed into place). */
 static void reference(const struct mha_attn *a, const struct inputs *in,
@@ -113,8 +123,10 @@ static void reference(const struct mha_attn *a, const struct inputs *in,
 		if (got == in->no && extra == EOF)
 			return;
 	}
-	mha_ref_attention(a, in->q, in->k, in->v, ref, in->batch, in->sq,
-	                  in->skv, in->kv_len, in->bias);
+	{
+		struct mha_args x = args(a, in, ref);
+		mha_ref_attention(a, &x);
+	}
 	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
 	f = fopen(tmp, "wb");
 	if (!f)
@@ -127,9 +139,9 @@ static void reference(const struct mha_attn *a, const struct inputs *in,
 
 static void call(const struct mha_attn *a, const struct inputs *in, float *out)
 {
-	mha_tune_kernel(in->q, in->k, in->v, out, in->batch, in->sq, in->skv,
-	                (a->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
-	                in->bias);
+	struct mha_args x = args(a, in, out);
+
+	mha_call(mha_tune_kernel, NULL, &x);
 }
 
 /* Compare the kernel with the reference on one input set; 0, or -1 with

@@ -12,7 +12,15 @@ local T = {
 	-- often as 192; 1.03x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 16,
 	            nk = 6, nv = 6, kv_split = 4},
+	-- where its kernels build and run: x86-64 compilers (the C condition
+	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
+	-- these compiler flags (gcc and clang spell them alike)
+	arch = "x86_64",
+	guard = "defined(__x86_64__)",
+	cpu = {"avx2", "fma"},
 	cflags = "-mavx2 -mfma",
+	-- native picks the supported target of highest rank
+	rank = 20,
 }
 
 -- Lane mask selecting the first n of 8 lanes, for partial loads/stores.

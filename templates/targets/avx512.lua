@@ -11,7 +11,15 @@ local T = {
 	-- often as 192; 1.05x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            nk = 8, nv = 8, kv_split = 4},
+	-- where its kernels build and run: x86-64 compilers (the C condition
+	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
+	-- these compiler flags (gcc and clang spell them alike)
+	arch = "x86_64",
+	guard = "defined(__x86_64__)",
+	cpu = {"avx512f"},
 	cflags = "-mavx512f",
+	-- native picks the supported target of highest rank
+	rank = 30,
 }
 
 -- Lane mask selecting the first n of 16 lanes, for partial loads/stores

@@ -7,7 +7,14 @@ local T = {
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
 	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6, kv_split = 4},
+	-- where its kernels build and run: AArch64 compilers (the C condition
+	-- guard) and CPUs (Advanced SIMD is mandatory there), no extra flags
+	arch = "aarch64",
+	guard = "defined(__aarch64__)",
+	cpu = {"neon"},
 	cflags = "",
+	-- native picks the supported target of highest rank
+	rank = 20,
 }
 
 T.helpers = {}

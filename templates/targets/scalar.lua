@@ -7,7 +7,13 @@ local T = {
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
 	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4, kv_split = 4},
+	-- where its kernels build and run: any C11 compiler, any CPU
+	arch = "",
+	guard = "",
+	cpu = {},
 	cflags = "",
+	-- native picks the supported target of highest rank
+	rank = 0,
 }
 
 -- Helper functions, emitted only when an op used them.

@@ -1,0 +1,90 @@
+/* The kernel contract: what a generated kernel computes and how it is
+ * called.  The README's "Kernel ABI" section says the same in prose; this is
+ * the one place it is declared in C, installed with mhagen, and included by
+ * every file in the repository that calls or declares a kernel.  Generated
+ * kernels do not include it (they are self-contained); the test builds check
+ * each one against these types. */
+#ifndef MHA_ABI_H
+#define MHA_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Masks a kernel is generated with (--mask), as bits.  ORDER MASK: the
+ * words of --mask (generator/spec.c) follow these bits. */
+enum {
+	MHA_MASK_CAUSAL = 1u << 0,  /* query i sees keys up to its diagonal */
+	MHA_MASK_PADDING = 1u << 1, /* keys at or past kv_len[b] are masked */
+	MHA_MASK_BIAS = 1u << 2,    /* bias[i][j] added to each score */
+	MHA_MASK_N = 3              /* how many mask bits there are */
+};
+
+/* Where the causal diagonal lies when seq_q != seq_kv (--causal-align). */
+enum mha_align { MHA_ALIGN_BOTTOM_RIGHT = 0, MHA_ALIGN_TOP_LEFT = 1 };
+
+/* How q, k, v and out hold their rows (--layout): bshd is
+ * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
+enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
+
+/* Kernels accept any pointer alignment: buffers aligned to this many bytes
+ * are merely faster. */
+#define MHA_ALIGN_BYTES 64
+
+/* The attention problem a kernel solves, independent of how it is computed:
+ * the generation-time facts a caller needs to size and check its buffers. */
+struct mha_attn {
+	size_t h;        /* query heads */
+	size_t kv_heads; /* key/value heads; divides h */
+	size_t dk, dv;   /* head dims of q/k and of v/out */
+	unsigned mask;   /* MHA_MASK_* bits */
+	int align;       /* enum mha_align, for causal */
+	int layout;      /* enum mha_layout */
+	size_t window;   /* 0: none; else a query sees at most this many keys */
+	double scale;    /* multiplies q.k */
+};
+
+/* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.
+ * kv_len is read only by kernels with MHA_MASK_PADDING, bias only with
+ * MHA_MASK_BIAS (NULL otherwise); seq_q and seq_kv are ignored when the spec
+ * fixed them.  A function type: `mha_kernel_fn NAME;` declares a kernel. */
+typedef void mha_kernel_fn(const float *q, const float *k, const float *v,
+                           float *out, size_t batch, size_t seq_q,
+                           size_t seq_kv, const int32_t *kv_len,
+                           const float *bias);
+
+/* NAME_weights of a kernel generated with --weights: the same, also writing
+ * the softmax weights [batch][h][seq_q][seq_kv] (0 where masked). */
+typedef void mha_weights_fn(const float *q, const float *k, const float *v,
+                            float *out, size_t batch, size_t seq_q,
+                            size_t seq_kv, const int32_t *kv_len,
+                            const float *bias, float *weights);
+
+/* The inputs of one call as one struct: the form the contract grows by.  A
+ * new optional input (a mask tensor, per-sequence lengths, slopes) is a new
+ * field, NULL or 0 when unused, so callers that fill this struct (the
+ * reference, the tests, the tuner's harness, the benchmarks) change in one
+ * place and the function types above stay as they are for existing users.
+ * Fields a kernel's spec does not use are ignored. */
+struct mha_args {
+	const float *q, *k, *v;
+	float *out;
+	size_t batch, seq_q, seq_kv;
+	const int32_t *kv_len; /* MHA_MASK_PADDING: valid keys per batch item */
+	const float *bias;     /* MHA_MASK_BIAS: [seq_q][seq_kv], added */
+	float *weights;        /* NAME_weights: [batch][h][seq_q][seq_kv] out */
+};
+
+/* Call kernel fn (or, when a->weights is set, its NAME_weights wfn) on the
+ * inputs in a. */
+static inline void mha_call(mha_kernel_fn *fn, mha_weights_fn *wfn,
+                            const struct mha_args *a)
+{
+	if (a->weights)
+		wfn(a->q, a->k, a->v, a->out, a->batch, a->seq_q, a->seq_kv,
+		    a->kv_len, a->bias, a->weights);
+	else
+		fn(a->q, a->k, a->v, a->out, a->batch, a->seq_q, a->seq_kv,
+		   a->kv_len, a->bias);
+}
+
+#endif

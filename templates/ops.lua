@@ -1,0 +1,47 @@
+-- What a target table (templates/targets/NAME.lua) holds: its fields and the
+-- operations the kernel templates ask of it, each with its meaning and
+-- whether every target must have it.  main.lua checks each table it loads
+-- against this list, so a new target learns here what it must spell.
+--
+-- Operations return C text; a, b, c, v, x, lim are C expressions of the
+-- target's vector type, p a C pointer expression to floats, n a lane count
+-- (a Lua integer below the width), k a shift count and s a stride (Lua
+-- integers).
+return {
+	fields = {
+		{"name", "string", "the target's name, the file's name"},
+		{"width", "number", "floats per vector"},
+		{"vec", "string", "the C vector type"},
+		{"includes", "table", "headers the kernels include, as \"<x.h>\""},
+		{"defaults", "table", "knob defaults: block_kv, block_q, mq, nk, nv, kv_split (block_kv_causal optional)"},
+		{"arch", "string", "the architecture (uname -m) it builds for, \"\" for any"},
+		{"guard", "string", "the C condition of that architecture, \"\" for any"},
+		{"cpu", "table", "the CPU features it needs, names runtime/mha_cpu.c tests"},
+		{"cflags", "string", "the compiler flags its kernels need (gcc and clang)"},
+		{"rank", "number", "--target native picks the supported target of highest rank"},
+		{"helpers", "table", "helper functions ops emit through T.use, {name, C text with P_ for the kernel's prefix}"},
+	},
+	ops = {
+		{"zero", true, "zero()", "a vector of zeros"},
+		{"set1", true, "set1(x)", "x (a float expression) in every lane"},
+		{"load", true, "load(p)", "the vector at p, aligned to the vector"},
+		{"loadu", true, "loadu(p)", "the vector at p, any alignment"},
+		{"load_part", true, "load_part(p, n)", "the first n lanes from p, the rest zero; reads nothing past p[n-1]"},
+		{"store", true, "store(p, v)", "a statement: v to p, aligned"},
+		{"storeu", true, "storeu(p, v)", "a statement: v to p, any alignment"},
+		{"store_part", true, "store_part(p, v, n)", "a statement: the first n lanes of v to p; writes nothing past p[n-1]"},
+		{"add", true, "add(a, b)", "a + b"},
+		{"sub", true, "sub(a, b)", "a - b"},
+		{"mul", true, "mul(a, b)", "a * b"},
+		{"fma", true, "fma(a, b, c)", "a * b + c (fused where the target can)"},
+		{"max", true, "max(a, b)", "the larger of a and b per lane"},
+		{"hsum", true, "hsum(v)", "the sum of v's lanes, a float"},
+		{"hmax", true, "hmax(v)", "the largest of v's lanes, a float"},
+		{"first", true, "first(v)", "lane 0 of v, a float"},
+		{"as_int", true, "as_int(v)", "v's bits as 32-bit integer lanes"},
+		{"as_float", true, "as_float(v)", "integer lanes' bits as floats"},
+		{"shl", true, "shl(a, k)", "integer lanes of a shifted left by k"},
+		{"mul_ge", true, "mul_ge(a, b, x, lim)", "a * b where x >= lim, else 0"},
+		{"gather", false, "gather(p, s)", "p[0], p[s], ..., p[(width-1) s]; without it templates move lanes one at a time"},
+	},
+}
