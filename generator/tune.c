@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/mha_cpu.h"
+#include "../runtime/mha_time.h"
 #include "gen.h"
 #include "spec.h"
 #include "tunedb.h"
@@ -111,14 +111,6 @@ struct session {
 	int tty;
 	int interrupted;
 };
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static int fail(char *err, const char *fmt, ...)
 {
@@ -501,8 +493,8 @@ static void progress(struct session *ss, struct tuning *t, const char *line)
 		return;
 	}
 	left = (t->total - t->done) * estimate(t);
-	if (now() + left > search_end(t))
-		left = search_end(t) - now();
+	if (mha_now() + left > search_end(t))
+		left = search_end(t) - mha_now();
 	eta = left > 0 ? (int)(left + 0.5) : 0;
 	{
 		char bar[31];
@@ -574,13 +566,7 @@ static void add_time(struct cand *c, double median, double flops)
 	if (c->nts < 16)
 		c->ts[c->nts++] = median;
 	memcpy(v, c->ts, (size_t)c->nts * sizeof *v);
-	for (int i = 1; i < c->nts; ++i)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
-			double x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	c->t = c->nts % 2 ? v[c->nts / 2] : 0.5 * (v[c->nts / 2 - 1] + v[c->nts / 2]);
+	c->t = mha_median(v, (size_t)c->nts);
 	c->flops = flops;
 	c->gflops = flops / c->t * 1e-9;
 }
@@ -618,7 +604,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 		nk = point_knobs(t, &t->pts[c->point], k);
 	}
 	if (!force) {
-		if (now() + estimate(t) > search_end(t))
+		if (mha_now() + estimate(t) > search_end(t))
 			return EVAL_STOP;
 	}
 	mha_knobs_flags(k, nk, flags, sizeof flags);
@@ -632,7 +618,7 @@ static int evaluate(struct session *ss, struct tuning *t,
 		progress(ss, t, line);
 		return EVAL_DONE;
 	}
-	t0 = now();
+	t0 = mha_now();
 	if (mha_runner_measure(r, &s, text, len, TIMED_SECONDS, &res)) {
 		free(text);
 		ss->interrupted = 1;
@@ -640,13 +626,13 @@ static int evaluate(struct session *ss, struct tuning *t,
 	}
 	free(text);
 	if (t->costn == 0)
-		t->first = now() - t0;
-	t->cost += now() - t0;
+		t->first = mha_now() - t0;
+	t->cost += mha_now() - t0;
 	t->costn += 1;
 	t->untried -= !is_default && !again;
 	if (!t->exhaustive) {
 		/* what fits the rest of the budget */
-		double fit = (search_end(t) - now()) / estimate(t);
+		double fit = (search_end(t) - mha_now()) / estimate(t);
 		t->total = t->done + 1 + (fit < t->untried ? (fit > 0 ? (int)fit : 0)
 		                                           : t->untried);
 	}
@@ -802,7 +788,7 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	memset(&t, 0, sizeof t);
 	t.spec = *spec;
 	t.deadline = deadline;
-	t.t0 = now();
+	t.t0 = mha_now();
 	if (!cc || !*cc)
 		cc = "clang";
 	if (!mha_cpu_supports(spec->target))
@@ -864,14 +850,14 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		int exhaustive;
 		exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
 		             (strcmp(ss->o->search, "auto") == 0 &&
-		              now() + (untried + CONFIRM_ROUNDS * (CONFIRM_TOP + 1)) *
+		              mha_now() + (untried + CONFIRM_ROUNDS * (CONFIRM_TOP + 1)) *
 		              est <= deadline);
 		int e;
 		t.search = exhaustive ? "exhaustive" : "descent";
 		t.exhaustive = exhaustive;
 		t.untried = untried;
 		if (!exhaustive) {
-			int fit = (int)((search_end(&t) - now()) / est);
+			int fit = (int)((search_end(&t) - mha_now()) / est);
 			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
 		}
 		if (exhaustive) {
@@ -954,7 +940,7 @@ summary:
 		        tried + (t.cands[0].state != 0), t.ncands, t.measured,
 		        t.from_db, t.failed, t.refused, t.again,
 		        t.search ? t.search : "none",
-		        now() - t.t0, dt, bt, best > 0 ? " with " : "",
+		        mha_now() - t.t0, dt, bt, best > 0 ? " with " : "",
 		        best > 0 ? flags : best == 0 ? " (the default)" : "");
 		if (best >= 0 && t.cands[0].state == 1)
 			fprintf(stderr, ", %.2fx\n", t.cands[0].t / t.cands[best].t);
@@ -1103,7 +1089,7 @@ int mhagen_tune_main(int argc, char **argv)
 	const char *template_dir = NULL;
 	char err[MHAGEN_ERR];
 	int npoints = 1, rc = 2, st = 0, tuning;
-	double start = now(), deadline;
+	double start = mha_now(), deadline;
 
 	memset(&ss, 0, sizeof ss);
 	ss.fd = -1;
@@ -1155,11 +1141,11 @@ int mhagen_tune_main(int argc, char **argv)
 			double share;
 			if (o.sweep && sweep_spec(&o, &sw, p, &spec, err))
 				goto fail;
-			share = (deadline - now()) / (npoints - p);
+			share = (deadline - mha_now()) / (npoints - p);
 			if (o.sweep)
 				fprintf(stderr, "mhagen: sweep point %d of %d, %.0f s\n",
 				        p + 1, npoints, share > 0 ? share : 0);
-			st = tune_spec(&ss, &spec, now() + share, err);
+			st = tune_spec(&ss, &spec, mha_now() + share, err);
 			if (st < 0)
 				goto fail;
 			if (mha_tune_stop)
@@ -1167,7 +1153,7 @@ int mhagen_tune_main(int argc, char **argv)
 		}
 		if (o.sweep)
 			fprintf(stderr, "mhagen: sweep of %d points took %.0f s (budget "
-			        "%.0f s)%s\n", npoints, now() - start, o.budget,
+			        "%.0f s)%s\n", npoints, mha_now() - start, o.budget,
 			        ss.interrupted ? ", interrupted" : "");
 		if (ss.interrupted) {
 			rc = 130;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/mha_time.h"
 #include "spec.h"
 
 /* ---- writing */
@@ -418,13 +419,6 @@ static int same_variant(const struct mha_tune_rec *a,
 	       mha_tune_env_equal(&a->env, &b->env);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double mha_tunedb_variant_time(const struct mha_tunedb *db,
                                const struct mha_tune_rec *r)
 {
@@ -440,10 +434,7 @@ double mha_tunedb_variant_time(const struct mha_tunedb *db,
 		if (n < sizeof t / sizeof t[0])
 			t[n++] = o->median;
 	}
-	if (n == 0)
-		return 0;
-	qsort(t, n, sizeof *t, cmp_double);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+	return mha_median(t, n); /* 0 when none */
 }
 
 const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../runtime/mha_ref.h"
+#include "../runtime/mha_time.h"
 
 volatile sig_atomic_t mha_tune_stop;
 
@@ -26,14 +27,6 @@ static const char *const rt_units[] = {"tune_harness", "mha_ref", "mha_buf",
 /* Files the runner creates, relative to its directory, for cleanup. */
 static const char *const scratch[] = {"kernel.c", "variant", "out.txt",
 	"err.txt", "tune_harness.o", "mha_ref.o", "mha_buf.o", "mha_time.o"};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Split words of s (blank separated) into argv from *n on; -1 if full. */
 static int split(char *s, char **argv, int *n)
@@ -54,7 +47,7 @@ static int split(char *s, char **argv, int *n)
 static int run(const struct mha_runner *r, char **argv, double limit, int *sig)
 {
 	char out[600], err[600];
-	double t0 = now();
+	double t0 = mha_now();
 	pid_t pid;
 	int st;
 
@@ -93,7 +86,7 @@ static int run(const struct mha_runner *r, char **argv, double limit, int *sig)
 			break;
 		if (w < 0 && errno != EINTR)
 			return 258;
-		if (mha_tune_stop || now() - t0 > limit) {
+		if (mha_tune_stop || mha_now() - t0 > limit) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
