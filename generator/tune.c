@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +12,7 @@
 
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_time.h"
+#include "fail.h"
 #include "gen.h"
 #include "spec.h"
 #include "tunedb.h"
@@ -112,16 +112,6 @@ struct session {
 	int interrupted;
 };
 
-static int fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, MHAGEN_ERR, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
 static void on_signal(int sig)
 {
 	(void)sig;
@@ -183,7 +173,7 @@ static int parse_opts(struct opts *o, int argc, char **argv, char *err)
 		                                      "--tuning-db", "--name"};
 		for (size_t r = 0; r < sizeof refused / sizeof refused[0]; ++r)
 			if (strcmp(a, refused[r]) == 0)
-				return fail(err, "tune: %s is not a tune option", a);
+				return mhagen_fail(err, "tune: %s is not a tune option", a);
 		if (strcmp(a, "--db") == 0)
 			dst = &o->db;
 		else if (strcmp(a, "--cc") == 0)
@@ -200,11 +190,11 @@ static int parse_opts(struct opts *o, int argc, char **argv, char *err)
 			dst = &o->search;
 		if (i + 1 >= argc && strncmp(a, "--", 2) == 0 &&
 		    strcmp(a, "--help") && strcmp(a, "--version"))
-			return fail(err, "%s needs a value", a);
+			return mhagen_fail(err, "%s needs a value", a);
 		if (dst) {
 			const char *v = argv[++i];
 			if (!*v)
-				return fail(err, "%s needs a non-empty value", a);
+				return mhagen_fail(err, "%s needs a non-empty value", a);
 			*dst = v;
 			continue;
 		}
@@ -215,7 +205,7 @@ static int parse_opts(struct opts *o, int argc, char **argv, char *err)
 			o->budget = strtod(v, &end);
 			if (end == v || *end || errno || !(o->budget > 0) ||
 			    o->budget > 1e7)
-				return fail(err, "--budget: '%s' is not a positive number "
+				return mhagen_fail(err, "--budget: '%s' is not a positive number "
 				            "of seconds", v);
 			continue;
 		}
@@ -223,12 +213,12 @@ static int parse_opts(struct opts *o, int argc, char **argv, char *err)
 			const char *v = argv[++i];
 			o->threads = atoi(v);
 			if (o->threads < 1 || o->threads > 1024 || strlen(v) > 4)
-				return fail(err, "--threads: %s is out of range (1 to 1024)",
+				return mhagen_fail(err, "--threads: %s is out of range (1 to 1024)",
 				            v);
 			continue;
 		}
 		if (o->spec_argc + 2 >= MAXARGV)
-			return fail(err, "tune: too many arguments");
+			return mhagen_fail(err, "tune: too many arguments");
 		o->spec_argv[o->spec_argc++] = a;
 		if (strcmp(a, "--template-dir") != 0)
 			o->any_spec = 1;
@@ -238,7 +228,7 @@ static int parse_opts(struct opts *o, int argc, char **argv, char *err)
 	o->spec_argv[o->spec_argc] = NULL;
 	if (strcmp(o->search, "auto") && strcmp(o->search, "exhaustive") &&
 	    strcmp(o->search, "descent"))
-		return fail(err, "--search: unknown value '%s' (auto, exhaustive, "
+		return mhagen_fail(err, "--search: unknown value '%s' (auto, exhaustive, "
 		            "descent)", o->search);
 	return 0;
 }
@@ -432,7 +422,7 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 		if (strcmp(ss->runners[i].cflags, cflags) == 0)
 			return &ss->runners[i];
 	if (ss->nrunners == MAXRUNNERS) {
-		fail(err, "tune: too many different --cflags in one run");
+		mhagen_fail(err, "tune: too many different --cflags in one run");
 		return NULL;
 	}
 	r = &ss->runners[ss->nrunners];
@@ -539,7 +529,7 @@ static int record(struct session *ss, struct tuning *t, const struct cand *c,
 	rec.gflops = res->ok ? res->flops / res->median * 1e-9 : 0;
 	snprintf(rec.reason, sizeof rec.reason, "%s", res->reason);
 	if (mha_tunedb_append(ss->fd, &rec))
-		return fail(err, "cannot write '%s': %s", ss->o->db,
+		return mhagen_fail(err, "cannot write '%s': %s", ss->o->db,
 		            strerror(errno));
 	return 0;
 }
@@ -792,10 +782,10 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	if (!cc || !*cc)
 		cc = "clang";
 	if (!mha_cpu_supports(spec->target))
-		return fail(err, "tune: this CPU cannot run target '%s' kernels",
+		return mhagen_fail(err, "tune: this CPU cannot run target '%s' kernels",
 		            spec->target);
 	if (spec->threads == 0 && ss->o->threads > 1)
-		return fail(err, "tune: --threads %d needs kernels generated with "
+		return mhagen_fail(err, "tune: --threads %d needs kernels generated with "
 		            "OpenMP: add --threads openmp to the spec",
 		            ss->o->threads);
 	snprintf(cflags, sizeof cflags, "%s", ss->o->cflags ? ss->o->cflags :
@@ -809,7 +799,7 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	t.pts = calloc(MAXPOINTS, sizeof *t.pts);
 	t.cands = calloc(MAXPOINTS + 1, sizeof *t.cands);
 	if (!t.pts || !t.cands) {
-		fail(err, "out of memory");
+		mhagen_fail(err, "out of memory");
 		goto done;
 	}
 	/* the default variant is candidate 0 */
@@ -973,30 +963,30 @@ static int parse_sweep(struct sweep *sw, const char *text, char *err)
 
 	memset(sw, 0, sizeof *sw);
 	if (strlen(text) >= sizeof buf)
-		return fail(err, "--sweep: too long");
+		return mhagen_fail(err, "--sweep: too long");
 	strcpy(buf, text);
 	for (char *w = strtok_r(buf, " \t", &save); w;
 	     w = strtok_r(NULL, " \t", &save)) {
 		char *eq = strchr(w, '='), *vsave = NULL;
 		int k = sw->nkeys;
 		if (!eq || eq == w || !eq[1])
-			return fail(err, "--sweep: expected key=value,value... , got '%s'",
+			return mhagen_fail(err, "--sweep: expected key=value,value... , got '%s'",
 			            w);
 		*eq = '\0';
 		if (k == MAXSWEEP)
-			return fail(err, "--sweep: at most %d keys", MAXSWEEP);
+			return mhagen_fail(err, "--sweep: at most %d keys", MAXSWEEP);
 		for (int j = 0; j < k; ++j)
 			if (strcmp(sw->keys[j], w) == 0)
-				return fail(err, "--sweep: key '%s' is given twice", w);
+				return mhagen_fail(err, "--sweep: key '%s' is given twice", w);
 		if (strcmp(w, "name") == 0)
-			return fail(err, "--sweep: 'name' cannot be swept");
+			return mhagen_fail(err, "--sweep: 'name' cannot be swept");
 		snprintf(sw->keys[k], sizeof sw->keys[k], "%s", w);
 		for (char *v = strtok_r(eq + 1, ",", &vsave); v;
 		     v = strtok_r(NULL, ",", &vsave)) {
 			struct mha_spec scratch;
 			char sub[MHAGEN_ERR];
 			if (sw->nvals[k] == MAXVALS)
-				return fail(err, "--sweep: at most %d values per key",
+				return mhagen_fail(err, "--sweep: at most %d values per key",
 				            MAXVALS);
 			for (char *p = v; *p; ++p)
 				if (*p == '+')
@@ -1004,19 +994,19 @@ static int parse_sweep(struct sweep *sw, const char *text, char *err)
 			mha_spec_init(&scratch);
 			if (mha_spec_set(&scratch, w, v, sub)) {
 				if (strncmp(sub, "unknown setting", 15) == 0)
-					return fail(err, "--sweep: unknown spec key '%s' (keys "
+					return mhagen_fail(err, "--sweep: unknown spec key '%s' (keys "
 					            "are the spec flags without --: h, dk, "
 					            "seq, mask, ...)", w);
-				return fail(err, "--sweep: %s", sub);
+				return mhagen_fail(err, "--sweep: %s", sub);
 			}
 			snprintf(sw->vals[k][sw->nvals[k]++], 64, "%s", v);
 		}
 		if (!sw->nvals[k])
-			return fail(err, "--sweep: key '%s' has no values", w);
+			return mhagen_fail(err, "--sweep: key '%s' has no values", w);
 		++sw->nkeys;
 	}
 	if (!sw->nkeys)
-		return fail(err, "--sweep: no keys");
+		return mhagen_fail(err, "--sweep: no keys");
 	return 0;
 }
 
@@ -1035,7 +1025,7 @@ static int sweep_spec(const struct opts *o, const struct sweep *sw, int idx,
 		snprintf(flags[k], sizeof flags[k], "--%s", sw->keys[k]);
 		for (int i = 1; i < o->spec_argc; ++i)
 			if (strcmp(o->spec_argv[i], flags[k]) == 0)
-				return fail(err, "--sweep: %s is also given as a flag",
+				return mhagen_fail(err, "--sweep: %s is also given as a flag",
 				            sw->keys[k]);
 		argv[argc++] = flags[k];
 		argv[argc++] = sw->vals[k][idx % sw->nvals[k]];
@@ -1104,7 +1094,7 @@ int mhagen_tune_main(int argc, char **argv)
 			template_dir = o.spec_argv[i + 1];
 	tuning = o.any_spec || o.sweep;
 	if (!tuning && !o.report && !o.plot) {
-		fail(err, "tune: give spec flags (--h N --dk N ...), --sweep, or "
+		mhagen_fail(err, "tune: give spec flags (--h N --dk N ...), --sweep, or "
 		     "--report/--plot");
 		goto fail;
 	}
@@ -1128,7 +1118,7 @@ int mhagen_tune_main(int argc, char **argv)
 	if (tuning) {
 		ss.fd = open(o.db, O_WRONLY | O_APPEND | O_CREAT, 0666);
 		if (ss.fd < 0) {
-			fail(err, "cannot write '%s': %s", o.db, strerror(errno));
+			mhagen_fail(err, "cannot write '%s': %s", o.db, strerror(errno));
 			goto fail;
 		}
 		memset(&sa, 0, sizeof sa);

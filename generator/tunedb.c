@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../runtime/mha_time.h"
+#include "fail.h"
 #include "spec.h"
 
 /* ---- writing */
@@ -324,9 +325,8 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, MHAGEN_ERR, "cannot read '%s': %s", path,
-		         strerror(errno));
-		return -1;
+		return mhagen_fail(err, "cannot read '%s': %s", path,
+		                   strerror(errno));
 	}
 	while ((got = getline(&line, &cap, f)) >= 0) {
 		if (got == 0 || line[0] == '\n')
@@ -335,7 +335,7 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 			size_t na = alloc ? alloc * 2 : 64;
 			struct mha_tune_rec *nr = realloc(db->recs, na * sizeof *nr);
 			if (!nr) {
-				snprintf(err, MHAGEN_ERR, "out of memory reading '%s'", path);
+				mhagen_fail(err, "out of memory reading '%s'", path);
 				free(line);
 				fclose(f);
 				mha_tunedb_free(db);
@@ -351,8 +351,8 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 	}
 	free(line);
 	if (ferror(f)) {
-		snprintf(err, MHAGEN_ERR, "cannot read '%s': %s", path,
-		         strerror(errno));
+		mhagen_fail(err, "cannot read '%s': %s", path,
+		            strerror(errno));
 		fclose(f);
 		mha_tunedb_free(db);
 		return -1;

@@ -12,6 +12,7 @@
 
 #include "../runtime/mha_ref.h"
 #include "../runtime/mha_time.h"
+#include "fail.h"
 
 volatile sig_atomic_t mha_tune_stop;
 
@@ -189,8 +190,8 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 	snprintf(r->dir, sizeof r->dir, "%s/mhagen-tune.XXXXXX",
 	         tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->dir)) {
-		snprintf(err, MHAGEN_ERR, "cannot make a temporary directory "
-		         "'%.300s': %s", r->dir, strerror(errno));
+		mhagen_fail(err, "cannot make a temporary directory "
+		            "'%.300s': %s", r->dir, strerror(errno));
 		r->dir[0] = '\0';
 		return -1;
 	}
@@ -201,38 +202,33 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 	for (size_t i = 0; i < mhagen_nharness; ++i)
 		if (put(r, mhagen_harness[i].path, mhagen_harness[i].text,
 		        mhagen_harness[i].len)) {
-			snprintf(err, MHAGEN_ERR, "cannot write to '%.300s': %s", r->dir,
-			         strerror(errno));
-			return -1;
+			return mhagen_fail(err, "cannot write to '%.300s': %s", r->dir,
+			                   strerror(errno));
 		}
 
 	/* the compiler: its first --version line names it in records */
 	strcpy(ccbuf, r->cc);
 	n = 0;
 	if (split(ccbuf, argv, &n) || n == 0) {
-		snprintf(err, MHAGEN_ERR, "--cc: '%s' is not a command", cc);
-		return -1;
+		return mhagen_fail(err, "--cc: '%s' is not a command", cc);
 	}
 	argv[n++] = "--version";
 	argv[n] = NULL;
 	rc = run(r, argv, COMPILE_LIMIT, &sig);
 	if (rc < 0) {
-		snprintf(err, MHAGEN_ERR, "interrupted");
-		return -1;
+		return mhagen_fail(err, "interrupted");
 	}
 	first_line(r, "out.txt", r->cc_version, sizeof r->cc_version);
 	if (rc != 0 || !r->cc_version[0]) {
-		snprintf(err, MHAGEN_ERR, "compiler '%s' not found or not working "
-		         "(set --cc or $CC)", cc);
-		return -1;
+		return mhagen_fail(err, "compiler '%s' not found or not working "
+		                   "(set --cc or $CC)", cc);
 	}
 
 	/* harness and runtime objects, once */
 	for (size_t u = 0; u < NUNITS; ++u) {
 		char src[128], obj[64];
 		if (cc_argv(r, argv, &n, ccbuf, flagbuf) || n + 6 >= MAXARGS) {
-			snprintf(err, MHAGEN_ERR, "--cflags: too many flags");
-			return -1;
+			return mhagen_fail(err, "--cflags: too many flags");
 		}
 		snprintf(src, sizeof src, u == 0 ? "runtime/harness/%s.c"
 		                                 : "runtime/%s.c", rt_units[u]);
@@ -247,13 +243,12 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 		if (rc != 0) {
 			char msg[256];
 			if (rc < 0) {
-				snprintf(err, MHAGEN_ERR, "interrupted");
-				return -1;
+				return mhagen_fail(err, "interrupted");
 			}
 			compile_error(r, msg, sizeof msg);
-			snprintf(err, MHAGEN_ERR, "cannot build the measuring harness "
-			         "with '%.100s %.100s': %.200s", r->cc, r->cflags, msg);
-			return -1;
+			return mhagen_fail(err, "cannot build the measuring harness "
+			                   "with '%.100s %.100s': %.200s", r->cc,
+			                   r->cflags, msg);
 		}
 	}
 	r->ready = 1;
