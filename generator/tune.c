@@ -16,11 +16,11 @@
 #include "gen.h"
 #include "spec.h"
 #include "tunedb.h"
+#include "tuneopts.h"
 #include "tunereport.h"
 #include "tunerun.h"
+#include "tunesweep.h"
 
-#define MAXARGV 256
-#define MAXSWEEP 8         /* keys of a sweep */
 #define MAXPOINTS 4096     /* knob combinations of one spec */
 #define MAXRUNNERS 4       /* compiler flag sets open at once */
 #define MAXVALS 10
@@ -31,17 +31,6 @@
  * single measurements is biased low by noise. */
 #define CONFIRM_TOP 3
 #define CONFIRM_ROUNDS 2
-
-/* Options of the tune command (besides the spec flags). */
-struct opts {
-	const char *db, *cc, *cflags, *sweep, *report, *plot, *search;
-	double budget;
-	int threads;
-	const char *spec_argv[MAXARGV]; /* spec flags, argv[0] a placeholder */
-	int spec_argc;
-	int any_spec;                   /* a spec flag was given */
-	int help;
-};
 
 /* One knob dimension of a subspace: a spec key and the values tried. */
 struct dim {
@@ -101,7 +90,7 @@ struct tuning {
 
 /* What all specs of one command share. */
 struct session {
-	const struct opts *o;
+	const struct mha_tune_opts *o;
 	const char *template_dir;
 	struct mha_tunedb db;
 	int fd;                         /* the database, open for appending */
@@ -116,121 +105,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	mha_tune_stop = 1;
-}
-
-static const char usage[] =
-"usage: mhagen tune SPEC-FLAGS [options]     tune one spec\n"
-"       mhagen tune --sweep \"h=8,12 seq=128,512 mask=none,causal\" [SPEC-FLAGS] [options]\n"
-"       mhagen tune --report FILE.csv --plot FILE.svg [--db FILE]\n"
-"\n"
-"Measures kernel variants (knob settings) of a spec on this machine: each is\n"
-"generated, compiled, checked against the reference and timed; results are\n"
-"appended to the database, and variants already there are skipped.\n"
-"\n"
-"  --db FILE         tuning database, JSON Lines (default mhagen-tune.jsonl)\n"
-"  --budget SECONDS  time for the whole run (default 120); a sweep shares it\n"
-"  --search S        auto (default: exhaustive when it fits the budget, else\n"
-"                    coordinate descent), exhaustive, descent\n"
-"  --cc CC           compiler (default $CC, else clang)\n"
-"  --cflags \"...\"    flags (default -O2, plus -mavx2 -mfma for avx2,\n"
-"                      -mavx512f for avx512)\n"
-"  --threads N       run kernels on N threads (needs --threads openmp in the\n"
-"                    spec; default 1, pinned to one core)\n"
-"  --sweep GRID      tune every point of a grid of spec keys (values joined\n"
-"                    by commas; '+' joins mask words: mask=causal+padding)\n"
-"  --report FILE     write a CSV table of default and tuned GFLOP/s per spec\n"
-"  --plot FILE       write an SVG bar chart of the same (needs gnuplot)\n"
-"  --template-dir D  templates from D (as for generation)\n"
-"Then: mhagen --tuning-db FILE SPEC-FLAGS generates the best variant.\n";
-
-/* ---- options */
-
-static int is_count(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; ++s)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-static int parse_opts(struct opts *o, int argc, char **argv, char *err)
-{
-	memset(o, 0, sizeof *o);
-	o->budget = 120;
-	o->threads = 1;
-	o->db = "mhagen-tune.jsonl";
-	o->search = "auto";
-	o->spec_argv[o->spec_argc++] = "mhagen";
-	for (int i = 1; i < argc; ++i) {
-		const char *a = argv[i], **dst = NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			o->help = 1;
-			return 0;
-		}
-		static const char *const refused[] = {"-o", "--header", "--emit",
-		                                      "--tuning-db", "--name"};
-		for (size_t r = 0; r < sizeof refused / sizeof refused[0]; ++r)
-			if (strcmp(a, refused[r]) == 0)
-				return mhagen_fail(err, "tune: %s is not a tune option", a);
-		if (strcmp(a, "--db") == 0)
-			dst = &o->db;
-		else if (strcmp(a, "--cc") == 0)
-			dst = &o->cc;
-		else if (strcmp(a, "--cflags") == 0)
-			dst = &o->cflags;
-		else if (strcmp(a, "--sweep") == 0)
-			dst = &o->sweep;
-		else if (strcmp(a, "--report") == 0)
-			dst = &o->report;
-		else if (strcmp(a, "--plot") == 0)
-			dst = &o->plot;
-		else if (strcmp(a, "--search") == 0)
-			dst = &o->search;
-		if (i + 1 >= argc && strncmp(a, "--", 2) == 0 &&
-		    strcmp(a, "--help") && strcmp(a, "--version"))
-			return mhagen_fail(err, "%s needs a value", a);
-		if (dst) {
-			const char *v = argv[++i];
-			if (!*v)
-				return mhagen_fail(err, "%s needs a non-empty value", a);
-			*dst = v;
-			continue;
-		}
-		if (strcmp(a, "--budget") == 0) {
-			char *end;
-			const char *v = argv[++i];
-			errno = 0;
-			o->budget = strtod(v, &end);
-			if (end == v || *end || errno || !(o->budget > 0) ||
-			    o->budget > 1e7)
-				return mhagen_fail(err, "--budget: '%s' is not a positive number "
-				            "of seconds", v);
-			continue;
-		}
-		if (strcmp(a, "--threads") == 0 && is_count(argv[i + 1])) {
-			const char *v = argv[++i];
-			o->threads = atoi(v);
-			if (o->threads < 1 || o->threads > 1024 || strlen(v) > 4)
-				return mhagen_fail(err, "--threads: %s is out of range (1 to 1024)",
-				            v);
-			continue;
-		}
-		if (o->spec_argc + 2 >= MAXARGV)
-			return mhagen_fail(err, "tune: too many arguments");
-		o->spec_argv[o->spec_argc++] = a;
-		if (strcmp(a, "--template-dir") != 0)
-			o->any_spec = 1;
-		if (i + 1 < argc && strncmp(a, "--", 2) == 0)
-			o->spec_argv[o->spec_argc++] = argv[++i];
-	}
-	o->spec_argv[o->spec_argc] = NULL;
-	if (strcmp(o->search, "auto") && strcmp(o->search, "exhaustive") &&
-	    strcmp(o->search, "descent"))
-		return mhagen_fail(err, "--search: unknown value '%s' (auto, exhaustive, "
-		            "descent)", o->search);
-	return 0;
 }
 
 /* ---- the knob space */
@@ -947,100 +821,9 @@ done:
 	return rc;
 }
 
-/* ---- sweeps */
-
-struct sweep {
-	char keys[MAXSWEEP][32];
-	char vals[MAXSWEEP][MAXVALS][64];
-	int nvals[MAXSWEEP];
-	int nkeys;
-};
-
-/* Parse "h=8,12 dk=64,128 mask=none,causal+padding"; 0 or -1. */
-static int parse_sweep(struct sweep *sw, const char *text, char *err)
-{
-	char buf[2048], *save = NULL;
-
-	memset(sw, 0, sizeof *sw);
-	if (strlen(text) >= sizeof buf)
-		return mhagen_fail(err, "--sweep: too long");
-	strcpy(buf, text);
-	for (char *w = strtok_r(buf, " \t", &save); w;
-	     w = strtok_r(NULL, " \t", &save)) {
-		char *eq = strchr(w, '='), *vsave = NULL;
-		int k = sw->nkeys;
-		if (!eq || eq == w || !eq[1])
-			return mhagen_fail(err, "--sweep: expected key=value,value... , got '%s'",
-			            w);
-		*eq = '\0';
-		if (k == MAXSWEEP)
-			return mhagen_fail(err, "--sweep: at most %d keys", MAXSWEEP);
-		for (int j = 0; j < k; ++j)
-			if (strcmp(sw->keys[j], w) == 0)
-				return mhagen_fail(err, "--sweep: key '%s' is given twice", w);
-		if (strcmp(w, "name") == 0)
-			return mhagen_fail(err, "--sweep: 'name' cannot be swept");
-		snprintf(sw->keys[k], sizeof sw->keys[k], "%s", w);
-		for (char *v = strtok_r(eq + 1, ",", &vsave); v;
-		     v = strtok_r(NULL, ",", &vsave)) {
-			struct mha_spec scratch;
-			char sub[MHAGEN_ERR];
-			if (sw->nvals[k] == MAXVALS)
-				return mhagen_fail(err, "--sweep: at most %d values per key",
-				            MAXVALS);
-			for (char *p = v; *p; ++p)
-				if (*p == '+')
-					*p = ','; /* mask=causal+padding */
-			mha_spec_init(&scratch);
-			if (mha_spec_set(&scratch, w, v, sub)) {
-				if (strncmp(sub, "unknown setting", 15) == 0)
-					return mhagen_fail(err, "--sweep: unknown spec key '%s' (keys "
-					            "are the spec flags without --: h, dk, "
-					            "seq, mask, ...)", w);
-				return mhagen_fail(err, "--sweep: %s", sub);
-			}
-			snprintf(sw->vals[k][sw->nvals[k]++], 64, "%s", v);
-		}
-		if (!sw->nvals[k])
-			return mhagen_fail(err, "--sweep: key '%s' has no values", w);
-		++sw->nkeys;
-	}
-	if (!sw->nkeys)
-		return mhagen_fail(err, "--sweep: no keys");
-	return 0;
-}
-
-/* The spec of sweep point idx (mixed radix over the keys); 0 or -1. */
-static int sweep_spec(const struct opts *o, const struct sweep *sw, int idx,
-                      struct mha_spec *s, char *err)
-{
-	const char *argv[MAXARGV + 2 * MAXSWEEP];
-	char flags[MAXSWEEP][40];
-	struct mhagen_cli cli;
-	int argc = 0;
-
-	for (int i = 0; i < o->spec_argc; ++i)
-		argv[argc++] = o->spec_argv[i];
-	for (int k = 0; k < sw->nkeys; ++k) {
-		snprintf(flags[k], sizeof flags[k], "--%s", sw->keys[k]);
-		for (int i = 1; i < o->spec_argc; ++i)
-			if (strcmp(o->spec_argv[i], flags[k]) == 0)
-				return mhagen_fail(err, "--sweep: %s is also given as a flag",
-				            sw->keys[k]);
-		argv[argc++] = flags[k];
-		argv[argc++] = sw->vals[k][idx % sw->nvals[k]];
-		idx /= sw->nvals[k];
-	}
-	argv[argc] = NULL;
-	if (mhagen_parse_args(&cli, argc, (char **)argv, err))
-		return -1;
-	*s = cli.spec;
-	return 0;
-}
-
 /* ---- the command */
 
-static int open_session(struct session *ss, const struct opts *o,
+static int open_session(struct session *ss, const struct mha_tune_opts *o,
                         const char *template_dir, char *err)
 {
 	memset(ss, 0, sizeof *ss);
@@ -1071,9 +854,9 @@ static void close_session(struct session *ss)
 
 int mhagen_tune_main(int argc, char **argv)
 {
-	struct opts o;
+	struct mha_tune_opts o;
 	struct session ss;
-	struct sweep sw;
+	struct mha_sweep sw;
 	struct mha_spec spec;
 	struct sigaction sa;
 	const char *template_dir = NULL;
@@ -1083,10 +866,10 @@ int mhagen_tune_main(int argc, char **argv)
 
 	memset(&ss, 0, sizeof ss);
 	ss.fd = -1;
-	if (parse_opts(&o, argc, argv, err))
+	if (mha_tune_opts_parse(&o, argc, argv, err))
 		goto fail;
 	if (o.help) {
-		fputs(usage, stdout);
+		fputs(mha_tune_usage, stdout);
 		return 0;
 	}
 	for (int i = 1; i + 1 < o.spec_argc; ++i)
@@ -1099,13 +882,13 @@ int mhagen_tune_main(int argc, char **argv)
 		goto fail;
 	}
 	if (o.sweep) {
-		if (parse_sweep(&sw, o.sweep, err))
+		if (mha_sweep_parse(&sw, o.sweep, err))
 			goto fail;
 		for (int k = 0; k < sw.nkeys; ++k)
 			npoints *= sw.nvals[k];
 		/* every point must make a valid spec before anything runs */
 		for (int p = 0; p < npoints; ++p)
-			if (sweep_spec(&o, &sw, p, &spec, err))
+			if (mha_sweep_spec(&o, &sw, p, &spec, err))
 				goto fail;
 	} else if (tuning) {
 		struct mhagen_cli cli;
@@ -1129,7 +912,7 @@ int mhagen_tune_main(int argc, char **argv)
 		deadline = start + o.budget;
 		for (int p = 0; p < npoints && !ss.interrupted; ++p) {
 			double share;
-			if (o.sweep && sweep_spec(&o, &sw, p, &spec, err))
+			if (o.sweep && mha_sweep_spec(&o, &sw, p, &spec, err))
 				goto fail;
 			share = (deadline - mha_now()) / (npoints - p);
 			if (o.sweep)
