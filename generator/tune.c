@@ -19,12 +19,10 @@
 #include "tuneopts.h"
 #include "tunereport.h"
 #include "tunerun.h"
+#include "tunespace.h"
 #include "tunesweep.h"
 
-#define MAXPOINTS 4096     /* knob combinations of one spec */
 #define MAXRUNNERS 4       /* compiler flag sets open at once */
-#define MAXVALS 10
-#define KERNEL_NAME "mha_tune_kernel"
 #define TIMED_SECONDS 0.25 /* timed runs of one variant */
 /* After the search, the default and the CONFIRM_TOP fastest variants are
  * measured again CONFIRM_ROUNDS times, alternating: the fastest of many
@@ -32,46 +30,10 @@
 #define CONFIRM_TOP 3
 #define CONFIRM_ROUNDS 2
 
-/* One knob dimension of a subspace: a spec key and the values tried. */
-struct dim {
-	const char *key;
-	char vals[MAXVALS][24];
-	int n;
-	int fixed;                      /* the user set it: not varied */
-};
-
-/* A point of the knob space: algo 0 tiled, 1 rows; a value per dim. */
-struct point {
-	int algo;
-	int idx[5];
-	int cand;                       /* index of its distinct variant */
-};
-
-/* A distinct variant (points with the same plan are one variant). */
-struct cand {
-	char plan[96];
-	int point;                      /* first point with this plan */
-	int state;                      /* 0 untried, 1 ok, 2 failed, 3 refused */
-	double t;                       /* median seconds when ok: the median
-	                                   of its measurements' medians */
-	double ts[16];                  /* those medians */
-	int nts;
-	double flops;                   /* useful flops per call */
-	double gflops;
-};
-
 /* Everything about tuning one spec. */
 struct tuning {
-	struct mha_spec spec;           /* the user's, finished */
+	struct mha_space sp;            /* the spec, its knobs, candidates */
 	char key[512];                  /* mha_spec_tuning_key */
-	struct mha_knob fixed[MHA_KNOBS_MAX];
-	int nfixed;
-	struct dim dims[2][5];          /* tiled: bq bk mq nk nv; rows: bk um ks */
-	int ndims[2];
-	struct point *pts;
-	int npts;
-	struct cand *cands;
-	int ncands;
 	int def;                        /* the default variant's cand */
 	/* counts for the summary */
 	int measured, failed, from_db, refused, other_env;
@@ -105,184 +67,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	mha_tune_stop = 1;
-}
-
-/* ---- the knob space */
-
-static void add_val(struct dim *d, const char *v)
-{
-	for (int i = 0; i < d->n; ++i)
-		if (strcmp(d->vals[i], v) == 0)
-			return;
-	if (d->n < MAXVALS)
-		snprintf(d->vals[d->n++], sizeof d->vals[0], "%s", v);
-}
-
-static void add_vals(struct dim *d, const char *key, const long *v, int n)
-{
-	d->key = key;
-	for (int i = 0; i < n; ++i) {
-		char b[24];
-		snprintf(b, sizeof b, "%ld", v[i]);
-		add_val(d, b);
-	}
-}
-
-/* The knob values tried for s's target: block sizes around the defaults,
- * micro-tiles in multiples of the vector width that fit the registers.
- * The default's own values (from plan, "tiled bq192 bk128 ...") join. */
-static void make_dims(struct tuning *t, const char *plan)
-{
-	static const long bq[] = {32, 64, 128, 192, 256, 384};
-	static const long bk[] = {32, 64, 128, 256};
-	static const long tile[] = {2, 4, 6, 8};
-	static const long um[] = {0, MHAGEN_MAX_D};
-	static const long ks[] = {1, 2, 4, 8};
-	long w = strcmp(t->spec.target, "avx512") == 0 ? 16 :
-	         strcmp(t->spec.target, "avx2") == 0 ? 8 :
-	         strcmp(t->spec.target, "neon") == 0 ? 4 : 1;
-	long mq[4];
-	int nmq = 0;
-	long pbq, pbk, pmq, pnk, pnv, pks;
-
-	memset(t->dims, 0, sizeof t->dims);
-	if (w == 1) {
-		mq[nmq++] = 1, mq[nmq++] = 2, mq[nmq++] = 4, mq[nmq++] = 8;
-	} else {
-		for (long m = 1; m <= 3; ++m)
-			mq[nmq++] = m * w;
-	}
-	add_vals(&t->dims[0][0], "block-q", bq, 6);
-	add_vals(&t->dims[0][1], "block-kv", bk, 4);
-	add_vals(&t->dims[0][2], "mq", mq, nmq);
-	add_vals(&t->dims[0][3], "nk", tile, 4);
-	add_vals(&t->dims[0][4], "nv", tile, 4);
-	add_vals(&t->dims[1][0], "block-kv", bk, 4);
-	add_vals(&t->dims[1][1], "unroll-max", um, 2);
-	t->ndims[0] = 5;
-	t->ndims[1] = 2;
-	/* key ranges per row only pay with threads to spread them over */
-	if (t->spec.threads) {
-		add_vals(&t->dims[1][2], "kv-split", ks, 4);
-		t->ndims[1] = 3;
-	}
-	if (sscanf(plan, "tiled bq%ld bk%ld mq%ld nk%ld nv%ld", &pbq, &pbk, &pmq,
-	           &pnk, &pnv) == 5) {
-		long v[5] = {pbq, pbk, pmq, pnk, pnv};
-		for (int i = 0; i < 5; ++i)
-			add_vals(&t->dims[0][i], t->dims[0][i].key, &v[i], 1);
-	} else if (sscanf(plan, "rows bk%ld uk%*d uv%*d ks%ld", &pbk, &pks) == 2) {
-		add_vals(&t->dims[1][0], "block-kv", &pbk, 1);
-		if (t->ndims[1] == 3)
-			add_vals(&t->dims[1][2], "kv-split", &pks, 1);
-	}
-	/* knobs the user set are not varied */
-	for (int a = 0; a < 2; ++a)
-		for (int i = 0; i < t->ndims[a]; ++i)
-			if (mha_spec_is_set(&t->spec, t->dims[a][i].key)) {
-				t->dims[a][i].fixed = 1;
-				t->dims[a][i].n = 1;
-			}
-}
-
-/* The tuned knobs of point p (user-fixed ones first), into k. */
-static int point_knobs(const struct tuning *t, const struct point *p,
-                       struct mha_knob *k)
-{
-	int n = 0;
-
-	for (int i = 0; i < t->nfixed; ++i)
-		k[n++] = t->fixed[i];
-	if (!mha_spec_is_set(&t->spec, "algo")) {
-		snprintf(k[n].key, sizeof k[n].key, "algo");
-		snprintf(k[n].val, sizeof k[n].val, "%s", p->algo ? "rows" : "tiled");
-		++n;
-	}
-	for (int i = 0; i < t->ndims[p->algo]; ++i) {
-		const struct dim *d = &t->dims[p->algo][i];
-		if (d->fixed || n == MHA_KNOBS_MAX)
-			continue;
-		snprintf(k[n].key, sizeof k[n].key, "%s", d->key);
-		snprintf(k[n].val, sizeof k[n].val, "%s", d->vals[p->idx[i]]);
-		++n;
-	}
-	return n;
-}
-
-/* The spec of a variant: the user's plus knobs; 0 or -1 with err. */
-static int variant_spec(const struct tuning *t, const struct mha_knob *k,
-                        int n, struct mha_spec *s, char *err)
-{
-	*s = t->spec;
-	for (int i = 0; i < n; ++i)
-		if (!mha_spec_is_set(s, k[i].key) &&
-		    mha_spec_set(s, k[i].key, k[i].val, err))
-			return -1;
-	return mha_spec_finish(s, err);
-}
-
-/* Generate what for spec s with the kernel's fixed name; 0 or -1. */
-static int render(const struct session *ss, const struct mha_spec *s,
-                  const char *what, char **text, size_t *len, char *err)
-{
-	struct mha_spec c = *s;
-
-	snprintf(c.name, sizeof c.name, "%s", KERNEL_NAME);
-	return mhagen_generate(&c, what, ss->template_dir, text, len, err);
-}
-
-/* Enumerate the points of the space and merge those the generator plans
- * the same; points it refuses are left out.  0 or -1 with err. */
-static int enumerate(struct session *ss, struct tuning *t, char *err)
-{
-	int algos[2], na = 0;
-
-	if (mha_spec_is_set(&t->spec, "algo")) {
-		algos[na++] = t->spec.algo == 2 ? 1 :
-		              t->spec.algo == 1 ? 0 :
-		              strncmp(t->cands[0].plan, "rows", 4) == 0;
-	} else {
-		algos[na++] = 0;
-		algos[na++] = 1;
-	}
-	for (int ai = 0; ai < na; ++ai) {
-		int a = algos[ai], nd = t->ndims[a], idx[5] = {0};
-		for (;;) {
-			struct point p = {a, {0}, -1};
-			struct mha_knob k[MHA_KNOBS_MAX];
-			struct mha_spec s;
-			char *plan, sub[MHAGEN_ERR];
-			size_t len;
-			int nk, c;
-			memcpy(p.idx, idx, sizeof idx);
-			nk = point_knobs(t, &p, k);
-			if (t->npts < MAXPOINTS && variant_spec(t, k, nk, &s, sub) == 0 &&
-			    render(ss, &s, "plan", &plan, &len, sub) == 0) {
-				for (c = 0; c < t->ncands; ++c)
-					if (strcmp(t->cands[c].plan, plan) == 0)
-						break;
-				if (c == t->ncands) {
-					snprintf(t->cands[c].plan, sizeof t->cands[c].plan, "%s",
-					         plan);
-					t->cands[c].point = -1;
-					++t->ncands;
-				}
-				if (t->cands[c].point < 0)
-					t->cands[c].point = t->npts;
-				free(plan);
-				p.cand = c;
-				t->pts[t->npts++] = p;
-			}
-			/* next combination */
-			int i = 0;
-			while (i < nd && ++idx[i] >= t->dims[a][i].n)
-				idx[i++] = 0;
-			if (i == nd)
-				break;
-		}
-	}
-	(void)err;
-	return 0;
 }
 
 /* ---- measuring */
@@ -340,14 +124,14 @@ static void fmt_time(char *buf, size_t n, double s)
 /* The progress display after variant i finished (line: its description). */
 static void progress(struct session *ss, struct tuning *t, const char *line)
 {
-	const struct cand *best = NULL;
+	const struct mha_cand *best = NULL;
 	char bt[32] = "-";
 	double left;
 	int eta;
 
-	for (int c = 0; c < t->ncands; ++c)
-		if (t->cands[c].state == 1 && (!best || t->cands[c].t < best->t))
-			best = &t->cands[c];
+	for (int c = 0; c < t->sp.ncands; ++c)
+		if (t->sp.cands[c].state == 1 && (!best || t->sp.cands[c].t < best->t))
+			best = &t->sp.cands[c];
 	if (best)
 		fmt_time(bt, sizeof bt, best->t);
 	if (t->total < t->done)
@@ -372,7 +156,7 @@ static void progress(struct session *ss, struct tuning *t, const char *line)
 }
 
 /* The record of a measured variant into the database; 0 or -1. */
-static int record(struct session *ss, struct tuning *t, const struct cand *c,
+static int record(struct session *ss, struct tuning *t, const struct mha_cand *c,
                   const struct mha_knob *k, int nk, int is_default,
                   const struct mha_runner *r, const struct mha_result *res,
                   char *err)
@@ -381,7 +165,7 @@ static int record(struct session *ss, struct tuning *t, const struct cand *c,
 
 	memset(&rec, 0, sizeof rec);
 	snprintf(rec.spec, sizeof rec.spec, "%s", t->key);
-	snprintf(rec.target, sizeof rec.target, "%s", t->spec.target);
+	snprintf(rec.target, sizeof rec.target, "%s", t->sp.spec.target);
 	memcpy(rec.knobs, k, (size_t)nk * sizeof *k);
 	rec.nknobs = nk;
 	rec.is_default = is_default;
@@ -423,7 +207,7 @@ static void session_env(const struct session *ss, const struct mha_runner *r,
 
 /* Add a measurement (median seconds) to candidate c; its time becomes the
  * median of all it has. */
-static void add_time(struct cand *c, double median, double flops)
+static void add_time(struct mha_cand *c, double median, double flops)
 {
 	double v[16];
 
@@ -444,7 +228,7 @@ static int evaluate(struct session *ss, struct tuning *t,
                     struct mha_runner *r, int ci, int is_default, int force,
                     int again, char *err)
 {
-	struct cand *c = &t->cands[ci];
+	struct mha_cand *c = &t->sp.cands[ci];
 	struct mha_knob k[MHA_KNOBS_MAX];
 	struct mha_result res;
 	struct mha_spec s;
@@ -460,20 +244,14 @@ static int evaluate(struct session *ss, struct tuning *t,
 		ss->interrupted = 1;
 		return EVAL_STOP;
 	}
-	if (is_default) {
-		nk = 0;
-		for (int i = 0; i < t->nfixed; ++i)
-			k[nk++] = t->fixed[i];
-	} else {
-		nk = point_knobs(t, &t->pts[c->point], k);
-	}
+	nk = mha_space_knobs(&t->sp, is_default ? NULL : &t->sp.pts[c->point], k);
 	if (!force) {
 		if (mha_now() + estimate(t) > search_end(t))
 			return EVAL_STOP;
 	}
 	mha_knobs_flags(k, nk, flags, sizeof flags);
-	if (variant_spec(t, k, nk, &s, sub) ||
-	    render(ss, &s, "kernel", &text, &len, sub)) {
+	if (mha_space_spec(&t->sp, k, nk, &s, sub) ||
+	    mha_space_render(&t->sp, &s, "kernel", &text, &len, sub)) {
 		c->state = 3;
 		++t->refused;
 		++t->done;
@@ -542,17 +320,17 @@ static void from_db(struct session *ss, struct tuning *t,
 	*have_default = 0;
 	for (size_t i = 0; i < ss->db.n; ++i) {
 		const struct mha_tune_rec *rec = &ss->db.recs[i];
-		if (strcmp(rec->spec, t->key) || strcmp(rec->target, t->spec.target))
+		if (strcmp(rec->spec, t->key) || strcmp(rec->target, t->sp.spec.target))
 			continue;
 		if (!mha_tune_env_equal(&rec->env, &e)) {
 			++t->other_env;
 			continue;
 		}
 		if (rec->is_default && mha_knobs_equal(rec->knobs, rec->nknobs,
-		                                       t->fixed, t->nfixed))
+		                                       t->sp.fixed, t->sp.nfixed))
 			*have_default = 1;
-		for (int c = 0; c < t->ncands; ++c) {
-			struct cand *cd = &t->cands[c];
+		for (int c = 0; c < t->sp.ncands; ++c) {
+			struct mha_cand *cd = &t->sp.cands[c];
 			if (strcmp(cd->plan, rec->plan) != 0 || cd->state == 2)
 				continue;
 			if (!cd->state)
@@ -568,13 +346,13 @@ static void from_db(struct session *ss, struct tuning *t,
 
 /* The candidate at point p with dim i of its algo set to value v; -1 if
  * no such point (refused by the generator). */
-static int neighbour(const struct tuning *t, const struct point *p, int algo,
+static int neighbour(const struct tuning *t, const struct mha_point *p, int algo,
                      int i, int v)
 {
-	for (int q = 0; q < t->npts; ++q) {
-		const struct point *o = &t->pts[q];
+	for (int q = 0; q < t->sp.npts; ++q) {
+		const struct mha_point *o = &t->sp.pts[q];
 		int same = o->algo == algo;
-		for (int d = 0; same && d < t->ndims[algo]; ++d)
+		for (int d = 0; same && d < t->sp.ndims[algo]; ++d)
 			same = o->idx[d] == (d == i ? v : algo == p->algo ? p->idx[d] : o->idx[d]);
 		if (same)
 			return o->cand;
@@ -584,7 +362,7 @@ static int neighbour(const struct tuning *t, const struct point *p, int algo,
 
 static double cand_time(const struct tuning *t, int c)
 {
-	return c >= 0 && t->cands[c].state == 1 ? t->cands[c].t : INFINITY;
+	return c >= 0 && t->sp.cands[c].state == 1 ? t->sp.cands[c].t : INFINITY;
 }
 
 /* Coordinate descent from candidate start: each pass tries every value of
@@ -598,11 +376,11 @@ static int descend(struct session *ss, struct tuning *t, struct mha_runner *r,
 	while (improved) {
 		improved = 0;
 		for (int algo = 0; algo < 2; ++algo) {
-			const struct point *p = &t->pts[t->cands[cur].point];
-			int nd = algo == p->algo ? t->ndims[algo] : 1;
+			const struct mha_point *p = &t->sp.pts[t->sp.cands[cur].point];
+			int nd = algo == p->algo ? t->sp.ndims[algo] : 1;
 			for (int i = 0; i < nd; ++i) {
 				int best = cur;
-				const struct dim *d = &t->dims[algo][i];
+				const struct mha_dim *d = &t->sp.dims[algo][i];
 				if (d->fixed && algo == p->algo)
 					continue;
 				for (int v = 0; v < d->n; ++v) {
@@ -611,9 +389,9 @@ static int descend(struct session *ss, struct tuning *t, struct mha_runner *r,
 					int c = algo == p->algo ? neighbour(t, p, algo, i, v) : -1;
 					int rc;
 					if (algo != p->algo) {
-						for (int q = 0; q < t->npts && c < 0; ++q)
-							if (t->pts[q].algo == algo)
-								c = t->pts[q].cand;
+						for (int q = 0; q < t->sp.npts && c < 0; ++q)
+							if (t->sp.pts[q].algo == algo)
+								c = t->sp.pts[q].cand;
 						v = d->n;
 					}
 					if (c < 0)
@@ -627,7 +405,7 @@ static int descend(struct session *ss, struct tuning *t, struct mha_runner *r,
 				if (best != cur) {
 					cur = best;
 					improved = 1;
-					p = &t->pts[t->cands[cur].point];
+					p = &t->sp.pts[t->sp.cands[cur].point];
 					if (p->algo != algo)
 						break;
 				}
@@ -644,13 +422,11 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 {
 	struct tuning t;
 	struct mha_runner *r;
-	char cflags[256], *plan = NULL;
+	char cflags[256];
 	const char *cc = ss->o->cc ? ss->o->cc : getenv("CC");
-	size_t len;
 	int have_default, rc = -1, untried = 0, best = -1;
 
 	memset(&t, 0, sizeof t);
-	t.spec = *spec;
 	t.deadline = deadline;
 	t.t0 = mha_now();
 	if (!cc || !*cc)
@@ -669,35 +445,15 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	if (!r)
 		return -1;
 	mha_spec_tuning_key(spec, t.key, sizeof t.key);
-	t.nfixed = mha_knobs_of_spec(spec, t.fixed);
-	t.pts = calloc(MAXPOINTS, sizeof *t.pts);
-	t.cands = calloc(MAXPOINTS + 1, sizeof *t.cands);
-	if (!t.pts || !t.cands) {
-		mhagen_fail(err, "out of memory");
+	if (mha_space_make(&t.sp, spec, ss->template_dir, err))
 		goto done;
-	}
-	/* the default variant is candidate 0 */
-	if (render(ss, spec, "plan", &plan, &len, err))
-		goto done;
-	snprintf(t.cands[0].plan, sizeof t.cands[0].plan, "%s", plan);
-	t.cands[0].point = -1;
-	t.ncands = 1;
-	make_dims(&t, plan);
-	free(plan);
-	if (enumerate(ss, &t, err))
-		goto done;
-	if (t.cands[0].point < 0) {
-		/* no point plans like the default: give it the first point of
-		 * its algorithm (only its plan and the point's knobs matter) */
-		t.cands[0].point = 0;
-	}
 	from_db(ss, &t, r, &have_default);
 	if (t.other_env)
 		fprintf(stderr, "mhagen: %s: %d records from another CPU, compiler, "
 		        "flags, thread count or template hash are not used\n",
 		        t.key, t.other_env);
-	for (int c = 1; c < t.ncands; ++c)
-		untried += !t.cands[c].state;
+	for (int c = 1; c < t.sp.ncands; ++c)
+		untried += !t.sp.cands[c].state;
 	t.total = untried + !have_default;
 
 	/* the default first, always, even past the budget: reports compare
@@ -725,7 +481,7 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
 		}
 		if (exhaustive) {
-			for (int c = 1; c < t.ncands; ++c)
+			for (int c = 1; c < t.sp.ncands; ++c)
 				if ((e = evaluate(ss, &t, r, c, 0, 0, 0, err)) != EVAL_DONE)
 					break;
 		} else {
@@ -734,14 +490,14 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 			int start = 0;
 			while ((e = descend(ss, &t, r, start, err)) == EVAL_DONE) {
 				int left = 0, pick;
-				for (int c = 1; c < t.ncands; ++c)
-					left += !t.cands[c].state;
+				for (int c = 1; c < t.sp.ncands; ++c)
+					left += !t.sp.cands[c].state;
 				if (left == 0)
 					break;
 				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 				pick = (int)((seed >> 33) % (uint64_t)left);
-				for (start = 1; start < t.ncands; ++start)
-					if (!t.cands[start].state && pick-- == 0)
+				for (start = 1; start < t.sp.ncands; ++start)
+					if (!t.sp.cands[start].state && pick-- == 0)
 						break;
 				if ((e = evaluate(ss, &t, r, start, 0, 0, 0, err)) != EVAL_DONE)
 					break;
@@ -750,13 +506,13 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		if (e == EVAL_ERROR)
 			goto done;
 	}
-	if (!ss->interrupted && t.measured > 0 && t.cands[0].state == 1) {
+	if (!ss->interrupted && t.measured > 0 && t.sp.cands[0].state == 1) {
 		int top[CONFIRM_TOP], ntop = 0, e = EVAL_DONE;
-		for (int c = 1; c < t.ncands; ++c) {
+		for (int c = 1; c < t.sp.ncands; ++c) {
 			int at;
-			if (t.cands[c].state != 1)
+			if (t.sp.cands[c].state != 1)
 				continue;
-			for (at = ntop; at > 0 && t.cands[top[at - 1]].t > t.cands[c].t;
+			for (at = ntop; at > 0 && t.sp.cands[top[at - 1]].t > t.sp.cands[c].t;
 			     --at)
 				if (at < CONFIRM_TOP)
 					top[at] = top[at - 1];
@@ -777,37 +533,34 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 summary:
 	if (ss->tty && t.done)
 		fputc('\n', stderr);
-	for (int c = 0; c < t.ncands; ++c)
-		if (t.cands[c].state == 1 && (best < 0 || t.cands[c].t < t.cands[best].t))
+	for (int c = 0; c < t.sp.ncands; ++c)
+		if (t.sp.cands[c].state == 1 && (best < 0 || t.sp.cands[c].t < t.sp.cands[best].t))
 			best = c;
 	{
 		char dt[32] = "-", bt[32] = "-", flags[256] = "";
 		struct mha_knob k[MHA_KNOBS_MAX];
 		int nk = 0, tried = 0;
-		for (int c = 1; c < t.ncands; ++c)
-			tried += t.cands[c].state != 0;
-		if (best > 0)
-			nk = point_knobs(&t, &t.pts[t.cands[best].point], k);
-		else
-			for (int i = 0; i < t.nfixed; ++i)
-				k[nk++] = t.fixed[i];
+		for (int c = 1; c < t.sp.ncands; ++c)
+			tried += t.sp.cands[c].state != 0;
+		nk = mha_space_knobs(&t.sp, best > 0 ?
+		                     &t.sp.pts[t.sp.cands[best].point] : NULL, k);
 		mha_knobs_flags(k, nk, flags, sizeof flags);
-		if (t.cands[0].state == 1)
-			fmt_time(dt, sizeof dt, t.cands[0].t);
+		if (t.sp.cands[0].state == 1)
+			fmt_time(dt, sizeof dt, t.sp.cands[0].t);
 		if (best >= 0)
-			fmt_time(bt, sizeof bt, t.cands[best].t);
+			fmt_time(bt, sizeof bt, t.sp.cands[best].t);
 		fprintf(stderr, "mhagen: tuned %s%s: %d of %d variants "
 		        "known (%d measured now, %d from the database, %d failed, %d "
 		        "refused; %d measurements again), search %s, %.0f s; "
 		        "default %s, best %s%s%s",
 		        t.key, ss->interrupted ? " (interrupted)" : "",
-		        tried + (t.cands[0].state != 0), t.ncands, t.measured,
+		        tried + (t.sp.cands[0].state != 0), t.sp.ncands, t.measured,
 		        t.from_db, t.failed, t.refused, t.again,
 		        t.search ? t.search : "none",
 		        mha_now() - t.t0, dt, bt, best > 0 ? " with " : "",
 		        best > 0 ? flags : best == 0 ? " (the default)" : "");
-		if (best >= 0 && t.cands[0].state == 1)
-			fprintf(stderr, ", %.2fx\n", t.cands[0].t / t.cands[best].t);
+		if (best >= 0 && t.sp.cands[0].state == 1)
+			fprintf(stderr, ", %.2fx\n", t.sp.cands[0].t / t.sp.cands[best].t);
 		else
 			fputc('\n', stderr);
 		if (best >= 0)
@@ -816,8 +569,7 @@ summary:
 	}
 	rc = ss->interrupted ? 1 : 0;
 done:
-	free(t.pts);
-	free(t.cands);
+	mha_space_free(&t.sp);
 	return rc;
 }
 
