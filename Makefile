@@ -29,7 +29,7 @@ GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/gen.o \
             $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
 TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
-             $(BUILD)/generator/tunespace.o \
+             $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
              $(BUILD)/generator/fail.o \
              $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
              $(BUILD)/generator/harness_embed.o $(BUILD)/runtime/mha_time.o
@@ -263,7 +263,7 @@ GEN_SRCS := generator/spec.c generator/gen.c runtime/mha_cpu.c \
 # the whole program: the generator, the tuner and its embedded harness
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c generator/fail.c \
-             generator/tunespace.c \
+             generator/tunespace.c generator/tunesearch.c \
              generator/tunerun.c generator/tunereport.c runtime/mha_time.c \
              $(BUILD)/generator/harness_embed.c
 .PHONY: robust robust-build fuzz
