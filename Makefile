@@ -133,7 +133,7 @@ GEN_ARM := $(filter %__neon.c %__scalar.c,$(wildcard generated/*.c))
 kflags = $(if $(findstring __avx2,$(1)),$(AVX2_FLAGS))$(if $(findstring __avx512,$(1)),$(AVX512_FLAGS))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune)
+             test_tune test_search)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -233,6 +233,11 @@ $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
+# the tuner's search alone, measuring through a fake callback
+$(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
+		$(BUILD)/generator/tunesearch.o $(BUILD)/runtime/mha_time.o
+	@echo "  LD      $@"
+	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
