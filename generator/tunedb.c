@@ -1,3 +1,4 @@
+/* The tuning database: JSON Lines records, written, read back, queried. */
 #include "tunedb.h"
 
 #include <ctype.h>

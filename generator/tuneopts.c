@@ -96,16 +96,16 @@ int mha_tune_opts_parse(struct mha_tune_opts *o, int argc, char **argv,
 			o->budget = strtod(v, &end);
 			if (end == v || *end || errno || !(o->budget > 0) ||
 			    o->budget > 1e7)
-				return mhagen_fail(err, "--budget: '%s' is not a positive number "
-				            "of seconds", v);
+				return mhagen_fail(err, "--budget: '%s' is not a positive "
+				                   "number of seconds", v);
 			continue;
 		}
 		if (strcmp(a, "--threads") == 0 && is_count(argv[i + 1])) {
 			const char *v = argv[++i];
 			o->threads = atoi(v);
 			if (o->threads < 1 || o->threads > 1024 || strlen(v) > 4)
-				return mhagen_fail(err, "--threads: %s is out of range (1 to 1024)",
-				            v);
+				return mhagen_fail(err, "--threads: %s is out of range "
+				                   "(1 to 1024)", v);
 			continue;
 		}
 		if (o->spec_argc + 2 >= MHA_TUNE_MAXARGV)
@@ -119,7 +119,7 @@ int mha_tune_opts_parse(struct mha_tune_opts *o, int argc, char **argv,
 	o->spec_argv[o->spec_argc] = NULL;
 	if (strcmp(o->search, "auto") && strcmp(o->search, "exhaustive") &&
 	    strcmp(o->search, "descent"))
-		return mhagen_fail(err, "--search: unknown value '%s' (auto, exhaustive, "
-		            "descent)", o->search);
+		return mhagen_fail(err, "--search: unknown value '%s' (auto, "
+		                   "exhaustive, descent)", o->search);
 	return 0;
 }

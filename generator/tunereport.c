@@ -1,3 +1,4 @@
+/* Tuning reports: a CSV table and a gnuplot chart from the database. */
 #include "tunereport.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* Measuring variants: a scratch directory, the compiler, a child per run. */
 #include "tunerun.h"
 
 #include <errno.h>

@@ -20,11 +20,12 @@ int mha_sweep_parse(struct mha_sweep *sw, const char *text, char *err)
 		char *eq = strchr(w, '='), *vsave = NULL;
 		int k = sw->nkeys;
 		if (!eq || eq == w || !eq[1])
-			return mhagen_fail(err, "--sweep: expected key=value,value... , got '%s'",
-			            w);
+			return mhagen_fail(err, "--sweep: expected key=value,value... , "
+			                   "got '%s'", w);
 		*eq = '\0';
 		if (k == MHA_SWEEP_KEYS)
-			return mhagen_fail(err, "--sweep: at most %d keys", MHA_SWEEP_KEYS);
+			return mhagen_fail(err, "--sweep: at most %d keys",
+			                   MHA_SWEEP_KEYS);
 		for (int j = 0; j < k; ++j)
 			if (strcmp(sw->keys[j], w) == 0)
 				return mhagen_fail(err, "--sweep: key '%s' is given twice", w);
@@ -36,17 +37,18 @@ int mha_sweep_parse(struct mha_sweep *sw, const char *text, char *err)
 			struct mha_spec scratch;
 			char sub[MHAGEN_ERR];
 			if (sw->nvals[k] == MHA_SWEEP_VALS)
-				return mhagen_fail(err, "--sweep: at most %d values per key",
-				            MHA_SWEEP_VALS);
+				return mhagen_fail(err, "--sweep: at most %d values per "
+				                   "key", MHA_SWEEP_VALS);
 			for (char *p = v; *p; ++p)
 				if (*p == '+')
 					*p = ','; /* mask=causal+padding */
 			mha_spec_init(&scratch);
 			if (mha_spec_set(&scratch, w, v, sub)) {
 				if (strncmp(sub, "unknown setting", 15) == 0)
-					return mhagen_fail(err, "--sweep: unknown spec key '%s' (keys "
-					            "are the spec flags without --: h, dk, "
-					            "seq, mask, ...)", w);
+					return mhagen_fail(err, "--sweep: unknown spec key "
+					                   "'%s' (keys are the spec flags "
+					                   "without --: h, dk, seq, mask, ...)",
+					                   w);
 				return mhagen_fail(err, "--sweep: %s", sub);
 			}
 			snprintf(sw->vals[k][sw->nvals[k]++], 64, "%s", v);
@@ -75,8 +77,8 @@ int mha_sweep_spec(const struct mha_tune_opts *o, const struct mha_sweep *sw,
 		snprintf(flags[k], sizeof flags[k], "--%s", sw->keys[k]);
 		for (int i = 1; i < o->spec_argc; ++i)
 			if (strcmp(o->spec_argv[i], flags[k]) == 0)
-				return mhagen_fail(err, "--sweep: %s is also given as a flag",
-				            sw->keys[k]);
+				return mhagen_fail(err, "--sweep: %s is also given as a "
+				                   "flag", sw->keys[k]);
 		argv[argc++] = flags[k];
 		argv[argc++] = sw->vals[k][idx % sw->nvals[k]];
 		idx /= sw->nvals[k];
