@@ -381,6 +381,8 @@ done:
 
 /* ---- the command */
 
+/* Open what the specs of one command share: the template hash, the CPU,
+ * the database as read; 0, or -1 with err. */
 static int open_session(struct session *ss, const struct mha_tune_opts *o,
                         const char *template_dir, char *err)
 {
@@ -401,6 +403,7 @@ static int open_session(struct session *ss, const struct mha_tune_opts *o,
 	return 0;
 }
 
+/* Close the runners (removing their directories) and the database. */
 static void close_session(struct session *ss)
 {
 	for (int i = 0; i < ss->nrunners; ++i)
@@ -410,6 +413,8 @@ static void close_session(struct session *ss)
 	mha_tunedb_free(&ss->db);
 }
 
+/* The options, the specs (one, or a sweep's, each checked first), each
+ * tuned within its share of the budget, then the report. */
 int mhagen_tune_main(int argc, char **argv)
 {
 	struct mha_tune_opts o;

@@ -7,6 +7,7 @@
 
 #include "../runtime/mha_time.h"
 
+/* Every count zero, the clock mha_now, no stop flag. */
 void mha_search_init(struct mha_search *s, struct mha_space *sp,
                      double deadline, mha_measure_fn measure,
                      mha_measured_fn measured, void *ctx)

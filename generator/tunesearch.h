@@ -23,6 +23,7 @@ enum { MHA_SEARCH_DONE = 0, MHA_SEARCH_STOP = 1, MHA_SEARCH_ERROR = -1 };
 /* What became of a candidate asked for (struct mha_measurement status). */
 enum { MHA_MEASURE_OK, MHA_MEASURE_FAILED, MHA_MEASURE_REFUSED };
 
+/* One measurement, as the measure callback reports it. */
 struct mha_measurement {
 	int status;        /* MHA_MEASURE_*: refused, the generator would not
 	                      make it (nothing ran) */
@@ -70,7 +71,9 @@ struct mha_search {
 	int done;
 };
 
-/* Start a search of sp ending at deadline (on mha_now's clock). */
+/* Start a search of sp ending at deadline (on mha_now's clock), calling
+ * measure and then measured (unless NULL) with ctx.  Set s->stop to stop
+ * on a flag (SIGINT), and s->now for another clock, before running it. */
 void mha_search_init(struct mha_search *s, struct mha_space *sp,
                      double deadline, mha_measure_fn measure,
                      mha_measured_fn measured, void *ctx);
