@@ -27,8 +27,10 @@ GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/cli.o \
             $(BUILD)/generator/gen.o $(BUILD)/generator/fail.o \
             $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
 TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
+             $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
+             $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
              $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
-             $(BUILD)/generator/harness_embed.o
+             $(BUILD)/generator/harness_embed.o $(BUILD)/runtime/mha_time.o
 # sources the tuner writes out to build its measuring harness
 HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
            runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
@@ -154,7 +156,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune)
+             test_tune test_search)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -273,6 +275,11 @@ $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
+# the tuner's search alone, measuring through a fake callback
+$(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
+		$(BUILD)/generator/tunesearch.o $(BUILD)/runtime/mha_time.o
+	@echo "  LD      $@"
+	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon.o: $(TK)/count.h
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
@@ -307,7 +314,9 @@ GEN_SRCS := generator/spec.c generator/cli.c generator/gen.c generator/fail.c \
             runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
-             generator/tunerun.c generator/tunereport.c \
+             generator/tuneopts.c generator/tunesweep.c \
+             generator/tunespace.c generator/tunesearch.c \
+             generator/tunerun.c generator/tunereport.c runtime/mha_time.c \
              $(BUILD)/generator/harness_embed.c
 .PHONY: robust robust-build fuzz
 robust-build: $(BUILD)/mhagen_asan $(BUILD)/mhagen_vg $(FUZZ)/fuzz_spec \

@@ -16,7 +16,7 @@
 struct mha_spec {
 	long h, kv_heads, dk, dv;
 	long seq_q, seq_kv;      /* 0: dynamic (any length at run time) */
-	unsigned mask;           /* MHA_MASK_* bits from runtime/mha_ref.h */
+	unsigned mask;           /* MHA_MASK_* bits from runtime/mha_abi.h */
 	long window;             /* 0: none; else a row sees its last N keys */
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	double scale;            /* 0: default 1/sqrt(dk) */

@@ -1,109 +1,34 @@
+/* `mhagen tune`: the command, its sessions, and tuning one spec. */
 #include "tune.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../runtime/mha_cpu.h"
-#include "gen.h"
+#include "../runtime/mha_time.h"
+#include "fail.h"
 #include "cli.h"
+#include "gen.h"
 #include "spec.h"
 #include "tunedb.h"
+#include "tuneopts.h"
 #include "tunereport.h"
 #include "tunerun.h"
+#include "tunesearch.h"
+#include "tunespace.h"
+#include "tunesweep.h"
 
-#define MAXARGV 256
-#define MAXSWEEP 8         /* keys of a sweep */
-#define MAXPOINTS 4096     /* knob combinations of one spec */
 #define MAXRUNNERS 4       /* compiler flag sets open at once */
-#define MAXVALS 10
-#define KERNEL_NAME "mha_tune_kernel"
 #define TIMED_SECONDS 0.25 /* timed runs of one variant */
-/* After the search, the default and the CONFIRM_TOP fastest variants are
- * measured again CONFIRM_ROUNDS times, alternating: the fastest of many
- * single measurements is biased low by noise. */
-#define CONFIRM_TOP 3
-#define CONFIRM_ROUNDS 2
-
-/* Options of the tune command (besides the spec flags). */
-struct opts {
-	const char *db, *cc, *cflags, *sweep, *report, *plot, *search;
-	double budget;
-	int threads;
-	const char *spec_argv[MAXARGV]; /* spec flags, argv[0] a placeholder */
-	int spec_argc;
-	int any_spec;                   /* a spec flag was given */
-	int help;
-};
-
-/* One knob dimension of a subspace: a spec key and the values tried. */
-struct dim {
-	const char *key;
-	char vals[MAXVALS][24];
-	int n;
-	int fixed;                      /* the user set it: not varied */
-};
-
-/* A point of the knob space: algo 0 tiled, 1 rows; a value per dim. */
-struct point {
-	int algo;
-	int idx[5];
-	int cand;                       /* index of its distinct variant */
-};
-
-/* A distinct variant (points with the same plan are one variant). */
-struct cand {
-	char plan[96];
-	int point;                      /* first point with this plan */
-	int state;                      /* 0 untried, 1 ok, 2 failed, 3 refused */
-	double t;                       /* median seconds when ok: the median
-	                                   of its measurements' medians */
-	double ts[16];                  /* those medians */
-	int nts;
-	double flops;                   /* useful flops per call */
-	double gflops;
-};
-
-/* Everything about tuning one spec. */
-struct tuning {
-	struct mha_spec spec;           /* the user's, finished */
-	long width;                     /* its target's floats per vector */
-	char key[512];                  /* mha_spec_tuning_key */
-	struct mha_knob fixed[MHA_KNOBS_MAX];
-	int nfixed;
-	struct dim dims[2][5];          /* tiled: bq bk mq nk nv; rows: bk um ks */
-	int ndims[2];
-	struct point *pts;
-	int npts;
-	struct cand *cands;
-	int ncands;
-	int def;                        /* the default variant's cand */
-	/* counts for the summary */
-	int measured, failed, from_db, refused, other_env;
-	int again;                      /* measurements of known variants */
-	double cost, costn;             /* seconds per measured variant */
-	double first;                   /* the first one's (it computes the
-	                                   reference outputs too) */
-	int untried;                    /* variants not yet known */
-	int exhaustive;
-	double deadline;                /* the end of this spec's budget */
-	int total;                      /* variants the progress bar expects */
-	int done;
-	double t0;
-	const char *search;             /* "exhaustive" or "descent" */
-};
 
 /* What all specs of one command share. */
 struct session {
-	const struct opts *o;
+	const struct mha_tune_opts *o;
 	const char *template_dir;
 	struct mha_tunedb db;
 	int fd;                         /* the database, open for appending */
@@ -114,323 +39,34 @@ struct session {
 	int interrupted;
 };
 
-static double now(void)
-{
-	struct timespec ts;
+/* Everything about tuning one spec: the context of the search's
+ * callbacks. */
+struct tuning {
+	struct session *ss;
+	struct mha_runner *r;
+	struct mha_space sp;            /* the spec, its knobs, candidates */
+	struct mha_search se;           /* the search and most counts */
+	char key[512];                  /* mha_spec_tuning_key */
+	int from_db, other_env;         /* the other counts for the summary */
+	double t0;
+	/* the variant being measured, from measure to measured */
+	struct mha_knob k[MHA_KNOBS_MAX];
+	int nk;
+	char flags[256];                /* its knobs as flags */
+	struct mha_result res;
+	char why[MHAGEN_ERR];           /* why the generator refused it */
+};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int fail(char *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, MHAGEN_ERR, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
+/* SIGINT and SIGTERM: stop, keeping what was measured. */
 static void on_signal(int sig)
 {
 	(void)sig;
 	mha_tune_stop = 1;
 }
 
-static const char usage[] =
-"usage: mhagen tune SPEC-FLAGS [options]     tune one spec\n"
-"       mhagen tune --sweep \"h=8,12 seq=128,512 mask=none,causal\" [SPEC-FLAGS] [options]\n"
-"       mhagen tune --report FILE.csv --plot FILE.svg [--db FILE]\n"
-"\n"
-"Measures kernel variants (knob settings) of a spec on this machine: each is\n"
-"generated, compiled, checked against the reference and timed; results are\n"
-"appended to the database, and variants already there are skipped.\n"
-"\n"
-"  --db FILE         tuning database, JSON Lines (default mhagen-tune.jsonl)\n"
-"  --budget SECONDS  time for the whole run (default 120); a sweep shares it\n"
-"  --search S        auto (default: exhaustive when it fits the budget, else\n"
-"                    coordinate descent), exhaustive, descent\n"
-"  --cc CC           compiler (default $CC, else clang)\n"
-"  --cflags \"...\"    flags (default -O2 and the target's flags: mhagen\n"
-"                      --help lists them)\n"
-"  --threads N       run kernels on N threads (needs --threads openmp in the\n"
-"                    spec; default 1, pinned to one core)\n"
-"  --sweep GRID      tune every point of a grid of spec keys (values joined\n"
-"                    by commas; '+' joins mask words: mask=causal+padding)\n"
-"  --report FILE     write a CSV table of default and tuned GFLOP/s per spec\n"
-"  --plot FILE       write an SVG bar chart of the same (needs gnuplot)\n"
-"  --template-dir D  templates from D (as for generation)\n"
-"Then: mhagen --tuning-db FILE SPEC-FLAGS generates the best variant.\n";
-
-/* ---- options */
-
-static int is_count(const char *s)
-{
-	if (!*s)
-		return 0;
-	for (; *s; ++s)
-		if (*s < '0' || *s > '9')
-			return 0;
-	return 1;
-}
-
-static int parse_opts(struct opts *o, int argc, char **argv, char *err)
-{
-	memset(o, 0, sizeof *o);
-	o->budget = 120;
-	o->threads = 1;
-	o->db = "mhagen-tune.jsonl";
-	o->search = "auto";
-	o->spec_argv[o->spec_argc++] = "mhagen";
-	for (int i = 1; i < argc; ++i) {
-		const char *a = argv[i], **dst = NULL;
-		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-			o->help = 1;
-			return 0;
-		}
-		static const char *const refused[] = {"-o", "--header", "--emit",
-		                                      "--tuning-db", "--name"};
-		for (size_t r = 0; r < sizeof refused / sizeof refused[0]; ++r)
-			if (strcmp(a, refused[r]) == 0)
-				return fail(err, "tune: %s is not a tune option", a);
-		if (strcmp(a, "--db") == 0)
-			dst = &o->db;
-		else if (strcmp(a, "--cc") == 0)
-			dst = &o->cc;
-		else if (strcmp(a, "--cflags") == 0)
-			dst = &o->cflags;
-		else if (strcmp(a, "--sweep") == 0)
-			dst = &o->sweep;
-		else if (strcmp(a, "--report") == 0)
-			dst = &o->report;
-		else if (strcmp(a, "--plot") == 0)
-			dst = &o->plot;
-		else if (strcmp(a, "--search") == 0)
-			dst = &o->search;
-		if (i + 1 >= argc && strncmp(a, "--", 2) == 0 &&
-		    strcmp(a, "--help") && strcmp(a, "--version"))
-			return fail(err, "%s needs a value", a);
-		if (dst) {
-			const char *v = argv[++i];
-			if (!*v)
-				return fail(err, "%s needs a non-empty value", a);
-			*dst = v;
-			continue;
-		}
-		if (strcmp(a, "--budget") == 0) {
-			char *end;
-			const char *v = argv[++i];
-			errno = 0;
-			o->budget = strtod(v, &end);
-			if (end == v || *end || errno || !(o->budget > 0) ||
-			    o->budget > 1e7)
-				return fail(err, "--budget: '%s' is not a positive number "
-				            "of seconds", v);
-			continue;
-		}
-		if (strcmp(a, "--threads") == 0 && is_count(argv[i + 1])) {
-			const char *v = argv[++i];
-			o->threads = atoi(v);
-			if (o->threads < 1 || o->threads > 1024 || strlen(v) > 4)
-				return fail(err, "--threads: %s is out of range (1 to 1024)",
-				            v);
-			continue;
-		}
-		if (o->spec_argc + 2 >= MAXARGV)
-			return fail(err, "tune: too many arguments");
-		o->spec_argv[o->spec_argc++] = a;
-		if (strcmp(a, "--template-dir") != 0)
-			o->any_spec = 1;
-		if (i + 1 < argc && strncmp(a, "--", 2) == 0)
-			o->spec_argv[o->spec_argc++] = argv[++i];
-	}
-	o->spec_argv[o->spec_argc] = NULL;
-	if (strcmp(o->search, "auto") && strcmp(o->search, "exhaustive") &&
-	    strcmp(o->search, "descent"))
-		return fail(err, "--search: unknown value '%s' (auto, exhaustive, "
-		            "descent)", o->search);
-	return 0;
-}
-
-/* ---- the knob space */
-
-static void add_val(struct dim *d, const char *v)
-{
-	for (int i = 0; i < d->n; ++i)
-		if (strcmp(d->vals[i], v) == 0)
-			return;
-	if (d->n < MAXVALS)
-		snprintf(d->vals[d->n++], sizeof d->vals[0], "%s", v);
-}
-
-static void add_vals(struct dim *d, const char *key, const long *v, int n)
-{
-	d->key = key;
-	for (int i = 0; i < n; ++i) {
-		char b[24];
-		snprintf(b, sizeof b, "%ld", v[i]);
-		add_val(d, b);
-	}
-}
-
-/* The knob values tried for s's target: block sizes around the defaults,
- * micro-tiles in multiples of the vector width that fit the registers.
- * The default's own values (from plan, "tiled bq192 bk128 ...") join. */
-static void make_dims(struct tuning *t, const char *plan)
-{
-	static const long bq[] = {32, 64, 128, 192, 256, 384};
-	static const long bk[] = {32, 64, 128, 256};
-	static const long tile[] = {2, 4, 6, 8};
-	static const long um[] = {0, MHAGEN_MAX_D};
-	static const long ks[] = {1, 2, 4, 8};
-	long w = t->width;
-	long mq[4];
-	int nmq = 0;
-	long pbq, pbk, pmq, pnk, pnv, pks;
-
-	memset(t->dims, 0, sizeof t->dims);
-	if (w == 1) {
-		mq[nmq++] = 1, mq[nmq++] = 2, mq[nmq++] = 4, mq[nmq++] = 8;
-	} else {
-		for (long m = 1; m <= 3; ++m)
-			mq[nmq++] = m * w;
-	}
-	add_vals(&t->dims[0][0], "block-q", bq, 6);
-	add_vals(&t->dims[0][1], "block-kv", bk, 4);
-	add_vals(&t->dims[0][2], "mq", mq, nmq);
-	add_vals(&t->dims[0][3], "nk", tile, 4);
-	add_vals(&t->dims[0][4], "nv", tile, 4);
-	add_vals(&t->dims[1][0], "block-kv", bk, 4);
-	add_vals(&t->dims[1][1], "unroll-max", um, 2);
-	t->ndims[0] = 5;
-	t->ndims[1] = 2;
-	/* key ranges per row only pay with threads to spread them over */
-	if (t->spec.threads) {
-		add_vals(&t->dims[1][2], "kv-split", ks, 4);
-		t->ndims[1] = 3;
-	}
-	if (sscanf(plan, "tiled bq%ld bk%ld mq%ld nk%ld nv%ld", &pbq, &pbk, &pmq,
-	           &pnk, &pnv) == 5) {
-		long v[5] = {pbq, pbk, pmq, pnk, pnv};
-		for (int i = 0; i < 5; ++i)
-			add_vals(&t->dims[0][i], t->dims[0][i].key, &v[i], 1);
-	} else if (sscanf(plan, "rows bk%ld uk%*d uv%*d ks%ld", &pbk, &pks) == 2) {
-		add_vals(&t->dims[1][0], "block-kv", &pbk, 1);
-		if (t->ndims[1] == 3)
-			add_vals(&t->dims[1][2], "kv-split", &pks, 1);
-	}
-	/* knobs the user set are not varied */
-	for (int a = 0; a < 2; ++a)
-		for (int i = 0; i < t->ndims[a]; ++i)
-			if (mha_spec_is_set(&t->spec, t->dims[a][i].key)) {
-				t->dims[a][i].fixed = 1;
-				t->dims[a][i].n = 1;
-			}
-}
-
-/* The tuned knobs of point p (user-fixed ones first), into k. */
-static int point_knobs(const struct tuning *t, const struct point *p,
-                       struct mha_knob *k)
-{
-	int n = 0;
-
-	for (int i = 0; i < t->nfixed; ++i)
-		k[n++] = t->fixed[i];
-	if (!mha_spec_is_set(&t->spec, "algo")) {
-		snprintf(k[n].key, sizeof k[n].key, "algo");
-		snprintf(k[n].val, sizeof k[n].val, "%s", p->algo ? "rows" : "tiled");
-		++n;
-	}
-	for (int i = 0; i < t->ndims[p->algo]; ++i) {
-		const struct dim *d = &t->dims[p->algo][i];
-		if (d->fixed || n == MHA_KNOBS_MAX)
-			continue;
-		snprintf(k[n].key, sizeof k[n].key, "%s", d->key);
-		snprintf(k[n].val, sizeof k[n].val, "%s", d->vals[p->idx[i]]);
-		++n;
-	}
-	return n;
-}
-
-/* The spec of a variant: the user's plus knobs; 0 or -1 with err. */
-static int variant_spec(const struct tuning *t, const struct mha_knob *k,
-                        int n, struct mha_spec *s, char *err)
-{
-	*s = t->spec;
-	for (int i = 0; i < n; ++i)
-		if (!mha_spec_is_set(s, k[i].key) &&
-		    mha_spec_set(s, k[i].key, k[i].val, err))
-			return -1;
-	return mha_spec_finish(s, err);
-}
-
-/* Generate what for spec s with the kernel's fixed name; 0 or -1. */
-static int render(const struct session *ss, const struct mha_spec *s,
-                  const char *what, char **text, size_t *len, char *err)
-{
-	struct mha_spec c = *s;
-
-	snprintf(c.name, sizeof c.name, "%s", KERNEL_NAME);
-	return mhagen_generate(&c, what, ss->template_dir, text, len, err);
-}
-
-/* Enumerate the points of the space and merge those the generator plans
- * the same; points it refuses are left out.  0 or -1 with err. */
-static int enumerate(struct session *ss, struct tuning *t, char *err)
-{
-	int algos[2], na = 0;
-
-	if (mha_spec_is_set(&t->spec, "algo")) {
-		algos[na++] = t->spec.algo == 2 ? 1 :
-		              t->spec.algo == 1 ? 0 :
-		              strncmp(t->cands[0].plan, "rows", 4) == 0;
-	} else {
-		algos[na++] = 0;
-		algos[na++] = 1;
-	}
-	for (int ai = 0; ai < na; ++ai) {
-		int a = algos[ai], nd = t->ndims[a], idx[5] = {0};
-		for (;;) {
-			struct point p = {a, {0}, -1};
-			struct mha_knob k[MHA_KNOBS_MAX];
-			struct mha_spec s;
-			char *plan, sub[MHAGEN_ERR];
-			size_t len;
-			int nk, c;
-			memcpy(p.idx, idx, sizeof idx);
-			nk = point_knobs(t, &p, k);
-			if (t->npts < MAXPOINTS && variant_spec(t, k, nk, &s, sub) == 0 &&
-			    render(ss, &s, "plan", &plan, &len, sub) == 0) {
-				for (c = 0; c < t->ncands; ++c)
-					if (strcmp(t->cands[c].plan, plan) == 0)
-						break;
-				if (c == t->ncands) {
-					snprintf(t->cands[c].plan, sizeof t->cands[c].plan, "%s",
-					         plan);
-					t->cands[c].point = -1;
-					++t->ncands;
-				}
-				if (t->cands[c].point < 0)
-					t->cands[c].point = t->npts;
-				free(plan);
-				p.cand = c;
-				t->pts[t->npts++] = p;
-			}
-			/* next combination */
-			int i = 0;
-			while (i < nd && ++idx[i] >= t->dims[a][i].n)
-				idx[i++] = 0;
-			if (i == nd)
-				break;
-		}
-	}
-	(void)err;
-	return 0;
-}
-
 /* ---- measuring */
 
+/* The session's runner for cflags, opened on first use; NULL with err. */
 static struct mha_runner *runner_for(struct session *ss, const char *cc,
                                      const char *cflags, char *err)
 {
@@ -440,7 +76,7 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 		if (strcmp(ss->runners[i].cflags, cflags) == 0)
 			return &ss->runners[i];
 	if (ss->nrunners == MAXRUNNERS) {
-		fail(err, "tune: too many different --cflags in one run");
+		mhagen_fail(err, "tune: too many different --cflags in one run");
 		return NULL;
 	}
 	r = &ss->runners[ss->nrunners];
@@ -452,27 +88,7 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 	return r;
 }
 
-static double estimate(const struct tuning *t);
-
-/* When the search must stop: the end of the budget less the time the
- * measurements again will take (known once a variant besides the first,
- * which also computed the reference outputs, was measured). */
-static double search_end(const struct tuning *t)
-{
-	if (t->costn < 2)
-		return t->deadline;
-	return t->deadline - CONFIRM_ROUNDS * (CONFIRM_TOP + 1) * estimate(t);
-}
-
-/* Seconds one more measurement will take: the average of those after the
- * first (which also computed the reference outputs), else the first. */
-static double estimate(const struct tuning *t)
-{
-	if (t->costn > 1)
-		return (t->cost - t->first) / (t->costn - 1);
-	return t->costn > 0 ? t->cost : 1.0;
-}
-
+/* Seconds s as "1.23 s" or "0.456 ms". */
 static void fmt_time(char *buf, size_t n, double s)
 {
 	if (s >= 1.0)
@@ -481,53 +97,54 @@ static void fmt_time(char *buf, size_t n, double s)
 		snprintf(buf, n, "%.4g ms", s * 1e3);
 }
 
-/* The progress display after variant i finished (line: its description). */
-static void progress(struct session *ss, struct tuning *t, const char *line)
+/* The progress display after a variant finished (line: its description). */
+static void progress(struct tuning *t, const char *line)
 {
-	const struct cand *best = NULL;
+	struct mha_search *se = &t->se;
+	int best = mha_search_best(&t->sp);
 	char bt[32] = "-";
 	double left;
 	int eta;
 
-	for (int c = 0; c < t->ncands; ++c)
-		if (t->cands[c].state == 1 && (!best || t->cands[c].t < best->t))
-			best = &t->cands[c];
-	if (best)
-		fmt_time(bt, sizeof bt, best->t);
-	if (t->total < t->done)
-		t->total = t->done;
-	if (!ss->tty) {
-		fprintf(stderr, "mhagen: tune [%d/%d] %s\n", t->done, t->total, line);
+	if (best >= 0)
+		fmt_time(bt, sizeof bt, t->sp.cands[best].t);
+	if (se->total < se->done)
+		se->total = se->done;
+	if (!t->ss->tty) {
+		fprintf(stderr, "mhagen: tune [%d/%d] %s\n", se->done, se->total,
+		        line);
 		return;
 	}
-	left = (t->total - t->done) * estimate(t);
-	if (now() + left > search_end(t))
-		left = search_end(t) - now();
+	left = (se->total - se->done) * mha_search_estimate(se);
+	if (mha_now() + left > mha_search_end(se))
+		left = mha_search_end(se) - mha_now();
 	eta = left > 0 ? (int)(left + 0.5) : 0;
 	{
 		char bar[31];
-		int fill = t->total ? 30 * t->done / t->total : 30;
+		int fill = se->total ? 30 * se->done / se->total : 30;
 		for (int i = 0; i < 30; ++i)
 			bar[i] = i < fill ? '#' : '.';
 		bar[30] = '\0';
 		fprintf(stderr, "\r\033[K[%s] %d/%d  best %s  ETA %d:%02d", bar,
-		        t->done, t->total, bt, eta / 60, eta % 60);
+		        se->done, se->total, bt, eta / 60, eta % 60);
 	}
 }
 
-/* The record of a measured variant into the database; 0 or -1. */
-static int record(struct session *ss, struct tuning *t, const struct cand *c,
-                  const struct mha_knob *k, int nk, int is_default,
-                  const struct mha_runner *r, const struct mha_result *res,
-                  char *err)
+/* The record of the variant just measured, candidate c, into the
+ * database; 0 or -1 with err. */
+static int record(const struct tuning *t, const struct mha_cand *c,
+                  int is_default, char *err)
 {
+	const struct session *ss = t->ss;
+	const struct mha_runner *r = t->r;
+	const struct mha_result *res = &t->res;
 	struct mha_tune_rec rec;
 
 	memset(&rec, 0, sizeof rec);
 	snprintf(rec.spec, sizeof rec.spec, "%s", t->key);
-	snprintf(rec.target, sizeof rec.target, "%s", t->spec.target);
-	memcpy(rec.knobs, k, (size_t)nk * sizeof *k);
-	rec.nknobs = nk;
+	snprintf(rec.target, sizeof rec.target, "%s", t->sp.spec.target);
+	memcpy(rec.knobs, t->k, (size_t)t->nk * sizeof *t->k);
+	rec.nknobs = t->nk;
 	rec.is_default = is_default;
 	snprintf(rec.plan, sizeof rec.plan, "%s", c->plan);
 	snprintf(rec.env.cpu, sizeof rec.env.cpu, "%s", ss->cpu);
@@ -547,8 +164,8 @@ static int record(struct session *ss, struct tuning *t, const struct cand *c,
 	rec.gflops = res->ok ? res->flops / res->median * 1e-9 : 0;
 	snprintf(rec.reason, sizeof rec.reason, "%s", res->reason);
 	if (mha_tunedb_append(ss->fd, &rec))
-		return fail(err, "cannot write '%s': %s", ss->o->db,
-		            strerror(errno));
+		return mhagen_fail(err, "cannot write '%s': %s", ss->o->db,
+		                   strerror(errno));
 	return 0;
 }
 
@@ -565,226 +182,151 @@ static void session_env(const struct session *ss, const struct mha_runner *r,
 	snprintf(e->templates, sizeof e->templates, "%s", ss->templates);
 }
 
-/* Add a measurement (median seconds) to candidate c; its time becomes the
- * median of all it has. */
-static void add_time(struct cand *c, double median, double flops)
+/* The search's measure callback: generate candidate ci's kernel (the
+ * default variant's when is_default) and measure it with the runner. */
+static int measure(void *ctx, int ci, int is_default, int again,
+                   struct mha_measurement *m, char *err)
 {
-	double v[16];
-
-	if (c->nts < 16)
-		c->ts[c->nts++] = median;
-	memcpy(v, c->ts, (size_t)c->nts * sizeof *v);
-	for (int i = 1; i < c->nts; ++i)
-		for (int j = i; j > 0 && v[j - 1] > v[j]; --j) {
-			double x = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = x;
-		}
-	c->t = c->nts % 2 ? v[c->nts / 2] : 0.5 * (v[c->nts / 2 - 1] + v[c->nts / 2]);
-	c->flops = flops;
-	c->gflops = flops / c->t * 1e-9;
-}
-
-enum { EVAL_DONE = 0, EVAL_STOP = 1, EVAL_ERROR = -1 };
-
-/* Measure candidate c (the default variant when is_default) unless it is
- * known; honours the deadline unless forced.  EVAL_DONE, EVAL_STOP (out of
- * time or interrupted: ss->interrupted says which) or EVAL_ERROR. */
-static int evaluate(struct session *ss, struct tuning *t,
-                    struct mha_runner *r, int ci, int is_default, int force,
-                    int again, char *err)
-{
-	struct cand *c = &t->cands[ci];
-	struct mha_knob k[MHA_KNOBS_MAX];
-	struct mha_result res;
+	struct tuning *t = ctx;
+	const struct mha_cand *c = &t->sp.cands[ci];
 	struct mha_spec s;
-	char line[1024], flags[256], sub[MHAGEN_ERR], tm[32];
 	char *text;
 	size_t len;
-	int nk;
 	double t0;
 
-	if (c->state && !is_default && !again)
-		return EVAL_DONE;
-	if (mha_tune_stop) {
-		ss->interrupted = 1;
-		return EVAL_STOP;
+	(void)again;
+	(void)err;
+	t->nk = mha_space_knobs(&t->sp, is_default ? NULL : &t->sp.pts[c->point],
+	                        t->k);
+	mha_knobs_flags(t->k, t->nk, t->flags, sizeof t->flags);
+	if (mha_space_spec(&t->sp, t->k, t->nk, &s, t->why) ||
+	    mha_space_render(&t->sp, &s, "kernel", &text, &len, t->why)) {
+		m->status = MHA_MEASURE_REFUSED;
+		return MHA_SEARCH_DONE;
 	}
-	if (is_default) {
-		nk = 0;
-		for (int i = 0; i < t->nfixed; ++i)
-			k[nk++] = t->fixed[i];
-	} else {
-		nk = point_knobs(t, &t->pts[c->point], k);
-	}
-	if (!force) {
-		if (now() + estimate(t) > search_end(t))
-			return EVAL_STOP;
-	}
-	mha_knobs_flags(k, nk, flags, sizeof flags);
-	if (variant_spec(t, k, nk, &s, sub) ||
-	    render(ss, &s, "kernel", &text, &len, sub)) {
-		c->state = 3;
-		++t->refused;
-		++t->done;
-		snprintf(line, sizeof line, "%s: refused by the generator: %s",
-		         flags, sub);
-		progress(ss, t, line);
-		return EVAL_DONE;
-	}
-	t0 = now();
-	if (mha_runner_measure(r, &s, text, len, TIMED_SECONDS, &res)) {
+	t0 = mha_now();
+	if (mha_runner_measure(t->r, &s, text, len, TIMED_SECONDS, &t->res)) {
 		free(text);
-		ss->interrupted = 1;
-		return EVAL_STOP;
+		return MHA_SEARCH_STOP;
 	}
 	free(text);
-	if (t->costn == 0)
-		t->first = now() - t0;
-	t->cost += now() - t0;
-	t->costn += 1;
-	t->untried -= !is_default && !again;
-	if (!t->exhaustive) {
-		/* what fits the rest of the budget */
-		double fit = (search_end(t) - now()) / estimate(t);
-		t->total = t->done + 1 + (fit < t->untried ? (fit > 0 ? (int)fit : 0)
-		                                           : t->untried);
+	m->cost = mha_now() - t0;
+	m->status = t->res.ok ? MHA_MEASURE_OK : MHA_MEASURE_FAILED;
+	m->median = t->res.median;
+	m->flops = t->res.flops;
+	return MHA_SEARCH_DONE;
+}
+
+/* The search's callback once it took in the measurement of candidate ci:
+ * its record into the database, and a line of progress. */
+static int measured(void *ctx, int ci, int is_default, int again,
+                    const struct mha_measurement *m, char *err)
+{
+	struct tuning *t = ctx;
+	const struct mha_cand *c = &t->sp.cands[ci];
+	char line[1024], tm[32];
+
+	if (m->status == MHA_MEASURE_REFUSED) {
+		snprintf(line, sizeof line, "%s: refused by the generator: %s",
+		         t->flags, t->why);
+		progress(t, line);
+		return MHA_SEARCH_DONE;
 	}
-	if (record(ss, t, c, k, nk, is_default, r, &res, err))
-		return EVAL_ERROR;
-	if (!again)
-		++t->measured, ++t->done;
-	else
-		++t->again;
-	if (res.ok && c->state != 2) {
-		c->state = 1;
-		add_time(c, res.median, res.flops);
-		fmt_time(tm, sizeof tm, res.median);
+	if (record(t, c, is_default, err))
+		return MHA_SEARCH_ERROR;
+	if (c->state == 1) {
+		fmt_time(tm, sizeof tm, t->res.median);
 		snprintf(line, sizeof line, "%s%s: %s, %.1f GFLOP/s",
-		         is_default ? "default" : flags,
-		         is_default && nk ? flags : "", tm, c->gflops);
+		         is_default ? "default" : t->flags,
+		         is_default && t->nk ? t->flags : "", tm, c->gflops);
 	} else {
-		if (c->state != 2)
-			++t->failed;
-		c->state = 2;
 		snprintf(line, sizeof line, "%s: failed: %s",
-		         is_default ? "default" : flags,
-		         res.ok ? "an earlier measurement failed" : res.reason);
+		         is_default ? "default" : t->flags,
+		         t->res.ok ? "an earlier measurement failed" : t->res.reason);
 	}
 	if (again) {
 		char tagged[1100];
 		snprintf(tagged, sizeof tagged, "again: %s", line);
-		progress(ss, t, tagged);
+		progress(t, tagged);
 	} else {
-		progress(ss, t, line);
+		progress(t, line);
 	}
-	return EVAL_DONE;
+	return MHA_SEARCH_DONE;
 }
 
 /* Fill candidates from records of the database made in this environment;
  * the default's record is looked for by its knobs. */
-static void from_db(struct session *ss, struct tuning *t,
-                    const struct mha_runner *r, int *have_default)
+static void from_db(struct tuning *t, int *have_default)
 {
+	const struct session *ss = t->ss;
 	struct mha_tune_env e;
 
-	session_env(ss, r, &e);
+	session_env(ss, t->r, &e);
 	*have_default = 0;
 	for (size_t i = 0; i < ss->db.n; ++i) {
 		const struct mha_tune_rec *rec = &ss->db.recs[i];
-		if (strcmp(rec->spec, t->key) || strcmp(rec->target, t->spec.target))
+		if (strcmp(rec->spec, t->key) ||
+		    strcmp(rec->target, t->sp.spec.target))
 			continue;
 		if (!mha_tune_env_equal(&rec->env, &e)) {
 			++t->other_env;
 			continue;
 		}
 		if (rec->is_default && mha_knobs_equal(rec->knobs, rec->nknobs,
-		                                       t->fixed, t->nfixed))
+		                                       t->sp.fixed, t->sp.nfixed))
 			*have_default = 1;
-		for (int c = 0; c < t->ncands; ++c) {
-			struct cand *cd = &t->cands[c];
+		for (int c = 0; c < t->sp.ncands; ++c) {
+			struct mha_cand *cd = &t->sp.cands[c];
 			if (strcmp(cd->plan, rec->plan) != 0 || cd->state == 2)
 				continue;
 			if (!cd->state)
 				++t->from_db;
 			if (!rec->ok)
-				++t->failed;
+				++t->se.failed;
 			cd->state = rec->ok ? 1 : 2;
 			if (rec->ok)
-				add_time(cd, rec->median, rec->gflops * rec->median * 1e9);
+				mha_cand_add_time(cd, rec->median,
+				                  rec->gflops * rec->median * 1e9);
 		}
 	}
 }
 
-/* The candidate at point p with dim i of its algo set to value v; -1 if
- * no such point (refused by the generator). */
-static int neighbour(const struct tuning *t, const struct point *p, int algo,
-                     int i, int v)
+/* The summary of tuning t: one line on stderr, and the best variant's
+ * flags on stdout. */
+static void summary(const struct tuning *t)
 {
-	for (int q = 0; q < t->npts; ++q) {
-		const struct point *o = &t->pts[q];
-		int same = o->algo == algo;
-		for (int d = 0; same && d < t->ndims[algo]; ++d)
-			same = o->idx[d] == (d == i ? v : algo == p->algo ? p->idx[d] : o->idx[d]);
-		if (same)
-			return o->cand;
-	}
-	return -1;
-}
+	const struct mha_search *se = &t->se;
+	const struct mha_cand *cands = t->sp.cands;
+	char dt[32] = "-", bt[32] = "-", flags[256] = "";
+	struct mha_knob k[MHA_KNOBS_MAX];
+	int nk, tried = 0, best = mha_search_best(&t->sp);
 
-static double cand_time(const struct tuning *t, int c)
-{
-	return c >= 0 && t->cands[c].state == 1 ? t->cands[c].t : INFINITY;
-}
-
-/* Coordinate descent from candidate start: each pass tries every value of
- * every knob (and the other algorithm) with the rest fixed, moving to the
- * best after each knob, until a pass improves nothing. */
-static int descend(struct session *ss, struct tuning *t, struct mha_runner *r,
-                   int start, char *err)
-{
-	int cur = start, improved = 1;
-
-	while (improved) {
-		improved = 0;
-		for (int algo = 0; algo < 2; ++algo) {
-			const struct point *p = &t->pts[t->cands[cur].point];
-			int nd = algo == p->algo ? t->ndims[algo] : 1;
-			for (int i = 0; i < nd; ++i) {
-				int best = cur;
-				const struct dim *d = &t->dims[algo][i];
-				if (d->fixed && algo == p->algo)
-					continue;
-				for (int v = 0; v < d->n; ++v) {
-					/* across algorithms: the other's point nearest
-					 * its first values, block-kv kept when it can be */
-					int c = algo == p->algo ? neighbour(t, p, algo, i, v) : -1;
-					int rc;
-					if (algo != p->algo) {
-						for (int q = 0; q < t->npts && c < 0; ++q)
-							if (t->pts[q].algo == algo)
-								c = t->pts[q].cand;
-						v = d->n;
-					}
-					if (c < 0)
-						continue;
-					rc = evaluate(ss, t, r, c, 0, 0, 0, err);
-					if (rc)
-						return rc;
-					if (cand_time(t, c) < cand_time(t, best))
-						best = c;
-				}
-				if (best != cur) {
-					cur = best;
-					improved = 1;
-					p = &t->pts[t->cands[cur].point];
-					if (p->algo != algo)
-						break;
-				}
-			}
-		}
-	}
-	return EVAL_DONE;
+	for (int c = 1; c < t->sp.ncands; ++c)
+		tried += cands[c].state != 0;
+	nk = mha_space_knobs(&t->sp, best > 0 ? &t->sp.pts[cands[best].point]
+	                                      : NULL, k);
+	mha_knobs_flags(k, nk, flags, sizeof flags);
+	if (cands[0].state == 1)
+		fmt_time(dt, sizeof dt, cands[0].t);
+	if (best >= 0)
+		fmt_time(bt, sizeof bt, cands[best].t);
+	fprintf(stderr, "mhagen: tuned %s%s: %d of %d variants "
+	        "known (%d measured now, %d from the database, %d failed, %d "
+	        "refused; %d measurements again), search %s, %.0f s; "
+	        "default %s, best %s%s%s",
+	        t->key, t->ss->interrupted ? " (interrupted)" : "",
+	        tried + (cands[0].state != 0), t->sp.ncands, se->measured,
+	        t->from_db, se->failed, se->refused, se->again,
+	        se->how ? se->how : "none",
+	        mha_now() - t->t0, dt, bt, best > 0 ? " with " : "",
+	        best > 0 ? flags : best == 0 ? " (the default)" : "");
+	if (best >= 0 && cands[0].state == 1)
+		fprintf(stderr, ", %.2fx\n", cands[0].t / cands[best].t);
+	else
+		fputc('\n', stderr);
+	if (best >= 0)
+		printf("%s%s%s\n", t->key, nk ? " " : "", flags);
+	fflush(stdout);
 }
 
 /* Tune one finished spec within deadline.  0, 1 when interrupted, -1 on
@@ -793,291 +335,66 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
                      double deadline, char *err)
 {
 	struct tuning t;
-	struct mha_runner *r;
-	char cflags[256], *plan = NULL;
+	struct mhagen_target tt[MHAGEN_TARGETS_MAX];
+	const struct mhagen_target *tg;
+	char cflags[256];
 	const char *cc = ss->o->cc ? ss->o->cc : getenv("CC");
-	size_t len;
-	int have_default, rc = -1, untried = 0, best = -1;
+	int have_default, rc = -1;
+	size_t nt;
 
+	err[0] = '\0';
 	memset(&t, 0, sizeof t);
-	t.spec = *spec;
-	t.deadline = deadline;
-	t.t0 = now();
+	t.ss = ss;
+	t.t0 = mha_now();
 	if (!cc || !*cc)
 		cc = "clang";
-	{
-		struct mhagen_target tt[MHAGEN_TARGETS_MAX];
-		const struct mhagen_target *tg;
-		size_t nt;
-		if (mhagen_targets(ss->template_dir, tt, MHAGEN_TARGETS_MAX, &nt,
-		                   err))
-			return -1;
-		tg = mhagen_target_find(tt, nt, spec->target);
-		if (!tg)
-			return fail(err, "--target: unknown target '%s'", spec->target);
-		if (!mha_cpu_has(tg->cpu))
-			return fail(err, "tune: this CPU cannot run target '%s' kernels",
-			            spec->target);
-		t.width = tg->width;
-		snprintf(cflags, sizeof cflags, "%s", ss->o->cflags ? ss->o->cflags :
-		         "-O2");
-		if (!ss->o->cflags && tg->cflags[0])
-			mha_append(cflags, sizeof cflags, " %s", tg->cflags);
-	}
+	tg = mhagen_targets(ss->template_dir, tt, MHAGEN_TARGETS_MAX, &nt, err)
+	     ? NULL : mhagen_target_find(tt, nt, spec->target);
+	if (!tg)
+		return err[0] ? -1 : mhagen_fail(err, "--target: unknown target "
+		                                 "'%s'", spec->target);
+	if (!mha_cpu_has(tg->cpu))
+		return mhagen_fail(err, "tune: this CPU cannot run target '%s' "
+		                   "kernels (it needs %s)", spec->target, tg->cpu);
 	if (spec->threads == 0 && ss->o->threads > 1)
-		return fail(err, "tune: --threads %d needs kernels generated with "
-		            "OpenMP: add --threads openmp to the spec",
-		            ss->o->threads);
-	r = runner_for(ss, cc, cflags, err);
-	if (!r)
+		return mhagen_fail(err, "tune: --threads %d needs kernels generated "
+		                   "with OpenMP: add --threads openmp to the spec",
+		                   ss->o->threads);
+	/* the default flags: -O2 and those the target's kernels need */
+	snprintf(cflags, sizeof cflags, "%s", ss->o->cflags ? ss->o->cflags : "-O2");
+	if (!ss->o->cflags && tg->cflags[0])
+		mha_append(cflags, sizeof cflags, " %s", tg->cflags);
+	t.r = runner_for(ss, cc, cflags, err);
+	if (!t.r)
 		return -1;
 	mha_spec_tuning_key(spec, t.key, sizeof t.key);
-	t.nfixed = mha_knobs_of_spec(spec, t.fixed);
-	t.pts = calloc(MAXPOINTS, sizeof *t.pts);
-	t.cands = calloc(MAXPOINTS + 1, sizeof *t.cands);
-	if (!t.pts || !t.cands) {
-		fail(err, "out of memory");
+	if (mha_space_make(&t.sp, spec, tg->width, ss->template_dir, err))
 		goto done;
-	}
-	/* the default variant is candidate 0 */
-	if (render(ss, spec, "plan", &plan, &len, err))
-		goto done;
-	snprintf(t.cands[0].plan, sizeof t.cands[0].plan, "%s", plan);
-	t.cands[0].point = -1;
-	t.ncands = 1;
-	make_dims(&t, plan);
-	free(plan);
-	if (enumerate(ss, &t, err))
-		goto done;
-	if (t.cands[0].point < 0) {
-		/* no point plans like the default: give it the first point of
-		 * its algorithm (only its plan and the point's knobs matter) */
-		t.cands[0].point = 0;
-	}
-	from_db(ss, &t, r, &have_default);
+	mha_search_init(&t.se, &t.sp, deadline, measure, measured, &t);
+	t.se.stop = &mha_tune_stop;
+	from_db(&t, &have_default);
 	if (t.other_env)
 		fprintf(stderr, "mhagen: %s: %d records from another CPU, compiler, "
 		        "flags, thread count or template hash are not used\n",
 		        t.key, t.other_env);
-	for (int c = 1; c < t.ncands; ++c)
-		untried += !t.cands[c].state;
-	t.total = untried + !have_default;
-
-	/* the default first, always, even past the budget: reports compare
-	 * against it */
-	if (!have_default) {
-		int e = evaluate(ss, &t, r, 0, 1, 1, 0, err);
-		if (e == EVAL_ERROR)
-			goto done;
-		if (ss->interrupted)
-			goto summary;
-	}
-	{
-		double est = estimate(&t);
-		int exhaustive;
-		exhaustive = strcmp(ss->o->search, "exhaustive") == 0 ||
-		             (strcmp(ss->o->search, "auto") == 0 &&
-		              now() + (untried + CONFIRM_ROUNDS * (CONFIRM_TOP + 1)) *
-		              est <= deadline);
-		int e;
-		t.search = exhaustive ? "exhaustive" : "descent";
-		t.exhaustive = exhaustive;
-		t.untried = untried;
-		if (!exhaustive) {
-			int fit = (int)((search_end(&t) - now()) / est);
-			t.total = t.done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
-		}
-		if (exhaustive) {
-			for (int c = 1; c < t.ncands; ++c)
-				if ((e = evaluate(ss, &t, r, c, 0, 0, 0, err)) != EVAL_DONE)
-					break;
-		} else {
-			/* descent from the default, then from random points */
-			uint64_t seed = 0x9e3779b97f4a7c15ull;
-			int start = 0;
-			while ((e = descend(ss, &t, r, start, err)) == EVAL_DONE) {
-				int left = 0, pick;
-				for (int c = 1; c < t.ncands; ++c)
-					left += !t.cands[c].state;
-				if (left == 0)
-					break;
-				seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-				pick = (int)((seed >> 33) % (uint64_t)left);
-				for (start = 1; start < t.ncands; ++start)
-					if (!t.cands[start].state && pick-- == 0)
-						break;
-				if ((e = evaluate(ss, &t, r, start, 0, 0, 0, err)) != EVAL_DONE)
-					break;
-			}
-		}
-		if (e == EVAL_ERROR)
-			goto done;
-	}
-	if (!ss->interrupted && t.measured > 0 && t.cands[0].state == 1) {
-		int top[CONFIRM_TOP], ntop = 0, e = EVAL_DONE;
-		for (int c = 1; c < t.ncands; ++c) {
-			int at;
-			if (t.cands[c].state != 1)
-				continue;
-			for (at = ntop; at > 0 && t.cands[top[at - 1]].t > t.cands[c].t;
-			     --at)
-				if (at < CONFIRM_TOP)
-					top[at] = top[at - 1];
-			if (at < CONFIRM_TOP) {
-				top[at] = c;
-				if (ntop < CONFIRM_TOP)
-					++ntop;
-			}
-		}
-		for (int round = 0; ntop && round < CONFIRM_ROUNDS && !e; ++round) {
-			e = evaluate(ss, &t, r, 0, 1, 1, 1, err);
-			for (int i = 0; i < ntop && !e; ++i)
-				e = evaluate(ss, &t, r, top[i], 0, 1, 1, err);
-		}
-		if (e == EVAL_ERROR)
-			goto done;
-	}
-summary:
-	if (ss->tty && t.done)
+	if (mha_search_run(&t.se, ss->o->search, have_default, err))
+		goto done;
+	if (t.se.interrupted)
+		ss->interrupted = 1;
+	if (ss->tty && t.se.done)
 		fputc('\n', stderr);
-	for (int c = 0; c < t.ncands; ++c)
-		if (t.cands[c].state == 1 && (best < 0 || t.cands[c].t < t.cands[best].t))
-			best = c;
-	{
-		char dt[32] = "-", bt[32] = "-", flags[256] = "";
-		struct mha_knob k[MHA_KNOBS_MAX];
-		int nk = 0, tried = 0;
-		for (int c = 1; c < t.ncands; ++c)
-			tried += t.cands[c].state != 0;
-		if (best > 0)
-			nk = point_knobs(&t, &t.pts[t.cands[best].point], k);
-		else
-			for (int i = 0; i < t.nfixed; ++i)
-				k[nk++] = t.fixed[i];
-		mha_knobs_flags(k, nk, flags, sizeof flags);
-		if (t.cands[0].state == 1)
-			fmt_time(dt, sizeof dt, t.cands[0].t);
-		if (best >= 0)
-			fmt_time(bt, sizeof bt, t.cands[best].t);
-		fprintf(stderr, "mhagen: tuned %s%s: %d of %d variants "
-		        "known (%d measured now, %d from the database, %d failed, %d "
-		        "refused; %d measurements again), search %s, %.0f s; "
-		        "default %s, best %s%s%s",
-		        t.key, ss->interrupted ? " (interrupted)" : "",
-		        tried + (t.cands[0].state != 0), t.ncands, t.measured,
-		        t.from_db, t.failed, t.refused, t.again,
-		        t.search ? t.search : "none",
-		        now() - t.t0, dt, bt, best > 0 ? " with " : "",
-		        best > 0 ? flags : best == 0 ? " (the default)" : "");
-		if (best >= 0 && t.cands[0].state == 1)
-			fprintf(stderr, ", %.2fx\n", t.cands[0].t / t.cands[best].t);
-		else
-			fputc('\n', stderr);
-		if (best >= 0)
-			printf("%s%s%s\n", t.key, nk ? " " : "", flags);
-		fflush(stdout);
-	}
+	summary(&t);
 	rc = ss->interrupted ? 1 : 0;
 done:
-	free(t.pts);
-	free(t.cands);
+	mha_space_free(&t.sp);
 	return rc;
-}
-
-/* ---- sweeps */
-
-struct sweep {
-	char keys[MAXSWEEP][32];
-	char vals[MAXSWEEP][MAXVALS][64];
-	int nvals[MAXSWEEP];
-	int nkeys;
-};
-
-/* Parse "h=8,12 dk=64,128 mask=none,causal+padding"; 0 or -1. */
-static int parse_sweep(struct sweep *sw, const char *text, char *err)
-{
-	char buf[2048], *save = NULL;
-
-	memset(sw, 0, sizeof *sw);
-	if (strlen(text) >= sizeof buf)
-		return fail(err, "--sweep: too long");
-	strcpy(buf, text);
-	for (char *w = strtok_r(buf, " \t", &save); w;
-	     w = strtok_r(NULL, " \t", &save)) {
-		char *eq = strchr(w, '='), *vsave = NULL;
-		int k = sw->nkeys;
-		if (!eq || eq == w || !eq[1])
-			return fail(err, "--sweep: expected key=value,value... , got '%s'",
-			            w);
-		*eq = '\0';
-		if (k == MAXSWEEP)
-			return fail(err, "--sweep: at most %d keys", MAXSWEEP);
-		for (int j = 0; j < k; ++j)
-			if (strcmp(sw->keys[j], w) == 0)
-				return fail(err, "--sweep: key '%s' is given twice", w);
-		if (strcmp(w, "name") == 0)
-			return fail(err, "--sweep: 'name' cannot be swept");
-		snprintf(sw->keys[k], sizeof sw->keys[k], "%s", w);
-		for (char *v = strtok_r(eq + 1, ",", &vsave); v;
-		     v = strtok_r(NULL, ",", &vsave)) {
-			struct mha_spec scratch;
-			char sub[MHAGEN_ERR];
-			if (sw->nvals[k] == MAXVALS)
-				return fail(err, "--sweep: at most %d values per key",
-				            MAXVALS);
-			for (char *p = v; *p; ++p)
-				if (*p == '+')
-					*p = ','; /* mask=causal+padding */
-			mha_spec_init(&scratch);
-			if (mha_spec_set(&scratch, w, v, sub)) {
-				if (strncmp(sub, "unknown setting", 15) == 0)
-					return fail(err, "--sweep: unknown spec key '%s' (keys "
-					            "are the spec flags without --: h, dk, "
-					            "seq, mask, ...)", w);
-				return fail(err, "--sweep: %s", sub);
-			}
-			snprintf(sw->vals[k][sw->nvals[k]++], 64, "%s", v);
-		}
-		if (!sw->nvals[k])
-			return fail(err, "--sweep: key '%s' has no values", w);
-		++sw->nkeys;
-	}
-	if (!sw->nkeys)
-		return fail(err, "--sweep: no keys");
-	return 0;
-}
-
-/* The spec of sweep point idx (mixed radix over the keys); 0 or -1. */
-static int sweep_spec(const struct opts *o, const struct sweep *sw, int idx,
-                      struct mha_spec *s, char *err)
-{
-	const char *argv[MAXARGV + 2 * MAXSWEEP];
-	char flags[MAXSWEEP][40];
-	struct mhagen_cli cli;
-	int argc = 0;
-
-	for (int i = 0; i < o->spec_argc; ++i)
-		argv[argc++] = o->spec_argv[i];
-	for (int k = 0; k < sw->nkeys; ++k) {
-		snprintf(flags[k], sizeof flags[k], "--%s", sw->keys[k]);
-		for (int i = 1; i < o->spec_argc; ++i)
-			if (strcmp(o->spec_argv[i], flags[k]) == 0)
-				return fail(err, "--sweep: %s is also given as a flag",
-				            sw->keys[k]);
-		argv[argc++] = flags[k];
-		argv[argc++] = sw->vals[k][idx % sw->nvals[k]];
-		idx /= sw->nvals[k];
-	}
-	argv[argc] = NULL;
-	if (mhagen_parse_args(&cli, argc, (char **)argv, err))
-		return -1;
-	*s = cli.spec;
-	return 0;
 }
 
 /* ---- the command */
 
-static int open_session(struct session *ss, const struct opts *o,
+/* Open what the specs of one command share: the template hash, the CPU,
+ * the database as read; 0, or -1 with err. */
+static int open_session(struct session *ss, const struct mha_tune_opts *o,
                         const char *template_dir, char *err)
 {
 	memset(ss, 0, sizeof *ss);
@@ -1097,6 +414,7 @@ static int open_session(struct session *ss, const struct opts *o,
 	return 0;
 }
 
+/* Close the runners (removing their directories) and the database. */
 static void close_session(struct session *ss)
 {
 	for (int i = 0; i < ss->nrunners; ++i)
@@ -1106,24 +424,26 @@ static void close_session(struct session *ss)
 	mha_tunedb_free(&ss->db);
 }
 
+/* The options, the specs (one, or a sweep's, each checked first), each
+ * tuned within its share of the budget, then the report. */
 int mhagen_tune_main(int argc, char **argv)
 {
-	struct opts o;
+	struct mha_tune_opts o;
 	struct session ss;
-	struct sweep sw;
+	struct mha_sweep sw;
 	struct mha_spec spec;
 	struct sigaction sa;
 	const char *template_dir = NULL;
 	char err[MHAGEN_ERR];
 	int npoints = 1, rc = 2, st = 0, tuning;
-	double start = now(), deadline;
+	double start = mha_now(), deadline;
 
 	memset(&ss, 0, sizeof ss);
 	ss.fd = -1;
-	if (parse_opts(&o, argc, argv, err))
+	if (mha_tune_opts_parse(&o, argc, argv, err))
 		goto fail;
 	if (o.help) {
-		fputs(usage, stdout);
+		fputs(mha_tune_usage, stdout);
 		return 0;
 	}
 	for (int i = 1; i + 1 < o.spec_argc; ++i)
@@ -1131,18 +451,18 @@ int mhagen_tune_main(int argc, char **argv)
 			template_dir = o.spec_argv[i + 1];
 	tuning = o.any_spec || o.sweep;
 	if (!tuning && !o.report && !o.plot) {
-		fail(err, "tune: give spec flags (--h N --dk N ...), --sweep, or "
-		     "--report/--plot");
+		mhagen_fail(err, "tune: give spec flags (--h N --dk N ...), --sweep, "
+		            "or --report/--plot");
 		goto fail;
 	}
 	if (o.sweep) {
-		if (parse_sweep(&sw, o.sweep, err))
+		if (mha_sweep_parse(&sw, o.sweep, err))
 			goto fail;
 		for (int k = 0; k < sw.nkeys; ++k)
 			npoints *= sw.nvals[k];
 		/* every point must make a valid spec before anything runs */
 		for (int p = 0; p < npoints; ++p)
-			if (sweep_spec(&o, &sw, p, &spec, err))
+			if (mha_sweep_spec(&o, &sw, p, &spec, err))
 				goto fail;
 	} else if (tuning) {
 		struct mhagen_cli cli;
@@ -1155,7 +475,7 @@ int mhagen_tune_main(int argc, char **argv)
 	if (tuning) {
 		ss.fd = open(o.db, O_WRONLY | O_APPEND | O_CREAT, 0666);
 		if (ss.fd < 0) {
-			fail(err, "cannot write '%s': %s", o.db, strerror(errno));
+			mhagen_fail(err, "cannot write '%s': %s", o.db, strerror(errno));
 			goto fail;
 		}
 		memset(&sa, 0, sizeof sa);
@@ -1166,13 +486,13 @@ int mhagen_tune_main(int argc, char **argv)
 		deadline = start + o.budget;
 		for (int p = 0; p < npoints && !ss.interrupted; ++p) {
 			double share;
-			if (o.sweep && sweep_spec(&o, &sw, p, &spec, err))
+			if (o.sweep && mha_sweep_spec(&o, &sw, p, &spec, err))
 				goto fail;
-			share = (deadline - now()) / (npoints - p);
+			share = (deadline - mha_now()) / (npoints - p);
 			if (o.sweep)
 				fprintf(stderr, "mhagen: sweep point %d of %d, %.0f s\n",
 				        p + 1, npoints, share > 0 ? share : 0);
-			st = tune_spec(&ss, &spec, now() + share, err);
+			st = tune_spec(&ss, &spec, mha_now() + share, err);
 			if (st < 0)
 				goto fail;
 			if (mha_tune_stop)
@@ -1180,7 +500,7 @@ int mhagen_tune_main(int argc, char **argv)
 		}
 		if (o.sweep)
 			fprintf(stderr, "mhagen: sweep of %d points took %.0f s (budget "
-			        "%.0f s)%s\n", npoints, now() - start, o.budget,
+			        "%.0f s)%s\n", npoints, mha_now() - start, o.budget,
 			        ss.interrupted ? ", interrupted" : "");
 		if (ss.interrupted) {
 			rc = 130;

@@ -1,3 +1,4 @@
+/* The tuning database: JSON Lines records, written, read back, queried. */
 #include "tunedb.h"
 
 #include <ctype.h>
@@ -8,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/mha_time.h"
+#include "fail.h"
 #include "spec.h"
 
 /* ---- writing */
@@ -323,9 +326,8 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 	if (!f) {
 		if (errno == ENOENT)
 			return 0;
-		snprintf(err, MHAGEN_ERR, "cannot read '%s': %s", path,
-		         strerror(errno));
-		return -1;
+		return mhagen_fail(err, "cannot read '%s': %s", path,
+		                   strerror(errno));
 	}
 	while ((got = getline(&line, &cap, f)) >= 0) {
 		if (got == 0 || line[0] == '\n')
@@ -334,7 +336,7 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 			size_t na = alloc ? alloc * 2 : 64;
 			struct mha_tune_rec *nr = realloc(db->recs, na * sizeof *nr);
 			if (!nr) {
-				snprintf(err, MHAGEN_ERR, "out of memory reading '%s'", path);
+				mhagen_fail(err, "out of memory reading '%s'", path);
 				free(line);
 				fclose(f);
 				mha_tunedb_free(db);
@@ -350,8 +352,8 @@ int mha_tunedb_load(struct mha_tunedb *db, const char *path, char *err)
 	}
 	free(line);
 	if (ferror(f)) {
-		snprintf(err, MHAGEN_ERR, "cannot read '%s': %s", path,
-		         strerror(errno));
+		mhagen_fail(err, "cannot read '%s': %s", path,
+		            strerror(errno));
 		fclose(f);
 		mha_tunedb_free(db);
 		return -1;
@@ -418,13 +420,6 @@ static int same_variant(const struct mha_tune_rec *a,
 	       mha_tune_env_equal(&a->env, &b->env);
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 double mha_tunedb_variant_time(const struct mha_tunedb *db,
                                const struct mha_tune_rec *r)
 {
@@ -440,10 +435,7 @@ double mha_tunedb_variant_time(const struct mha_tunedb *db,
 		if (n < sizeof t / sizeof t[0])
 			t[n++] = o->median;
 	}
-	if (n == 0)
-		return 0;
-	qsort(t, n, sizeof *t, cmp_double);
-	return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+	return mha_median(t, n); /* 0 when none */
 }
 
 const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,

@@ -1,3 +1,4 @@
+/* Tuning reports: a CSV table and a gnuplot chart from the database. */
 #include "tunereport.h"
 
 #include <errno.h>
@@ -8,7 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "spec.h"
+#include "fail.h"
 
 extern char **environ;
 
@@ -84,9 +85,8 @@ static int write_csv(const char *path, const struct row *rows, int n,
 	snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
 	f = fopen(tmp, "w");
 	if (!f) {
-		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path,
-		         strerror(errno));
-		return -1;
+		return mhagen_fail(err, "cannot write '%s': %s", path,
+		                   strerror(errno));
 	}
 	fputs("spec,target,cc,cflags,threads,default_ms,default_gflops,"
 	      "tuned_ms,tuned_gflops,speedup,tuned_knobs,records_ok,"
@@ -108,8 +108,8 @@ static int write_csv(const char *path, const struct row *rows, int n,
 		fprintf(f, ",%d,%d\n", r->ok, r->failed);
 	}
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
-		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path,
-		         strerror(errno));
+		mhagen_fail(err, "cannot write '%s': %s", path,
+		            strerror(errno));
 		remove(tmp);
 		return -1;
 	}
@@ -125,23 +125,19 @@ static int gnuplot(const char *script, char *err)
 
 	rc = posix_spawnp(&pid, "gnuplot", NULL, NULL, argv, environ);
 	if (rc != 0) {
-		snprintf(err, MHAGEN_ERR, "--plot needs gnuplot: %s", strerror(rc));
-		return -1;
+		return mhagen_fail(err, "--plot needs gnuplot: %s", strerror(rc));
 	}
 	while (waitpid(pid, &st, 0) < 0)
 		if (errno != EINTR) {
-			snprintf(err, MHAGEN_ERR, "gnuplot: %s", strerror(errno));
-			return -1;
+			return mhagen_fail(err, "gnuplot: %s", strerror(errno));
 		}
 	if (!WIFEXITED(st) || WEXITSTATUS(st) == 127) {
-		snprintf(err, MHAGEN_ERR, "--plot needs gnuplot (not found or "
-		         "failed)");
-		return -1;
+		return mhagen_fail(err, "--plot needs gnuplot (not found or "
+		                   "failed)");
 	}
 	if (WEXITSTATUS(st) != 0) {
-		snprintf(err, MHAGEN_ERR, "gnuplot failed with status %d",
-		         WEXITSTATUS(st));
-		return -1;
+		return mhagen_fail(err, "gnuplot failed with status %d",
+		                   WEXITSTATUS(st));
 	}
 	return 0;
 }
@@ -158,15 +154,14 @@ static int write_svg(const char *path, const struct row *rows, int n,
 	snprintf(dir, sizeof dir, "%s/mhagen-plot.XXXXXX",
 	         tmpdir && *tmpdir ? tmpdir : "/tmp");
 	if (!mkdtemp(dir)) {
-		snprintf(err, MHAGEN_ERR, "cannot make a temporary directory: %s",
-		         strerror(errno));
-		return -1;
+		return mhagen_fail(err, "cannot make a temporary directory: %s",
+		                   strerror(errno));
 	}
 	snprintf(data, sizeof data, "%s/data", dir);
 	snprintf(script, sizeof script, "%s/plot.gp", dir);
 	snprintf(out, sizeof out, "%s.tmp.%ld", path, (long)getpid());
 	if (strchr(path, '\'') || strchr(dir, '\'')) {
-		snprintf(err, MHAGEN_ERR, "--plot: a path with a quote");
+		mhagen_fail(err, "--plot: a path with a quote");
 		goto done;
 	}
 	f = fopen(data, "w");
@@ -224,7 +219,7 @@ static int write_svg(const char *path, const struct row *rows, int n,
 	rc = 0;
 	goto done;
 io:
-	snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path, strerror(errno));
+	mhagen_fail(err, "cannot write '%s': %s", path, strerror(errno));
 done:
 	remove(out);
 	remove(data);
@@ -241,8 +236,7 @@ int mha_tune_report(const struct mha_tunedb *db, const char *cpu,
 	int n = 0, complete = 0, rc = -1;
 
 	if (!rows) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
-		return -1;
+		return mhagen_fail(err, "out of memory");
 	}
 	for (size_t i = 0; i < db->n; ++i) {
 		const struct mha_tune_rec *r = &db->recs[i];
@@ -279,8 +273,8 @@ int mha_tune_report(const struct mha_tunedb *db, const char *cpu,
 		if (rows[g].def)
 			rows[complete++] = rows[g];
 	if (complete == 0) {
-		snprintf(err, MHAGEN_ERR, "no tuned spec with a measured default on "
-		         "this CPU and templates in the database");
+		mhagen_fail(err, "no tuned spec with a measured default on "
+		            "this CPU and templates in the database");
 		goto done;
 	}
 	if (csv && write_csv(csv, rows, complete, err))

@@ -1,3 +1,4 @@
+/* Measuring variants: a scratch directory, the compiler, a child per run. */
 #include "tunerun.h"
 
 #include <errno.h>
@@ -10,7 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../runtime/mha_ref.h"
+#include "../runtime/mha_abi.h"
+#include "../runtime/mha_time.h"
+#include "fail.h"
 
 volatile sig_atomic_t mha_tune_stop;
 
@@ -26,14 +29,6 @@ static const char *const rt_units[] = {"tune_harness", "mha_ref", "mha_buf",
 /* Files the runner creates, relative to its directory, for cleanup. */
 static const char *const scratch[] = {"kernel.c", "variant", "out.txt",
 	"err.txt", "tune_harness.o", "mha_ref.o", "mha_buf.o", "mha_time.o"};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Split words of s (blank separated) into argv from *n on; -1 if full. */
 static int split(char *s, char **argv, int *n)
@@ -54,7 +49,7 @@ static int split(char *s, char **argv, int *n)
 static int run(const struct mha_runner *r, char **argv, double limit, int *sig)
 {
 	char out[600], err[600];
-	double t0 = now();
+	double t0 = mha_now();
 	pid_t pid;
 	int st;
 
@@ -93,7 +88,7 @@ static int run(const struct mha_runner *r, char **argv, double limit, int *sig)
 			break;
 		if (w < 0 && errno != EINTR)
 			return 258;
-		if (mha_tune_stop || now() - t0 > limit) {
+		if (mha_tune_stop || mha_now() - t0 > limit) {
 			kill(-pid, SIGKILL);
 			kill(pid, SIGKILL);
 			while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -196,8 +191,8 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 	snprintf(r->dir, sizeof r->dir, "%s/mhagen-tune.XXXXXX",
 	         tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->dir)) {
-		snprintf(err, MHAGEN_ERR, "cannot make a temporary directory "
-		         "'%.300s': %s", r->dir, strerror(errno));
+		mhagen_fail(err, "cannot make a temporary directory "
+		            "'%.300s': %s", r->dir, strerror(errno));
 		r->dir[0] = '\0';
 		return -1;
 	}
@@ -208,38 +203,33 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 	for (size_t i = 0; i < mhagen_nharness; ++i)
 		if (put(r, mhagen_harness[i].path, mhagen_harness[i].text,
 		        mhagen_harness[i].len)) {
-			snprintf(err, MHAGEN_ERR, "cannot write to '%.300s': %s", r->dir,
-			         strerror(errno));
-			return -1;
+			return mhagen_fail(err, "cannot write to '%.300s': %s", r->dir,
+			                   strerror(errno));
 		}
 
 	/* the compiler: its first --version line names it in records */
 	strcpy(ccbuf, r->cc);
 	n = 0;
 	if (split(ccbuf, argv, &n) || n == 0) {
-		snprintf(err, MHAGEN_ERR, "--cc: '%s' is not a command", cc);
-		return -1;
+		return mhagen_fail(err, "--cc: '%s' is not a command", cc);
 	}
 	argv[n++] = "--version";
 	argv[n] = NULL;
 	rc = run(r, argv, COMPILE_LIMIT, &sig);
 	if (rc < 0) {
-		snprintf(err, MHAGEN_ERR, "interrupted");
-		return -1;
+		return mhagen_fail(err, "interrupted");
 	}
 	first_line(r, "out.txt", r->cc_version, sizeof r->cc_version);
 	if (rc != 0 || !r->cc_version[0]) {
-		snprintf(err, MHAGEN_ERR, "compiler '%s' not found or not working "
-		         "(set --cc or $CC)", cc);
-		return -1;
+		return mhagen_fail(err, "compiler '%s' not found or not working "
+		                   "(set --cc or $CC)", cc);
 	}
 
 	/* harness and runtime objects, once */
 	for (size_t u = 0; u < NUNITS; ++u) {
 		char src[128], obj[64];
 		if (cc_argv(r, argv, &n, ccbuf, flagbuf) || n + 6 >= MAXARGS) {
-			snprintf(err, MHAGEN_ERR, "--cflags: too many flags");
-			return -1;
+			return mhagen_fail(err, "--cflags: too many flags");
 		}
 		snprintf(src, sizeof src, u == 0 ? "runtime/harness/%s.c"
 		                                 : "runtime/%s.c", rt_units[u]);
@@ -254,13 +244,12 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 		if (rc != 0) {
 			char msg[256];
 			if (rc < 0) {
-				snprintf(err, MHAGEN_ERR, "interrupted");
-				return -1;
+				return mhagen_fail(err, "interrupted");
 			}
 			compile_error(r, msg, sizeof msg);
-			snprintf(err, MHAGEN_ERR, "cannot build the measuring harness "
-			         "with '%.100s %.100s': %.200s", r->cc, r->cflags, msg);
-			return -1;
+			return mhagen_fail(err, "cannot build the measuring harness "
+			                   "with '%.100s %.100s': %.200s", r->cc,
+			                   r->cflags, msg);
 		}
 	}
 	r->ready = 1;
