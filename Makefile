@@ -154,7 +154,7 @@ gflags = $(MHA_CFLAGS_$(call gen_target,$(1)))
 GEN_HOST = $(foreach t,$(HOST_TARGETS),$(wildcard generated/*__$t.c))
 GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
-TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
+TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
              test_tune test_search)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
@@ -224,7 +224,12 @@ $(BUILD)/tests/test_kernels.o: $(TK)/kernels.inc $(TK)/count.h
 $(BUILD)/tests/test_exp.o: $(EXP)/exp.inc $(EXP)/expfast.inc $(TK)/count.h
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
-$(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/files.o $(GEN_OBJS)
+$(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/cases.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+# runs build/mhagen
+$(BUILD)/tests/test_cli: $(BUILD)/tests/test_cli.o $(BUILD)/tests/cases.o \
+		$(BUILD)/tests/files.o $(GEN_OBJS) | $(MHAGEN)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(BUILD)/tests/files.o $(GEN_OBJS)

@@ -1,7 +1,15 @@
+/* File helpers shared by the tests: whole files, trees, temporary
+ * directories. */
 #include "files.h"
 
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 char *files_read(const char *path, size_t *n)
 {
@@ -24,4 +32,98 @@ char *files_read(const char *path, size_t *n)
 	}
 	fclose(f);
 	return buf;
+}
+
+char *files_slurp(const char *path, size_t *n)
+{
+	char *buf = files_read(path, n);
+
+	cr_assert_not_null(buf, "cannot read %s", path);
+	return buf;
+}
+
+void files_write(const char *path, const char *mode, const void *p,
+                 size_t len)
+{
+	FILE *f = fopen(path, mode);
+
+	cr_assert_not_null(f, "cannot write %s", path);
+	cr_assert_eq(fwrite(p, 1, len, f), len);
+	cr_assert_eq(fclose(f), 0);
+}
+
+void files_patch(const char *path, const char *from, const char *to)
+{
+	size_t n, nf = strlen(from), nt = strlen(to);
+	char *text = files_slurp(path, &n), *at = strstr(text, from), *out;
+
+	cr_assert_not_null(at, "%s has no '%s'", path, from);
+	out = malloc(n - nf + nt + 1);
+	cr_assert_not_null(out);
+	memcpy(out, text, (size_t)(at - text));
+	memcpy(out + (at - text), to, nt);
+	memcpy(out + (at - text) + nt, at + nf, n - (size_t)(at - text) - nf + 1);
+	files_write(path, "wb", out, n - nf + nt);
+	free(out);
+	free(text);
+}
+
+void files_tmpdir(char *buf, size_t n, const char *name)
+{
+	snprintf(buf, n, "/tmp/mhagen-%s-XXXXXX", name);
+	cr_assert_not_null(mkdtemp(buf), "cannot make %s", buf);
+}
+
+void files_copy_tree(const char *src, const char *dst)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d = opendir(src);
+
+	cr_assert_not_null(d, "cannot list %s", src);
+	while ((e = readdir(d))) {
+		char in[512], out[512];
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(in, sizeof in, "%s/%s", src, e->d_name);
+		snprintf(out, sizeof out, "%s/%s", dst, e->d_name);
+		cr_assert_eq(stat(in, &st), 0, "cannot stat %s", in);
+		if (S_ISDIR(st.st_mode)) {
+			cr_assert_eq(mkdir(out, 0700), 0, "cannot make %s", out);
+			files_copy_tree(in, out);
+		} else {
+			size_t len;
+			char *text = files_slurp(in, &len);
+			files_write(out, "wb", text, len);
+			free(text);
+		}
+	}
+	closedir(d);
+}
+
+void files_remove_tree(const char *path)
+{
+	struct stat st;
+	struct dirent *e;
+	DIR *d;
+
+	if (lstat(path, &st) != 0) {
+		cr_assert_eq(errno, ENOENT, "cannot stat %s", path);
+		return;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		cr_assert_eq(unlink(path), 0, "cannot remove %s", path);
+		return;
+	}
+	d = opendir(path);
+	cr_assert_not_null(d, "cannot list %s", path);
+	while ((e = readdir(d))) {
+		char sub[512];
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+		files_remove_tree(sub);
+	}
+	closedir(d);
+	cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
 }

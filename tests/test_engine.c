@@ -76,25 +76,6 @@ static char *render_ok(const char *dir, const char *what, const char *target)
 }
 
 
-/* Read a whole file; NUL-terminated; the test fails when it cannot. */
-static char *slurp(const char *path)
-{
-	char *buf = files_read(path, NULL);
-
-	cr_assert_not_null(buf, "cannot read %s", path);
-	return buf;
-}
-
-/* Write len bytes to path, appending when mode says "ab". */
-static void spit(const char *path, const char *mode, const void *p, size_t len)
-{
-	FILE *f = fopen(path, mode);
-
-	cr_assert_not_null(f, "cannot write %s", path);
-	cr_assert_eq(fwrite(p, 1, len, f), len);
-	cr_assert_eq(fclose(f), 0);
-}
-
 enum visit { DIR_IN, FILE_AT, DIR_OUT };
 typedef void visit_fn(const char *path, enum visit v, void *ctx);
 
@@ -124,34 +105,6 @@ static void walk(const char *path, visit_fn *fn, void *ctx)
 	fn(path, DIR_OUT, ctx);
 }
 
-/* Copy: ctx holds the source root and the destination root. */
-static void copy_one(const char *path, enum visit v, void *ctx)
-{
-	const char *const *roots = ctx;
-	char dst[512];
-	char *text;
-
-	snprintf(dst, sizeof dst, "%s%s", roots[1], path + strlen(roots[0]));
-	if (v == DIR_IN) {
-		cr_assert(mkdir(dst, 0700) == 0 || strcmp(path, roots[0]) == 0,
-		          "cannot make %s", dst);
-	} else if (v == FILE_AT) {
-		text = slurp(path);
-		spit(dst, "wb", text, strlen(text));
-		free(text);
-	}
-}
-
-/* Remove files on the way in, directories on the way out. */
-static void remove_one(const char *path, enum visit v, void *ctx)
-{
-	(void)ctx;
-	if (v == FILE_AT)
-		cr_assert_eq(unlink(path), 0, "cannot remove %s", path);
-	else if (v == DIR_OUT)
-		cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
-}
-
 /* The temporary directory of the running test, if it made one. */
 static char made[64];
 
@@ -159,12 +112,9 @@ static char made[64];
  * nothing when src is NULL).  Short, so Lua's chunk names stay whole. */
 static const char *tmp_copy(const char *src)
 {
-	const char *roots[2] = {src, made};
-
-	snprintf(made, sizeof made, "/tmp/mhagen-tpl-XXXXXX");
-	cr_assert_not_null(mkdtemp(made));
+	files_tmpdir(made, sizeof made, "tpl");
 	if (src)
-		walk(src, copy_one, roots);
+		files_copy_tree(src, made);
 	return made;
 }
 
@@ -172,7 +122,7 @@ static const char *tmp_copy(const char *src)
 static void cleanup(void)
 {
 	if (made[0])
-		walk(made, remove_one, NULL);
+		files_remove_tree(made);
 	made[0] = '\0';
 }
 
@@ -180,7 +130,7 @@ Test(engine, text_passes_through)
 {
 	char *out = render_ok(ENGINE, "pass.c.in", "scalar");
 
-	cr_assert_str_eq(out, slurp(ENGINE "/pass.c.in"));
+	cr_assert_str_eq(out, files_slurp(ENGINE "/pass.c.in", NULL));
 }
 
 Test(engine, lua_lines)
@@ -258,11 +208,11 @@ Test(engine, missing_op_names_template_line, .fini = cleanup)
 	int skip;
 
 	snprintf(path, sizeof path, "%s/kernel.c.in", dir);
-	text = slurp(path);
+	text = files_slurp(path, NULL);
 	skip = text[0] && text[strlen(text) - 1] == '\n'; /* complete last line */
-	spit(path, "ab", line + skip, strlen(line + skip));
+	files_write(path, "ab", line + skip, strlen(line + skip));
 	free(text);
-	text = slurp(path);
+	text = files_slurp(path, NULL);
 	for (size_t i = 0; i < COUNT(targets); ++i) {
 		snprintf(want, sizeof want, "%s:%d: target '%s' has no op 'no_such_op'",
 		         path, lines(text), targets[i]);
@@ -322,7 +272,7 @@ Test(sandbox, refuses_bytecode, .fini = cleanup)
 	lua_close(L);
 	dir = tmp_copy(SANDBOX);
 	snprintf(path, sizeof path, "%s/chunk.luac", dir);
-	spit(path, "wb", d.buf, d.n);
+	files_write(path, "wb", d.buf, d.n);
 	out = render(dir, "bytecode", "scalar", err);
 	cr_assert_not_null(out, "%s", err);
 	cr_assert(strncmp(out, "refused: ", 9) == 0 && strstr(out, "binary chunk"),
@@ -368,7 +318,7 @@ Test(templates, clean_errors, .fini = cleanup)
 	                 "'tests/fixtures/no-such-dir/main.lua'"), "%s", err);
 	dir = tmp_copy(NULL);
 	snprintf(path, sizeof path, "%s/main.lua", dir);
-	spit(path, "wb", "return 42\n", 10);
+	files_write(path, "wb", "return 42\n", 10);
 	cr_assert_null(render(dir, "kernel", "avx2", err));
 	cr_assert(strstr(err, "main.lua: must return a function"), "%s", err);
 }
@@ -393,7 +343,7 @@ static void scan_one(const char *path, enum visit v, void *ctx)
 
 	if (v != FILE_AT)
 		return;
-	text = slurp(path);
+	text = files_slurp(path, NULL);
 	for (line = text; *line; line = end + (c == '\n')) {
 		end = line + strcspn(line, "\n");
 		c = *end;
@@ -480,4 +430,124 @@ Test(sandbox, cpu_limit, .exit_code = 2, .timeout = 30)
 	cr_assert_eq(mha_spec_finish(&s, err), 0, "%s", err);
 	mhagen_generate(&s, "kernel", LIMITS, &out, &len, err);
 	cr_assert_fail("generation returned: %s", err);
+}
+
+/* Every table of templates/targets/ is a target: it passes the check
+ * against templates/ops.lua and says where its kernels build, the same from
+ * the directory as from the embedded copy. */
+Test(targets, every_table_described)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX], u[MHAGEN_TARGETS_MAX];
+	char err[MHAGEN_ERR];
+	size_t n, nd, files = 0;
+	struct dirent *e;
+	DIR *d = opendir("templates/targets");
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		files += strlen(e->d_name) > 4 &&
+		         strcmp(e->d_name + strlen(e->d_name) - 4, ".lua") == 0;
+	closedir(d);
+	cr_assert_eq(mhagen_targets(NULL, t, MHAGEN_TARGETS_MAX, &n, err), 0,
+	             "%s", err);
+	cr_assert_eq(mhagen_targets("templates", u, MHAGEN_TARGETS_MAX, &nd, err),
+	             0, "%s", err);
+	cr_assert_eq(n, files, "%zu targets, %zu tables", n, files);
+	cr_assert_eq(nd, n);
+	cr_assert_eq(memcmp(t, u, n * sizeof *t), 0, "templates/ and the "
+	             "embedded copy differ: rebuild");
+	for (size_t i = 0; i < n; ++i) {
+		cr_assert_gt(t[i].width, 0, "%s", t[i].name);
+		cr_assert_eq(!t[i].arch[0], !t[i].guard[0],
+		             "%s: an architecture and its guard go together",
+		             t[i].name);
+		cr_assert(i == 0 || strcmp(t[i - 1].name, t[i].name) < 0,
+		          "sorted by name");
+	}
+}
+
+/* A copy of a table under another name is a target with no C change: it
+ * is listed with the same facts, generates the same kernel but for its
+ * name, and that kernel compiles with its flags. */
+Test(targets, copy_is_a_target, .fini = cleanup)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	const struct mhagen_target *twin, *orig;
+	const char *dir = tmp_copy("templates");
+	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	char src[128], dst[128], cmd[1024], err[MHAGEN_ERR];
+	char *text, *want, *got;
+	size_t n, len;
+
+	snprintf(src, sizeof src, "%s/targets/avx2.lua", dir);
+	snprintf(dst, sizeof dst, "%s/targets/twin.lua", dir);
+	text = files_slurp(src, &len);
+	files_write(dst, "wb", text, len);
+	free(text);
+	files_patch(dst, "name = \"avx2\"", "name = \"twin\"");
+	cr_assert_eq(mhagen_targets(dir, t, MHAGEN_TARGETS_MAX, &n, err), 0,
+	             "%s", err);
+	twin = mhagen_target_find(t, n, "twin");
+	orig = mhagen_target_find(t, n, "avx2");
+	cr_assert(twin && orig);
+	cr_assert_eq(twin->width, orig->width);
+	cr_assert_str_eq(twin->cpu, orig->cpu);
+	cr_assert_str_eq(twin->cflags, orig->cflags);
+	for (int v = 0; v < 2; ++v) {
+		struct mha_spec a = spec_for("avx2", v), b = spec_for("twin", v);
+		cr_assert_eq(mhagen_generate(&a, "kernel", dir, &want, &len, err), 0,
+		             "%s", err);
+		cr_assert_eq(mhagen_generate(&b, "kernel", dir, &got, &len, err), 0,
+		             "%s", err);
+		/* the same text once its name and --target say avx2 */
+		for (char *p; (p = strstr(got, "twin"));)
+			memcpy(p, "avx2", 4);
+		cr_assert_str_eq(got, want, "twin and avx2 kernels differ");
+		free(want);
+		mhagen_generate(&b, "kernel", dir, &got, &len, err);
+		snprintf(src, sizeof src, "%s/k%d.c", dir, v);
+		files_write(src, "wb", got, len);
+		free(got);
+		snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -Wall -Wextra -Werror %s "
+		         "-c %s -o %s/k%d.o", cc, twin->cflags, src, dir, v);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+	}
+}
+
+/* A table is checked against templates/ops.lua when loaded: a missing
+ * required op, an op the list does not know and a field of the wrong type
+ * are refused, naming the table and what is wrong. */
+Test(targets, checked_against_ops, .fini = cleanup)
+{
+	static const struct {
+		const char *from, *to, *msg;
+	} cases[] = {
+		{"function T.fma(", "function T.fused(",
+		 "lacks op 'fma' (templates/ops.lua: fma(a, b, c), a * b + c"},
+		{"function T.max(a, b)", "function T.bogus() end\nfunction T.max(a, b)",
+		 "'bogus' is neither a field nor an op of templates/ops.lua"},
+		{"width = 8,", "width = \"8\",", "field 'width' must be a number"},
+		{"cpu = {\"avx2\", \"fma\"},", "",
+		 "field 'cpu' must be a table (the CPU features it needs"},
+	};
+	const char *dir = tmp_copy("templates");
+	char path[128], orig[128], err[MHAGEN_ERR], want[512];
+	size_t len;
+	char *text;
+
+	snprintf(path, sizeof path, "%s/targets/avx2.lua", dir);
+	snprintf(orig, sizeof orig, "%s/avx2.lua", dir);
+	text = files_slurp(path, &len);
+	files_write(orig, "wb", text, len);
+	for (size_t i = 0; i < COUNT(cases); ++i) {
+		files_write(path, "wb", text, len);
+		files_patch(path, cases[i].from, cases[i].to);
+		cr_assert_null(render(dir, "kernel", "avx2", err), "%s", cases[i].to);
+		snprintf(want, sizeof want, "%s: %s", path, cases[i].msg);
+		cr_assert(strncmp(err, want, strlen(want)) == 0, "%s\nwanted %s",
+		          err, want);
+		cr_assert_not_null(render(dir, "kernel", "scalar", err),
+		                   "other targets are not affected: %s", err);
+	}
+	free(text);
 }

@@ -96,79 +96,31 @@ static void release(struct run *r)
 	free(r->err);
 }
 
-static void write_file(const char *p, const char *text, size_t n)
-{
-	FILE *f = fopen(p, "wb");
-
-	cr_assert_not_null(f, "cannot write %s", p);
-	cr_assert_eq(fwrite(text, 1, n, f), n);
-	cr_assert_eq(fclose(f), 0);
-}
-
 /* Copy templates/ into dir/templates, replacing in main.lua the text
  * `from` by `to` (when from is not NULL). */
 static void copy_templates(const char *from, const char *to)
 {
-	static const char *const sub[] = {"", "/targets"};
 	char p[256];
 
 	path(p, sizeof p, "templates");
-	mkdir(p, 0700);
-	path(p, sizeof p, "templates/targets");
-	mkdir(p, 0700);
-	for (size_t s = 0; s < COUNT(sub); ++s) {
-		char src[128];
-		DIR *d;
-		struct dirent *e;
-		snprintf(src, sizeof src, "templates%s", sub[s]);
-		d = opendir(src);
-		cr_assert_not_null(d, "cannot list %s", src);
-		while ((e = readdir(d))) {
-			char in[512], out[512], *text;
-			size_t n;
-			if (!strstr(e->d_name, ".lua") && !strstr(e->d_name, ".in"))
-				continue;
-			snprintf(in, sizeof in, "%s/%s", src, e->d_name);
-			snprintf(out, sizeof out, "%s/templates%s/%s", dir, sub[s],
-			         e->d_name);
-			text = files_read(in, &n);
-			cr_assert_not_null(text);
-			if (from && strcmp(in, "templates/main.lua") == 0) {
-				char *at = strstr(text, from), *patched;
-				size_t nf = strlen(from), nt = strlen(to);
-				cr_assert_not_null(at, "main.lua has no '%s'", from);
-				patched = malloc(n - nf + nt + 1);
-				memcpy(patched, text, (size_t)(at - text));
-				memcpy(patched + (at - text), to, nt);
-				memcpy(patched + (at - text) + nt, at + nf,
-				       n - (size_t)(at - text) - nf + 1);
-				free(text);
-				text = patched;
-				n = n - nf + nt;
-			}
-			write_file(out, text, n);
-			free(text);
-		}
-		closedir(d);
+	cr_assert_eq(mkdir(p, 0700), 0, "cannot make %s", p);
+	files_copy_tree("templates", p);
+	if (from) {
+		path(p, sizeof p, "templates/main.lua");
+		files_patch(p, from, to);
 	}
 }
 
 static void setup(void)
 {
-	snprintf(dir, sizeof dir, "/tmp/mhagen-test-tune.XXXXXX");
-	cr_assert_not_null(mkdtemp(dir));
+	files_tmpdir(dir, sizeof dir, "tune");
 }
 
 /* Remove dir and what the tests put there (two levels). */
 static void teardown(void)
 {
-	char cmd[128];
-
-	if (!dir[0])
-		return;
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
+	if (dir[0])
+		files_remove_tree(dir);
 }
 
 TestSuite(tune, .init = setup, .fini = teardown, .timeout = 240);

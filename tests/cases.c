@@ -1,0 +1,169 @@
+/* The command lines the spec and cli tests share. */
+#include "cases.h"
+
+#include <string.h>
+
+static int indices[160];
+
+/* The parameters 0..n-1. */
+struct criterion_test_params cases_index_params(size_t n)
+{
+	cr_assert(n <= COUNT(indices));
+	for (size_t i = 0; i < n; ++i)
+		indices[i] = (int)i;
+	return cr_make_param_array(int, indices, n);
+}
+
+
+int cases_parse(struct mhagen_cli *cli, const struct args *a, char *err)
+{
+	char *argv[MAXARG + 2] = {"mhagen"};
+	int argc = 1;
+
+	for (int i = 0; a->v[i]; ++i)
+		argv[argc++] = (char *)a->v[i];
+	err[0] = '\0';
+	return mhagen_parse_args(cli, argc, argv, err);
+}
+
+void cases_parse_ok(struct mhagen_cli *cli, const struct args *a)
+{
+	char err[MHAGEN_ERR];
+
+	cr_assert_eq(cases_parse(cli, a, err), 0, "%s rejected: %s", a->v[0], err);
+}
+
+
+const struct bad bad_cases[] = {
+	/* not numbers */
+	{{{"--h", "abc", "--dk", "64"}}, "--h: 'abc' is not a whole number"},
+	{{{"--h", "8", "--dk", "12x"}}, "--dk: '12x'"},
+	{{{"--h", "+8", "--dk", "64"}}, "--h: '+8'"},
+	{{{"--h", "8 ", "--dk", "64"}}, "--h: '8 '"},
+	{{{"--h", "", "--dk", "64"}}, "--h: '' is not a whole number"},
+	{{{"--h", "0x10", "--dk", "64"}}, "--h: '0x10'"},
+	{{{"--h", "8.0", "--dk", "64"}}, "--h: '8.0'"},
+	{{{HD, "--seq", "1e3"}}, "--seq: '1e3'"},
+	/* zero, negative */
+	{{{"--h", "0", "--dk", "64"}}, "--h: 0 is out of range"},
+	{{{"--h", "8", "--dk", "-64"}}, "--dk: -64 is out of range"},
+	{{{HD, "--window", "0"}}, "--window: 0 is out of range"},
+	{{{HD, "--seq-kv", "0"}}, "--seq-kv: 0 is out of range"},
+	{{{HD, "--seq", "-1"}}, "--seq: -1 is out of range"},
+	{{{HD, "--kv-heads", "0"}}, "--kv-heads: 0 is out of range"},
+	{{{HD, "--unroll-max", "-1"}}, "--unroll-max: -1 is out of range"},
+	{{{HD, "--block-q", "0"}}, "--block-q: 0 is out of range"},
+	/* overflowing */
+	{{{"--h", BIG, "--dk", "64"}}, "--h: " BIG " is out of range"},
+	{{{"--h", "8", "--dk", "-" BIG}}, "--dk: -" BIG " is out of range"},
+	{{{HD, "--seq", BIG}}, "--seq: " BIG " is out of range"},
+	{{{HD, "--seq-kv", "18446744073709551617"}},
+	 "--seq-kv: 18446744073709551617 is out of range"},
+	{{{HD, "--block-kv", "9223372036854775808"}},
+	 "--block-kv: 9223372036854775808 is out of range"},
+	{{{HD, "--window", "4294967296"}}, "--window: 4294967296 is out of range"},
+	/* past the documented limits */
+	{{{"--h", "1025", "--dk", "64"}}, "--h: 1025 is out of range (1 to 1024)"},
+	{{{"--h", "8", "--dk", "4097"}}, "--dk: 4097 is out of range (1 to 4096)"},
+	{{{HD, "--dv", "4097"}}, "--dv: 4097 is out of range"},
+	{{{HD, "--kv-heads", "1025"}}, "--kv-heads: 1025 is out of range"},
+	{{{HD, "--seq", "16777217"}}, "--seq: 16777217 is out of range"},
+	{{{HD, "--seq-kv", "16777217"}}, "--seq-kv: 16777217 is out of range"},
+	{{{HD, "--block-q", "1025"}}, "--block-q: 1025 is out of range"},
+	{{{HD, "--block-kv", "4"}}, "--block-kv: 4 is out of range"},
+	{{{HD, "--mq", "65"}}, "--mq: 65 is out of range"},
+	{{{HD, "--nk", "17"}}, "--nk: 17 is out of range"},
+	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
+	{{{HD, "--unroll-max", "4097"}}, "--unroll-max: 4097 is out of range"},
+	{{{HD, "--name", "a23456789012345678901234567890123456789012345678901234567890"
+	   "12345678901234567890123456789012345678901234567890123456789012345678"}},
+	 "--name: 'a2345"},
+	/* unknown words and flags */
+	{{{HD, "--frobnicate", "1"}}, "unknown flag '--frobnicate'"},
+	{{{HD, "--h=8"}}, "unknown flag '--h=8'"},
+	{{{HD, "-x", "1"}}, "unexpected argument '-x'"},
+	{{{HD, "kernel.c"}}, "unexpected argument 'kernel.c'"},
+	{{{HD, "--target", ""}}, "--target: unknown target ''"},
+	{{{HD, "--target", "AVX2"}}, "--target: unknown target 'AVX2'"},
+	{{{HD, "--mask", "diagonal"}}, "--mask: unknown mask 'diagonal'"},
+	{{{HD, "--mask", "causal,"}}, "--mask: unknown mask '' in 'causal,'"},
+	{{{HD, "--mask", "none,causal"}}, "--mask: unknown mask 'none'"},
+	{{{HD, "--mask", ""}}, "--mask: unknown mask '' in ''"},
+	{{{HD, "--layout", "hbsd"}}, "--layout: unknown value 'hbsd'"},
+	{{{HD, "--causal-align", "middle"}},
+	 "--causal-align: unknown value 'middle'"},
+	{{{HD, "--emit", "assembly"}}, "--emit: unknown value 'assembly'"},
+	{{{HD, "--algo", "sideways"}}, "--algo: unknown value 'sideways'"},
+	{{{HD, "--exp", "quick"}}, "--exp: unknown value 'quick'"},
+	{{{HD, "--threads", "pthreads"}}, "--threads: unknown value 'pthreads'"},
+	{{{HD, "--nv", "17"}}, "--nv: 17 is out of range"},
+	{{{HD, "--weights", "--weights"}}, "--weights is given twice"},
+	{{{HD, "--weights", "yes"}}, "unexpected argument 'yes'"},
+	{{{HD, "--name", "9lives"}}, "--name: '9lives' is not a C identifier"},
+	{{{HD, "--name", "my-kernel"}}, "--name: 'my-kernel'"},
+	/* repeated and conflicting */
+	{{{HD, "--h", "16"}}, "--h is given twice ('8', then '16')"},
+	{{{HD, "--dk", "64"}}, "--dk is given twice ('64', then '64')"},
+	{{{HD, "--mask", "causal", "--mask", "padding"}},
+	 "--mask is given twice ('causal', then 'padding')"},
+	{{{HD, "-o", "a.c", "-o", "b.c"}}, "-o is given twice ('a.c', then 'b.c')"},
+	{{{HD, "--spec", "a.spec", "--spec", "b.spec"}},
+	 "--spec is given twice ('a.spec', then 'b.spec')"},
+	{{{HD, "--mask", "causal,padding,causal"}},
+	 "--mask: 'causal,padding,causal' names causal twice"},
+	{{{HD, "-o", ""}}, "-o needs a non-empty value"},
+	{{{HD, "--kv-heads", "3"}}, "--kv-heads: 3 does not divide --h 8"},
+	{{{"--h", "12", "--dk", "64", "--kv-heads", "8"}},
+	 "--kv-heads: 8 does not divide --h 12"},
+	{{{HD, "--causal-align", "top-left"}},
+	 "--causal-align: needs a causal --mask"},
+	{{{HD, "--mask", "padding", "--causal-align", "top-left"}},
+	 "--causal-align: needs a causal --mask"},
+	{{{HD, "--block-kv", "12"}}, "--block-kv: 12 is not a multiple of 8"},
+	/* missing */
+	{{{"--dk", "64"}}, "--h is required"},
+	{{{"--h", "8"}}, "--dk is required"},
+	{{{"--h", "8", "--dk"}}, "--dk needs a value"},
+	{{{HD, "--spec"}}, "--spec needs a value"},
+	/* scale */
+	{{{HD, "--scale", "nan"}}, "--scale: nan must be a positive finite number"},
+	{{{HD, "--scale", "-nan"}}, "--scale: -nan"},
+	{{{HD, "--scale", "-1"}}, "--scale: -1 must be a positive"},
+	{{{HD, "--scale", "-0.125"}}, "--scale: -0.125"},
+	{{{HD, "--scale", "0"}}, "--scale: 0 must be a positive"},
+	{{{HD, "--scale", "inf"}}, "--scale: inf"},
+	{{{HD, "--scale", "-inf"}}, "--scale: -inf"},
+	{{{HD, "--scale", "1e400"}}, "--scale: 1e400"},
+	{{{HD, "--scale", "1e-400"}}, "--scale: 1e-400"},
+	{{{HD, "--scale", "0.5x"}}, "--scale: '0.5x' is not a number"},
+	{{{HD, "--scale", ""}}, "--scale: '' is not a number"},
+	/* spec files */
+	{{{"--spec", FIX "missing.spec"}},
+	 "--spec: cannot open '" FIX "missing.spec'"},
+	{{{"--spec", FIX}}, "--spec: cannot read '" FIX "'"},
+	{{{"--spec", "/dev/zero"}}, "--spec: '/dev/zero' is too large"},
+	{{{"--spec", FIX "binary.spec"}},
+	 "--spec: '" FIX "binary.spec' is not a text file"},
+	{{{"--spec", FIX "unknown_key.spec"}},
+	 FIX "unknown_key.spec:3: unknown setting 'heads'"},
+	{{{"--spec", FIX "no_equals.spec"}},
+	 FIX "no_equals.spec:2: expected 'key = value', got 'dk 64'"},
+	{{{"--spec", FIX "repeated.spec"}},
+	 FIX "repeated.spec:3: --h is given twice (again as '16')"},
+	{{{"--spec", FIX "overflow.spec"}},
+	 FIX "overflow.spec:2: --dk: " BIG " is out of range"},
+	{{{"--spec", FIX "nan_scale.spec"}},
+	 FIX "nan_scale.spec:3: --scale: nan must be a positive finite number"},
+	{{{"--spec", FIX "long_line.spec"}},
+	 FIX "long_line.spec:2: line too long"},
+	{{{"--spec", FIX "kv_heads.spec"}}, "--kv-heads: 5 does not divide --h 12"},
+	{{{"--spec", FIX "good.spec", "--kv-heads", "3"}},
+	 "--kv-heads: 3 does not divide --h 8"},
+	/* --target native reads the target tables of the template dir */
+	{{{HD, "--template-dir", "tests/fixtures/no-such-dir"}},
+	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},
+	{{{HD, "--template-dir", "tests/fixtures/broken-runtime"}},
+	 "cannot list targets in 'tests/fixtures/broken-runtime/targets/'"},
+};
+
+const size_t nbad_cases = COUNT(bad_cases);

@@ -1,0 +1,445 @@
+/* The mhagen program: exit codes, streams and output files, one clear
+ * line per bad command line, the same bytes every way. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../generator/cli.h"
+#include "../generator/gen.h"
+#include "../generator/spec.h"
+#include "../runtime/mha_abi.h"
+#include "cases.h"
+#include "files.h"
+
+
+extern char **environ;
+
+/* Bad input only the program finds: the spec parses, but generating or
+ * writing fails.  "@DIR" stands for a fresh directory of the test. */
+static const struct bad run_cases[] = {
+	{{{HD, "-o", "/tmp/mhagen-no-such-dir/k.c"}},
+	 "cannot write '/tmp/mhagen-no-such-dir/k.c': No such file or directory"},
+	{{{HD, "-o", "@DIR"}}, "cannot write '/tmp/mhagen-test-"},
+	{{{HD, "--header", "/tmp/mhagen-no-such-dir/k.h"}},
+	 "cannot write '/tmp/mhagen-no-such-dir/k.h'"},
+	/* (the fixtures hold no target tables: --target native would read them
+	 * first) */
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/no-such-dir"}},
+	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/broken-syntax"}},
+	 "tests/fixtures/broken-syntax/main.lua:3: unexpected symbol near '='"},
+	{{{HD, "--target", "scalar", "--template-dir", "tests/fixtures/broken-runtime"}},
+	 "tests/fixtures/broken-runtime/main.lua:3: attempt to index a nil value"},
+	{{{"--h", "1", "--dk", "64", "--target", "scalar", "--template-dir",
+	   "tests/fixtures/limits"}},
+	 "tests/fixtures/limits/main.lua:11: template runs too long"},
+	{{{"--h", "3", "--dk", "64", "--target", "scalar", "--template-dir",
+	   "tests/fixtures/limits"}},
+	 "tests/fixtures/limits/main.lua:28: template needs too much memory"},
+	/* a name of no target table: refused when its table is looked for */
+	{{{HD, "--target", "sse9"}},
+	 "--target: unknown target 'sse9' (avx2, avx512, neon, scalar, native)"},
+	{{{HD, "--mq", "3", "--target", "avx2"}},
+	 "--mq 3 is not a multiple of the avx2 vector width 8"},
+	{{{"--h", "8", "--dk", "4096", "--block-q", "1024", "--target", "avx2"}},
+	 "--block-q 1024: head dim 4096 x 1024 floats exceed the 256 KiB"},
+	{{{"--h", "2", "--dk", "8", "--dv", "4096", "--block-kv", "1024"}},
+	 "--block-kv 1024: blocks of 1024 keys x dv 4096 take "},
+};
+
+/* What one run of mhagen did. */
+struct run {
+	int status; /* exit status, or -1 when it did not exit normally */
+	char *out, *err;
+	size_t nout, nerr;
+};
+
+
+/* The output directory of the running test, if it made one. */
+static char outdir[64];
+
+/* Test fini: remove outdir, passed or failed. */
+static void cleanup(void)
+{
+	if (outdir[0])
+		files_remove_tree(outdir);
+	outdir[0] = '\0';
+}
+
+/* Run mhagen with args, stdout and stderr captured through files. */
+static struct run run(const struct args *a)
+{
+	const char *bin = getenv("MHAGEN") ? getenv("MHAGEN") : "build/mhagen";
+	char *argv[MAXARG + 2] = {(char *)bin};
+	char dir[64], po[96], pe[96];
+	posix_spawn_file_actions_t fa;
+	struct run r = {.status = -1};
+	pid_t pid;
+	int st, rc;
+
+	for (int i = 0; a->v[i]; ++i)
+		argv[i + 1] = (char *)a->v[i];
+	files_tmpdir(dir, sizeof dir, "test");
+	snprintf(po, sizeof po, "%s/stdout", dir);
+	snprintf(pe, sizeof pe, "%s/stderr", dir);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 1, po, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_addopen(&fa, 2, pe, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	rc = posix_spawn(&pid, bin, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc == 0 && waitpid(pid, &st, 0) == pid) {
+		r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+		r.out = files_slurp(po, &r.nout);
+		r.err = files_slurp(pe, &r.nerr);
+	}
+	unlink(po);
+	unlink(pe);
+	rmdir(dir);
+	cr_assert_eq(rc, 0, "cannot run %s: %s", bin, strerror(rc));
+	return r;
+}
+
+/* Check a run failed the way every failure must: status 2, nothing on
+ * stdout, one "mhagen: " line on stderr containing want. */
+static void failed(const struct run *r, const char *want)
+{
+	cr_assert_eq(r->status, 2, "status %d, stderr: %s", r->status, r->err);
+	cr_assert_eq(r->nout, 0, "stdout: %s", r->out);
+	cr_assert(strncmp(r->err, "mhagen: ", 8) == 0, "stderr: %s", r->err);
+	cr_assert(r->nerr > 0 && r->err[r->nerr - 1] == '\n' &&
+	          strchr(r->err, '\n') == r->err + r->nerr - 1,
+	          "stderr is not one line: %s", r->err);
+	cr_assert(strstr(r->err, want), "stderr '%s' lacks '%s'", r->err, want);
+}
+
+/* The number of entries in a directory besides . and .. */
+static int entries(const char *path);
+
+/* Run bad command line b through the program twice: as it is, and with
+ * -o naming a file that exists (unless b has an -o of its own).  Both runs
+ * must fail cleanly and leave the file and its directory as they were. */
+static void run_bad(const struct bad *b)
+{
+	const char *dir = outdir;
+	char path[96];
+	struct args a = {{NULL}};
+	int n = 0, has_o = 0;
+	struct run r;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", dir);
+	files_write(path, "wb", "old\n", 4);
+	for (int i = 0; b->a.v[i]; ++i) {
+		has_o |= strcmp(b->a.v[i], "-o") == 0;
+		a.v[n++] = strcmp(b->a.v[i], "@DIR") == 0 ? dir : b->a.v[i];
+	}
+	cr_assert_lt(n + 2, MAXARG);
+	r = run(&a);
+	failed(&r, b->want);
+	if (!has_o) {
+		memmove(a.v + 2, a.v, (size_t)n * sizeof a.v[0]);
+		a.v[0] = "-o";
+		a.v[1] = path;
+		r = run(&a);
+		failed(&r, b->want);
+	}
+	cr_assert_str_eq(files_slurp(path, NULL), "old\n", "the old -o file changed");
+	cr_assert_eq(entries(dir), 1, "stray files in %s", dir);
+}
+
+/* Every bad command line of the tables, through the program. */
+ParameterizedTestParameters(cli, rejects)
+{
+	return cases_index_params(nbad_cases);
+}
+
+ParameterizedTest(int *i, cli, rejects, .fini = cleanup)
+{
+	run_bad(&bad_cases[*i]);
+}
+
+ParameterizedTestParameters(cli, rejects_at_run)
+{
+	return cases_index_params(COUNT(run_cases));
+}
+
+ParameterizedTest(int *i, cli, rejects_at_run, .fini = cleanup)
+{
+	struct mhagen_cli c;
+
+	cases_parse_ok(&c, &run_cases[*i].a);
+	run_bad(&run_cases[*i]);
+}
+
+/* A template stuck in C (a pattern that backtracks without end) is ended
+ * by the CPU-time watchdog, here set to 1 s. */
+static const struct bad slow_case = {
+	{{"--h", "5", "--dk", "8", "--target", "scalar", "--template-dir",
+	  "tests/fixtures/limits"}},
+	"tests/fixtures/limits/main.lua:39: template runs too long (over 1 s of CPU time)",
+};
+
+Test(cli, rejects_stuck_template, .fini = cleanup, .timeout = 60)
+{
+	setenv("MHAGEN_CPU_SECONDS", "1", 1);
+	run_bad(&slow_case);
+}
+
+/* The tables hold the cases the issue lists, well over 40 of them. */
+Test(cli, enough_cases)
+{
+	cr_assert_geq(nbad_cases + COUNT(run_cases) + 1, 40);
+}
+
+static int entries(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+Test(cli, failure_keeps_output, .fini = cleanup)
+{
+	const char *dir = outdir;
+	char path[96];
+	struct run r;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", dir);
+	files_write(path, "wb", "old\n", 4);
+	r = run(&(struct args){{HD, "--mask", "sideways", "-o", path}});
+	failed(&r, "sideways");
+	r = run(&(struct args){{HD, "--target", "scalar", "--template-dir",
+		"tests/fixtures/none",
+		"-o", path, "--header", "h.h"}});
+	failed(&r, "tests/fixtures/none/main.lua");
+	cr_assert_str_eq(files_slurp(path, NULL), "old\n", "the old file is untouched");
+	cr_assert_eq(entries(dir), 1, "no stray files in %s", dir);
+	r = run(&(struct args){{HD, "-o", "/tmp/mhagen-no-such-dir/k.c"}});
+	failed(&r, "cannot write '/tmp/mhagen-no-such-dir/k.c'");
+}
+
+Test(cli, output_files, .fini = cleanup)
+{
+	const char *dir = outdir;
+	char path[96], hpath[96];
+	struct run r, s;
+	char *file, *h;
+	size_t n;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", dir);
+	snprintf(hpath, sizeof hpath, "%s/k.h", dir);
+	s = run(&(struct args){{HD, "--seq", "128", "--mask", "causal",
+		"--target", "avx2"}});
+	cr_assert_eq(s.status, 0, "%s", s.err);
+	cr_assert_eq(s.nerr, 0);
+	cr_assert(strstr(s.out, "void mha_f32_h8_dk64_s128_causal__avx2("));
+	r = run(&(struct args){{HD, "--seq", "128", "--mask", "causal",
+		"--target", "avx2", "-o", path, "--header", hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(r.nout + r.nerr, 0, "quiet with -o");
+	file = files_slurp(path, &n);
+	cr_assert(n == s.nout && memcmp(file, s.out, n) == 0,
+	          "-o writes what stdout gets");
+	h = files_slurp(hpath, NULL);
+	cr_assert(strstr(h, "#ifndef MHA_F32_H8_DK64_S128_CAUSAL__AVX2_H\n"), "%s", h);
+	cr_assert(strstr(h, "void mha_f32_h8_dk64_s128_causal__avx2("), "%s", h);
+	cr_assert_eq(entries(dir), 2, "no stray files in %s", dir);
+}
+
+Test(cli, deterministic)
+{
+	const struct args a = {{HD, "--kv-heads", "2", "--mask", "padding,causal",
+		"--dv", "20", "--target", "neon"}};
+	struct run r = run(&a), s = run(&a);
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(r.nout > 0 && r.nout == s.nout && memcmp(r.out, s.out, r.nout) == 0,
+	          "two runs differ");
+}
+
+Test(cli, spec_file)
+{
+	struct run f = run(&(struct args){{"--spec", FIX "good.spec"}});
+	struct run g = run(&(struct args){{HD, "--mask", "causal", "--target",
+		"avx2"}});
+	struct run o = run(&(struct args){{"--spec", FIX "good.spec", "--mask",
+		"padding", "--target", "scalar", "--emit", "name"}});
+	struct mhagen_cli c;
+
+	cr_assert_eq(f.status, 0, "%s", f.err);
+	cr_assert(f.nout > 0 && f.nout == g.nout && memcmp(f.out, g.out, f.nout) == 0,
+	          "spec file and flags give different kernels");
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert_str_eq(o.out, "mha_f32_h8_dk64_padding__scalar\n",
+	                 "flags override the spec file");
+	cases_parse_ok(&c, &(struct args){{"--dk", "32", "--spec", FIX "loose.spec",
+		"--kv-heads", "8"}});
+	cr_assert_eq(c.spec.h, 16);
+	cr_assert_eq(c.spec.dk, 32);
+	cr_assert_eq(c.spec.kv_heads, 8);
+	cr_assert_eq(c.spec.seq_kv, 300);
+	cr_assert_eq(c.spec.layout, MHA_LAYOUT_BHSD);
+	cr_assert_str_eq(c.spec.name, "spec_kernel");
+}
+
+Test(cli, help_and_version)
+{
+	struct run h = run(&(struct args){{"--help"}});
+	struct run v = run(&(struct args){{"--version"}});
+
+	cr_assert_eq(h.status, 0);
+	cr_assert(strncmp(h.out, "usage: mhagen ", 14) == 0, "%s", h.out);
+	cr_assert(strstr(h.out, "--kv-heads") && strstr(h.out, "--emit"));
+	cr_assert_eq(h.nerr, 0);
+	cr_assert_eq(v.status, 0);
+	cr_assert_str_eq(v.out, "mhagen 0.1.0\n");
+	cr_assert_eq(v.nerr, 0);
+}
+
+/* --weights: the kernel and its header have NAME (unchanged) and
+ * NAME_weights; the registry line says so; a flag overrides the file. */
+Test(cli, weights, .fini = cleanup)
+{
+	const char *N = "mha_f32_h8_dk64_weights__scalar";
+	const char *proto = "(const float *q, const float *k, const float *v, "
+		"float *out,\n        size_t batch, size_t seq_q, size_t seq_kv,\n"
+		"        const int32_t *kv_len, const float *bias";
+	char path[96], hpath[96], want[512];
+	struct run r, o, g, plain;
+	char *file, *h;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", outdir);
+	snprintf(hpath, sizeof hpath, "%s/k.h", outdir);
+	r = run(&(struct args){{"--spec", FIX "weights.spec", "-o", path,
+		"--header", hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	file = files_slurp(path, NULL);
+	h = files_slurp(hpath, NULL);
+	snprintf(want, sizeof want, "void %s%s);", N, proto);
+	cr_assert(strstr(file, want) && strstr(h, want), "NAME keeps its ABI");
+	snprintf(want, sizeof want, "void %s_weights%s, float *weights);", N, proto);
+	cr_assert(strstr(file, want), "the kernel lacks %s", want);
+	cr_assert(strstr(h, want), "the header lacks %s", want);
+	o = run(&(struct args){{"--spec", FIX "weights.spec", "--emit",
+		"registry"}});
+	cr_assert_eq(o.status, 0, "%s", o.err);
+	cr_assert(strncmp(o.out, "MHA_KERNEL(mha_f32_h8_dk64_weights__scalar, "
+	                  "\"scalar\", \"\", ", 48) == 0 &&
+	          strstr(o.out, ", 0, 1)\n"), "%s", o.out);
+	g = run(&(struct args){{"--spec", FIX "weights.spec", "--weights", "false",
+		"--emit", "registry"}});
+	cr_assert_eq(g.status, 0, "%s", g.err);
+	cr_assert(strncmp(g.out, "MHA_KERNEL(mha_f32_h8_dk64__scalar, ", 36) == 0 &&
+	          strstr(g.out, ", 0, 0)\n"), "%s", g.out);
+	/* without --weights the file is what it always was: no NAME_weights */
+	plain = run(&(struct args){{HD, "--target", "scalar"}});
+	cr_assert_eq(plain.status, 0, "%s", plain.err);
+	cr_assert_null(strstr(plain.out, "_weights"));
+}
+
+/* Same bytes every way: two runs of the flags, the spec file holding the
+ * same settings, the file -o writes and the header --header writes (twice,
+ * and from the spec file), for a spec that sets every key. */
+Test(cli, same_bytes_every_way, .fini = cleanup)
+{
+	const char *dir = outdir;
+	char c1[96], c2[96], h1[96], h2[96];
+	struct args flags = {{"--h", "12", "--kv-heads", "4", "--dk", "40",
+		"--dv", "24", "--seq", "33", "--seq-kv", "65", "--mask",
+		"causal,padding,bias", "--window", "17", "--causal-align", "top-left",
+		"--layout", "bhsd", "--scale", "0.3", "--target", "avx2", "--name",
+		"every_key", "--weights", "--algo", "tiled", "--block-q", "32",
+		"--block-kv", "16", "--mq", "16", "--nk", "3", "--nv", "5",
+		"--unroll-max", "8", "--kv-split", "3", "--exp", "fast", "--threads",
+		"openmp"}};
+	struct run a, b, f;
+	char *t1, *t2, *u1, *u2;
+	size_t n1, n2, m1, m2;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(c1, sizeof c1, "%s/1.c", dir);
+	snprintf(c2, sizeof c2, "%s/2.c", dir);
+	snprintf(h1, sizeof h1, "%s/1.h", dir);
+	snprintf(h2, sizeof h2, "%s/2.h", dir);
+	a = run(&flags);
+	b = run(&flags);
+	f = run(&(struct args){{"--spec", FIX "every.spec"}});
+	cr_assert_eq(a.status, 0, "%s", a.err);
+	cr_assert(strstr(a.out, "void every_key("), "%.200s", a.out);
+	cr_assert(a.nout == b.nout && memcmp(a.out, b.out, a.nout) == 0,
+	          "two runs differ");
+	cr_assert(a.nout == f.nout && memcmp(a.out, f.out, a.nout) == 0,
+	          "flags and spec file differ");
+	cr_assert_eq(run(&(struct args){{"--spec", FIX "every.spec", "-o", c1,
+		"--header", h1}}).status, 0);
+	flags.v[47] = "-o";
+	flags.v[48] = c2;
+	flags.v[49] = "--header";
+	flags.v[50] = h2;
+	cr_assert_null(flags.v[51]);
+	cr_assert_eq(run(&flags).status, 0);
+	t1 = files_slurp(c1, &n1);
+	t2 = files_slurp(c2, &n2);
+	cr_assert(n1 == a.nout && memcmp(t1, a.out, n1) == 0, "-o and stdout differ");
+	cr_assert(n2 == a.nout && memcmp(t2, a.out, n2) == 0, "-o and stdout differ");
+	u1 = files_slurp(h1, &m1);
+	u2 = files_slurp(h2, &m2);
+	cr_assert(m1 > 0 && m1 == m2 && memcmp(u1, u2, m1) == 0,
+	          "headers from flags and spec file differ");
+}
+
+/* The target tables reach builds through the program: --emit targets as
+ * make variables, --emit cflags for one spec, --help's list. */
+Test(cli, targets_for_builds)
+{
+	struct mhagen_target t[MHAGEN_TARGETS_MAX];
+	struct mha_spec native;
+	char err[MHAGEN_ERR], want[512];
+	struct run r, h;
+	size_t n;
+
+	cr_assert_eq(mhagen_targets(NULL, t, MHAGEN_TARGETS_MAX, &n, err), 0,
+	             "%s", err);
+	mha_spec_init(&native);
+	cr_assert_eq(mhagen_resolve_target(&native, NULL, err), 0, "%s", err);
+	r = run(&(struct args){{"--emit", "targets"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	h = run(&(struct args){{"--help"}});
+	cr_assert_eq(h.status, 0, "%s", h.err);
+	snprintf(want, sizeof want, "\nMHA_NATIVE := %s\n", native.target);
+	cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
+	for (size_t i = 0; i < n; ++i) {
+		struct run c = run(&(struct args){{HD, "--target", t[i].name,
+		                                   "--emit", "cflags"}});
+		snprintf(want, sizeof want, "\nMHA_CFLAGS_%s := %s\n", t[i].name,
+		         t[i].cflags);
+		cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
+		snprintf(want, sizeof want, "\nMHA_CPU_%s := %s\n", t[i].name,
+		         t[i].cpu);
+		cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
+		snprintf(want, sizeof want, "\n  %-10s %ld floats", t[i].name,
+		         t[i].width);
+		cr_assert(strstr(h.out, want), "--help lacks '%s'", want);
+		cr_assert_eq(c.status, 0, "%s", c.err);
+		snprintf(want, sizeof want, "%s\n", t[i].cflags);
+		cr_assert_str_eq(c.out, want);
+	}
+}
