@@ -1,3 +1,5 @@
+/* The attention spec: its keys, parsing one setting or a spec file, validation,
+ * the canonical name and command. */
 #include "spec.h"
 
 #include <ctype.h>

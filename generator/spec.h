@@ -20,7 +20,7 @@ struct mha_spec {
 	long window;             /* 0: none; else a row sees its last N keys */
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	double scale;            /* 0: default 1/sqrt(dk) */
-	char target[16];         /* scalar, avx2, neon (native resolved) */
+	char target[16];         /* a target table's name (native resolved) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
 	int weights;             /* also export NAME_weights (softmax weights) */
 	/* tuning knobs; 0 means the target's default (decided in templates) */

@@ -1,3 +1,4 @@
+/* Aligned, guarded and fenced float buffers for tests and benchmarks. */
 /* MAP_ANONYMOUS is not POSIX (2008); glibc and musl give it here. */
 #define _DEFAULT_SOURCE
 

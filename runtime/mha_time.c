@@ -1,3 +1,4 @@
+/* Timing for benchmarks and tuning: a monotonic clock, medians, pinning. */
 #define _GNU_SOURCE
 #include "mha_time.h"
 

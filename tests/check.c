@@ -1,3 +1,5 @@
+/* Kernel checking shared by the Criterion tests and the AArch64 driver: the
+ * case matrix, inputs that break naive kernels, comparison with the reference. */
 #include "check.h"
 
 #include <math.h>

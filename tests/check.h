@@ -1,4 +1,4 @@
-/* Kernel checking shared by the Criterion tests and the NEON driver that runs
+/* Kernel checking shared by the Criterion tests and the AArch64 driver that runs
  * under qemu: builds cases that break naive kernels, runs a generated kernel
  * and the reference on them, compares. */
 #ifndef MHA_CHECK_H

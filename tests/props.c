@@ -1,3 +1,5 @@
+/* Properties of kernels beyond matching the reference: bias shift, causal
+ * future, NaN rows. */
 #include "props.h"
 
 #include <math.h>

@@ -1,3 +1,4 @@
+/* Accuracy of a generated vector exp in ulp against double exp. */
 #include "ulp.h"
 
 #include <math.h>
