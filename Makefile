@@ -13,6 +13,7 @@ BUILD ?= build
 PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
+INCLUDEDIR ?= $(PREFIX)/include
 
 CFLAGS ?= -O2 -g
 WARN := -std=c11 -Wall -Wextra -Werror
@@ -88,9 +89,11 @@ $(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS) $(TUNE_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $^ $(LUA_LIBS) -lm -o $@
 
+# the program, and the kernel contract for callers (runtime/mha_abi.h)
 install: $(MHAGEN)
-	install -d $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)
 	install -m 755 $(MHAGEN) $(DESTDIR)$(BINDIR)/mhagen
+	install -m 644 runtime/mha_abi.h $(DESTDIR)$(INCLUDEDIR)/mha_abi.h
 
 clean:
 	rm -rf $(BUILD)
