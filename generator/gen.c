@@ -472,9 +472,20 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "seq_kv", s->seq_kv);
 	set_int(L, "window", s->window);
 	set_int(L, "mask_bits", (long)s->mask);
-	set_bool(L, "causal", (s->mask & MHA_MASK_CAUSAL) != 0);
-	set_bool(L, "padding", (s->mask & MHA_MASK_PADDING) != 0);
-	set_bool(L, "bias", (s->mask & MHA_MASK_BIAS) != 0);
+	/* S.causal, S.padding, ...: one boolean per mask; S.masks, the words
+	 * of those set, in order */
+	{
+		lua_Integer n = 0;
+		lua_newtable(L);
+		for (int i = 0; i < MHA_MASK_N; ++i)
+			if (s->mask & (1u << i)) {
+				lua_pushstring(L, mha_mask_words[i]);
+				lua_rawseti(L, -2, ++n);
+			}
+		lua_setfield(L, -2, "masks");
+	}
+	for (int i = 0; i < MHA_MASK_N; ++i)
+		set_bool(L, mha_mask_words[i], (s->mask & (1u << i)) != 0);
 	set_str(L, "align", s->align == MHA_ALIGN_TOP_LEFT ? "top-left"
 	                                                   : "bottom-right");
 	set_str(L, "layout", s->layout == MHA_LAYOUT_BHSD ? "bhsd" : "bshd");

@@ -18,6 +18,13 @@
 enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
 	K_BOOL, K_WORD };
 
+/* The masks' words, by bit (ORDER MASK). */
+const char *const mha_mask_words[MHA_MASK_N] = {
+#define MHA_X(name, word) #word,
+	MHA_MASK_LIST(MHA_X)
+#undef MHA_X
+};
+
 static const char *const algos[] = {"auto", "tiled", "rows", NULL};
 static const char *const threads[] = {"none", "openmp", NULL};
 static const char *const exps[] = {"accurate", "fast", NULL};
@@ -103,14 +110,9 @@ static int parse_long(const struct key *k, const char *val, long *out,
 }
 
 /* Mask words, comma separated, each at most once: none alone, or any of
- * causal, padding, bias. */
+ * the masks' words (runtime/mha_abi.h, MHA_MASK_LIST). */
 static int parse_mask(const char *val, unsigned *out, char *err)
 {
-	static const struct { const char *w; unsigned bit; } words[] = {
-		{"causal", MHA_MASK_CAUSAL},
-		{"padding", MHA_MASK_PADDING},
-		{"bias", MHA_MASK_BIAS},
-	};
 	unsigned m = 0;
 	const char *p = val;
 
@@ -120,17 +122,24 @@ static int parse_mask(const char *val, unsigned *out, char *err)
 	}
 	for (;;) {
 		size_t n = strcspn(p, ",");
-		size_t i;
-		for (i = 0; i < 3; ++i)
-			if (strlen(words[i].w) == n && strncmp(p, words[i].w, n) == 0)
+		int i;
+		for (i = 0; i < MHA_MASK_N; ++i)
+			if (strlen(mha_mask_words[i]) == n &&
+			    strncmp(p, mha_mask_words[i], n) == 0)
 				break;
-		if (i == 3)
+		if (i == MHA_MASK_N) {
+			char list[256] = "";
+			for (int j = 0; j < MHA_MASK_N; ++j)
+				mha_append(list, sizeof list, "%s%s", j ? ", " : "",
+				           mha_mask_words[j]);
 			return mhagen_fail(err, "--mask: unknown mask '%.*s' in '%s' "
-			            "(none, or a comma list of causal, padding, bias)",
-			            (int)n, p, val);
-		if (m & words[i].bit)
-			return mhagen_fail(err, "--mask: '%s' names %s twice", val, words[i].w);
-		m |= words[i].bit;
+			                   "(none, or a comma list of %s)", (int)n, p,
+			                   val, list);
+		}
+		if (m & (1u << i))
+			return mhagen_fail(err, "--mask: '%s' names %s twice", val,
+			                   mha_mask_words[i]);
+		m |= 1u << i;
 		if (p[n] == '\0')
 			break;
 		p += n + 1;
@@ -316,14 +325,14 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		if (s->seq_kv)
 			mha_append(buf, n, "_kv_s%ld", s->seq_kv);
 	}
-	if (s->mask & MHA_MASK_CAUSAL)
-		mha_append(buf, n, "_causal");
-	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
-		mha_append(buf, n, "_tl");
-	if (s->mask & MHA_MASK_PADDING)
-		mha_append(buf, n, "_padding");
-	if (s->mask & MHA_MASK_BIAS)
-		mha_append(buf, n, "_bias");
+	for (int i = 0; i < MHA_MASK_N; ++i) {
+		if (!(s->mask & (1u << i)))
+			continue;
+		mha_append(buf, n, "_%s", mha_mask_words[i]);
+		/* the causal diagonal's alignment goes with it */
+		if (1u << i == MHA_MASK_CAUSAL && s->align == MHA_ALIGN_TOP_LEFT)
+			mha_append(buf, n, "_tl");
+	}
 	if (s->window)
 		mha_append(buf, n, "_w%ld", s->window);
 	if (s->layout == MHA_LAYOUT_BHSD)
@@ -349,7 +358,6 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 
 void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 {
-	static const char *const masks[] = {"causal", "padding", "bias"};
 	int first = 1;
 
 	buf[0] = '\0';
@@ -365,9 +373,10 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --seq-kv %ld", s->seq_kv);
 	if (s->mask) {
 		mha_append(buf, n, " --mask ");
-		for (int i = 0; i < 3; ++i)
+		for (int i = 0; i < MHA_MASK_N; ++i)
 			if (s->mask & (1u << i)) {
-				mha_append(buf, n, "%s%s", first ? "" : ",", masks[i]);
+				mha_append(buf, n, "%s%s", first ? "" : ",",
+				           mha_mask_words[i]);
 				first = 0;
 			}
 	}

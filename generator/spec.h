@@ -75,6 +75,9 @@ void mha_spec_unset(struct mha_spec *s, const char *key);
 int mha_spec_is_key(const char *key);
 int mha_spec_is_switch(const char *key);
 
+/* The --mask word of each mask bit (runtime/mha_abi.h, MHA_MASK_LIST). */
+extern const char *const mha_mask_words[];
+
 /* Append printf-style text to the NUL-terminated buf of size n, cutting it
  * short when it does not fit. */
 void mha_append(char *buf, size_t n, const char *fmt, ...)

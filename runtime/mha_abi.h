@@ -10,13 +10,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Masks a kernel is generated with (--mask), as bits.  ORDER MASK: the
- * words of --mask (generator/spec.c) follow these bits. */
+/* The masks a kernel may be generated with (--mask), in order: X(NAME,
+ * word), the word being its --mask word and canonical-name tag.  ORDER
+ * MASK: bit i of a mask is the i-th; the generator reads this list for the
+ * flag, the names and the templates' spec fields. */
+#define MHA_MASK_LIST(X)                                                    \
+	X(CAUSAL, causal)   /* query i sees keys up to its diagonal */        \
+	X(PADDING, padding) /* keys at or past kv_len[b] are masked */         \
+	X(BIAS, bias)       /* bias[i][j] added to each score */
+
+enum mha_mask_index {
+#define MHA_X(name, word) MHA_MASK_I_##name,
+	MHA_MASK_LIST(MHA_X)
+#undef MHA_X
+	MHA_MASK_N /* how many masks there are */
+};
+
 enum {
-	MHA_MASK_CAUSAL = 1u << 0,  /* query i sees keys up to its diagonal */
-	MHA_MASK_PADDING = 1u << 1, /* keys at or past kv_len[b] are masked */
-	MHA_MASK_BIAS = 1u << 2,    /* bias[i][j] added to each score */
-	MHA_MASK_N = 3              /* how many mask bits there are */
+#define MHA_X(name, word) MHA_MASK_##name = 1u << MHA_MASK_I_##name,
+	MHA_MASK_LIST(MHA_X)
+#undef MHA_X
 };
 
 /* Where the causal diagonal lies when seq_q != seq_kv (--causal-align). */
