@@ -276,7 +276,7 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-asan/%.o,$(GEN_HOST))
 	@echo "  CC      $@ (ASan, UBSan)"
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
-		$(CRIT_CFLAGS) -I$(TK) -I. tests/test_kernels.c tests/check.c tests/props.c \
+		$(CRIT_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. tests/test_kernels.c tests/check.c tests/props.c \
 		$(wildcard runtime/*.c) $(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
 # runs build/mhagen tune; picked kernels are loaded with dlopen and checked
 $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \

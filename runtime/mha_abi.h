@@ -39,10 +39,6 @@ enum mha_align { MHA_ALIGN_BOTTOM_RIGHT = 0, MHA_ALIGN_TOP_LEFT = 1 };
  * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
 enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
 
-/* Kernels accept any pointer alignment: buffers aligned to this many bytes
- * are merely faster. */
-#define MHA_ALIGN_BYTES 64
-
 /* The attention problem a kernel solves, independent of how it is computed:
  * the generation-time facts a caller needs to size and check its buffers. */
 struct mha_attn {
