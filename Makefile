@@ -23,9 +23,10 @@ CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
-GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/cli.o \
-            $(BUILD)/generator/gen.o $(BUILD)/generator/fail.o \
-            $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
+GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/knobs.o \
+            $(BUILD)/generator/cli.o $(BUILD)/generator/gen.o \
+            $(BUILD)/generator/fail.o $(BUILD)/generator/templates_embed.o \
+            $(BUILD)/runtime/mha_cpu.o
 TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
              $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
@@ -310,8 +311,8 @@ FUZZ_SECONDS ?= 25
 FUZZ := $(BUILD)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -DMAX_STEPS=2000L "-DMAX_BYTES=((size_t)64 << 20)"
-GEN_SRCS := generator/spec.c generator/cli.c generator/gen.c generator/fail.c \
-            runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
+GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
+            generator/fail.c runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \
