@@ -20,9 +20,9 @@ struct mhagen_file {
 extern const struct mhagen_file mhagen_templates[];
 extern const size_t mhagen_ntemplates;
 
-/* Render what ("kernel", "exp", "header", "registry": one X-macro line for
- * tests/registry.h, or "plan": the knobs in effect as one line) for spec s
- * with templates from template_dir, or the embedded ones when it is NULL.
+/* Render what ("kernel", "exp", "header", or "registry": one X-macro line
+ * for tests/registry.h) for spec s with templates from template_dir, or
+ * the embedded ones when it is NULL.
  * On success *out is a malloc'd string of *len bytes and 0 is returned;
  * otherwise -1 with a one-line message in err (MHAGEN_ERR bytes). */
 int mhagen_generate(const struct mha_spec *s, const char *what,

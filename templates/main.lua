@@ -1,7 +1,6 @@
 -- Entry point: returns the functions the generator calls (at the end):
--- generate(spec, what), what being "kernel", "header", "exp", "registry" or
--- "plan" (as text, for the tuner until it reads plan), plan(spec) and
--- describe(target).  Decides everything about the shape
+-- generate(spec, what), what being "kernel", "header", "exp" or "registry",
+-- plan(spec) and describe(target).  Decides everything about the shape
 -- (plan) before any C is written; templates only spell the decisions.
 
 local function import(path)
@@ -351,16 +350,6 @@ local function generate(spec, what)
 		vars.template = "templates/exp.c.in"
 	elseif what == "registry" then
 		return registry_line(spec, T)
-	elseif what == "plan" then
-		-- the knobs in effect, one line: equal lines mean equal kernels
-		local P = vars.P
-		if P.algo == "tiled" then
-			return string.format("tiled bq%d bk%d mq%d nk%d nv%d", P.bq,
-			                     P.bk, P.mq, P.nk, P.nv)
-		end
-		return string.format("rows bk%d uk%s uv%s ks%d", P.bk,
-		                     P.k.unrolled and 1 or 0, P.v.unrolled and 1 or 0,
-		                     P.split)
 	else
 		error("unknown output '" .. tostring(what) .. "'", 0)
 	end
