@@ -157,7 +157,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune test_search)
+             test_tune test_search test_knobs)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -229,6 +229,11 @@ $(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/files.o $(GE
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(BUILD)/tests/files.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+# the knob table and its readers, the tuning database's among them
+$(BUILD)/tests/test_knobs: $(BUILD)/tests/test_knobs.o $(GEN_OBJS) \
+		$(BUILD)/generator/tunedb.o $(BUILD)/runtime/mha_time.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/files.o $(GEN_OBJS)
