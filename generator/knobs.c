@@ -42,7 +42,8 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 .min = 1, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
 	{.key = "nv", .tag = "nv", .lua = "nv", .off = OFF(nv),
 	 .min = 1, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
-	/* the plan reports what it decides, whether k and v are unrolled */
+	/* tried: every head dim a loop, or unrolled; the plan reports what it
+	 * decides, whether k and v are unrolled */
 	{.key = "unroll-max", .tag = "um", .lua = "unroll_max",
 	 .off = OFF(unroll_max), .min = 0, .max = MHAGEN_MAX_D, .unset = 128,
 	 .algos = ROWS, TRIES(0, MHAGEN_MAX_D)},
@@ -50,6 +51,7 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	{.key = "kv-split", .tag = "ks", .lua = "kv_split", .off = OFF(kv_split),
 	 .min = 1, .max = 64, .algos = ROWS, .plan = 1, TRIES(1, 2, 4, 8),
 	 .threaded = 1},
+	/* not tuned: part of the spec a tuning record is filed under */
 	{.key = "exp", .tag = "", .lua = "exp", .off = OFF(exp), .words = exps,
 	 .algos = TILED | ROWS},
 	{.key = "threads", .tag = "", .lua = "threads", .off = OFF(threads),

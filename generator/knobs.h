@@ -51,7 +51,8 @@ struct mha_knob_def {
 	unsigned algos;           /* MHA_ALGO_BITs of the algorithms it applies
 	                             to */
 	int plan;                 /* the templates' plan reports the value in
-	                             effect, for the algorithms it applies to */
+	                             effect, for the algorithms it applies to
+	                             (algo's: the plan's algorithm) */
 	/* the tuner: a knob with values to try is tuned (varied, and filed in
 	 * a record's knobs, not in its spec); the others are part of the
 	 * spec a record is filed under */

@@ -55,9 +55,8 @@ struct mha_space {
 	int nfixed;
 	const char *template_dir;       /* for the generator; NULL: built in */
 	struct mha_plan plan;           /* the default's */
-	/* per algorithm, the tuned knobs of generator/knobs.c that apply to
-	 * it, in the table's order (tiled: block-q block-kv mq nk nv; rows:
-	 * block-kv unroll-max, kv-split with threads) */
+	/* per algorithm (as mha_point's algo), the tuned knobs of
+	 * generator/knobs.c that apply to it, in the table's order */
 	struct mha_dim dims[2][MHA_SPACE_DIMS];
 	int ndims[2];
 	struct mha_point *pts;          /* MHA_SPACE_POINTS of them */
