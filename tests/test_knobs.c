@@ -227,7 +227,7 @@ Test(knobs, canonical_order)
 	cr_assert_eq(parse(&cli, extra, err), 0, "%s", err);
 	at = cli.spec.name;
 	for (int k = 0; k < MHA_KNOB_N; ++k) {
-		char part[48];
+		char part[sizeof vals + 8];
 		snprintf(part, sizeof part, "_%s%s_", mha_knob_table[k].tag,
 		         vals[k]);
 		at = strstr(at, part);
