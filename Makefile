@@ -24,9 +24,10 @@ CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
-GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/cli.o \
-            $(BUILD)/generator/gen.o $(BUILD)/generator/fail.o \
-            $(BUILD)/generator/templates_embed.o $(BUILD)/runtime/mha_cpu.o
+GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/knobs.o \
+            $(BUILD)/generator/cli.o $(BUILD)/generator/gen.o \
+            $(BUILD)/generator/fail.o $(BUILD)/generator/templates_embed.o \
+            $(BUILD)/runtime/mha_cpu.o
 TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
              $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
@@ -159,7 +160,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune test_search)
+             test_tune test_search test_knobs)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -236,6 +237,11 @@ $(BUILD)/tests/test_cli: $(BUILD)/tests/test_cli.o $(BUILD)/tests/cases.o \
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_engine: $(BUILD)/tests/test_engine.o $(BUILD)/tests/files.o $(GEN_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -o $@
+# the knob table and its readers, the tuning database's among them
+$(BUILD)/tests/test_knobs: $(BUILD)/tests/test_knobs.o $(GEN_OBJS) \
+		$(BUILD)/generator/tunedb.o $(BUILD)/runtime/mha_time.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/files.o $(GEN_OBJS)
@@ -318,8 +324,8 @@ FUZZ_SECONDS ?= 25
 FUZZ := $(BUILD)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
               -DMAX_STEPS=2000L "-DMAX_BYTES=((size_t)64 << 20)"
-GEN_SRCS := generator/spec.c generator/cli.c generator/gen.c generator/fail.c \
-            runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
+GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
+            generator/fail.c runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \

@@ -17,6 +17,7 @@
 
 #include "../runtime/mha_abi.h"
 #include "../runtime/mha_cpu.h"
+#include "knobs.h"
 
 #define PREFIX "templates/"
 
@@ -458,7 +459,8 @@ static void set_bool(lua_State *L, const char *k, int v)
 	lua_setfield(L, -2, k);
 }
 
-/* The spec as the templates see it. */
+/* The spec as the templates see it; each knob under its field name, a
+ * word knob as its word. */
 static void push_spec(lua_State *L, const struct mha_spec *s)
 {
 	char buf[1024];
@@ -494,16 +496,13 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_bool(L, "weights", s->weights);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
-	set_int(L, "block_kv", s->block_kv);
-	set_int(L, "block_q", s->block_q);
-	set_int(L, "mq", s->mq);
-	set_int(L, "nk", s->nk);
-	set_int(L, "nv", s->nv);
-	set_int(L, "unroll_max", s->unroll_max);
-	set_int(L, "kv_split", s->kv_split);
-	set_str(L, "algo", s->algo == 1 ? "tiled" : s->algo == 2 ? "rows" : "auto");
-	set_str(L, "threads", s->threads ? "openmp" : "none");
-	set_str(L, "exp", s->exp ? "fast" : "accurate");
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		if (d->words)
+			set_str(L, d->lua, d->words[mha_knob_get(s, k)]);
+		else
+			set_int(L, d->lua, mha_knob_get(s, k));
+	}
 	mha_spec_command(s, buf, sizeof buf);
 	set_str(L, "command", buf);
 	set_str(L, "version", MHAGEN_VERSION);
@@ -629,6 +628,75 @@ int mhagen_generate(const struct mha_spec *s, const char *what,
 	if (rc)
 		free(g.out);
 	return rc;
+}
+
+/* What one mhagen_plan call asks and gets. */
+struct plan_call {
+	const struct mha_spec *s;
+	struct mha_plan *p;
+};
+
+/* The plan's algorithm, then each number it reports for that algorithm,
+ * read from the table main.lua's plan returns by the knobs' field names. */
+static int call_plan(lua_State *L, void *ud, char *err)
+{
+	struct plan_call *c = ud;
+	struct mha_plan *p = c->p;
+	const struct mha_knob_def *algo = &mha_knob_table[MHA_KNOB_ALGO];
+	const char *word;
+	int t;
+
+	if (push_entry(L, "plan", err))
+		return -1;
+	push_spec(L, c->s);
+	if (pcall(L, 1, 1, err))
+		return -1;
+	t = lua_gettop(L);
+	if (!lua_istable(L, t)) {
+		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan returned no table");
+		return -1;
+	}
+	memset(p, 0, sizeof *p);
+	lua_getfield(L, t, algo->lua);
+	word = lua_type(L, -1) == LUA_TSTRING ? lua_tostring(L, -1) : "";
+	for (int a = MHA_ALGO_TILED; a < MHA_ALGO_N; ++a)
+		if (strcmp(word, algo->words[a]) == 0)
+			p->algo = a;
+	lua_pop(L, 1);
+	if (p->algo == MHA_ALGO_AUTO) {
+		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan: %s must be %s or %s",
+		         algo->lua, algo->words[MHA_ALGO_TILED],
+		         algo->words[MHA_ALGO_ROWS]);
+		return -1;
+	}
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		int ok;
+		if (k == MHA_KNOB_ALGO || !d->plan ||
+		    !(d->algos & MHA_ALGO_BIT(p->algo)))
+			continue;
+		lua_getfield(L, t, d->lua);
+		p->v[k] = (long)lua_tointegerx(L, -1, &ok);
+		lua_pop(L, 1);
+		if (!ok) {
+			snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan: %s must be an "
+			         "integer", d->lua);
+			return -1;
+		}
+	}
+	lua_getfield(L, t, "unroll_k");
+	lua_getfield(L, t, "unroll_v");
+	p->unroll_k = lua_toboolean(L, -2);
+	p->unroll_v = lua_toboolean(L, -1);
+	return 0;
+}
+
+int mhagen_plan(const struct mha_spec *s, const char *template_dir,
+                struct mha_plan *p, char *err)
+{
+	struct plan_call c = {s, p};
+
+	return with_main(template_dir, call_plan, &c, err);
 }
 
 /* What one mhagen_targets call asks and gets. */

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 
+#include "knobs.h"
 #include "spec.h"
 
 #define MHAGEN_VERSION "0.1.0"
@@ -19,14 +20,20 @@ struct mhagen_file {
 extern const struct mhagen_file mhagen_templates[];
 extern const size_t mhagen_ntemplates;
 
-/* Render what ("kernel", "exp", "header", "registry": one X-macro line for
- * tests/registry.h, or "plan": the knobs in effect as one line) for spec s with templates from template_dir, or the embedded
- * ones when it is NULL.
+/* Render what ("kernel", "exp", "header", or "registry": one X-macro line
+ * for tests/registry.h) for spec s with templates from template_dir, or
+ * the embedded ones when it is NULL.
  * On success *out is a malloc'd string of *len bytes and 0 is returned;
  * otherwise -1 with a one-line message in err (MHAGEN_ERR bytes). */
 int mhagen_generate(const struct mha_spec *s, const char *what,
                     const char *template_dir, char **out, size_t *len,
                     char *err);
+
+/* The knobs in effect for the finished spec s, as the templates plan them
+ * (main.lua's plan), into *p.  0, or -1 with a one-line message in err
+ * when the templates refuse the spec. */
+int mhagen_plan(const struct mha_spec *s, const char *template_dir,
+                struct mha_plan *p, char *err);
 
 /* What the C side knows of a target: the facts of its table
  * (templates/targets/NAME.lua) that decide where its kernels build and

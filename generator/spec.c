@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -14,9 +15,10 @@
 #include "../runtime/mha_abi.h"
 #include "fail.h"
 #include "gen.h"
+#include "knobs.h"
 
 enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
-	K_BOOL, K_WORD };
+	K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
 const char *const mha_mask_words[MHA_MASK_N] = {
@@ -25,74 +27,65 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 #undef MHA_X
 };
 
-static const char *const algos[] = {"auto", "tiled", "rows", NULL};
-static const char *const threads[] = {"none", "openmp", NULL};
-static const char *const exps[] = {"accurate", "fast", NULL};
-
-/* Every spec key; flags are "--" + key, spec files use the key itself. */
+/* Every spec key but the knobs (generator/knobs.c); flags are "--" + key,
+ * spec files use the key itself. */
 static const struct key {
 	const char *name;
 	enum kind kind;
-	size_t off; /* of the long field (K_INT) or int field (K_WORD) */
+	size_t off; /* of the long field (K_INT) or int field (K_BOOL) */
 	long min, max;
-	const char *tag;          /* knobs: canonical name part, "" for none */
-	const char *const *words; /* K_WORD: the values, index = field */
 } keys[] = {
-	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H, NULL, NULL},
-	{"kv-heads", K_INT, offsetof(struct mha_spec, kv_heads), 1, MHAGEN_MAX_H, NULL, NULL},
-	{"dk", K_INT, offsetof(struct mha_spec, dk), 1, MHAGEN_MAX_D, NULL, NULL},
-	{"dv", K_INT, offsetof(struct mha_spec, dv), 1, MHAGEN_MAX_D, NULL, NULL},
-	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ, NULL, NULL},
-	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ, NULL, NULL},
-	{"mask", K_MASK, 0, 0, 0, NULL, NULL},
-	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ, NULL, NULL},
-	{"causal-align", K_ALIGN, 0, 0, 0, NULL, NULL},
-	{"layout", K_LAYOUT, 0, 0, 0, NULL, NULL},
-	{"scale", K_SCALE, 0, 0, 0, NULL, NULL},
-	{"target", K_TARGET, 0, 0, 0, NULL, NULL},
-	{"name", K_NAME, 0, 0, 0, NULL, NULL},
-	{"weights", K_BOOL, offsetof(struct mha_spec, weights), 0, 0, NULL, NULL},
-	/* tuning knobs, from here on */
-	{"algo", K_WORD, offsetof(struct mha_spec, algo), 0, 0, "", algos},
-	{"block-q", K_INT, offsetof(struct mha_spec, block_q), 1, 1024, "bq", NULL},
-	{"block-kv", K_INT, offsetof(struct mha_spec, block_kv), 8, 1024, "bk", NULL},
-	{"mq", K_INT, offsetof(struct mha_spec, mq), 1, 64, "mq", NULL},
-	{"nk", K_INT, offsetof(struct mha_spec, nk), 1, 16, "nk", NULL},
-	{"nv", K_INT, offsetof(struct mha_spec, nv), 1, 16, "nv", NULL},
-	{"unroll-max", K_INT, offsetof(struct mha_spec, unroll_max), 0, MHAGEN_MAX_D, "um", NULL},
-	{"kv-split", K_INT, offsetof(struct mha_spec, kv_split), 1, 64, "ks", NULL},
-	{"exp", K_WORD, offsetof(struct mha_spec, exp), 0, 0, "", exps},
-	{"threads", K_WORD, offsetof(struct mha_spec, threads), 0, 0, "", threads},
+	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H},
+	{"kv-heads", K_INT, offsetof(struct mha_spec, kv_heads), 1, MHAGEN_MAX_H},
+	{"dk", K_INT, offsetof(struct mha_spec, dk), 1, MHAGEN_MAX_D},
+	{"dv", K_INT, offsetof(struct mha_spec, dv), 1, MHAGEN_MAX_D},
+	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ},
+	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ},
+	{"mask", K_MASK, 0, 0, 0},
+	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ},
+	{"causal-align", K_ALIGN, 0, 0, 0},
+	{"layout", K_LAYOUT, 0, 0, 0},
+	{"scale", K_SCALE, 0, 0, 0},
+	{"target", K_TARGET, 0, 0, 0},
+	{"name", K_NAME, 0, 0, 0},
+	{"weights", K_BOOL, offsetof(struct mha_spec, weights), 0, 0},
 };
-#define FIRST_KNOB 14 /* index of "algo" */
 #define NKEYS (sizeof keys / sizeof keys[0])
 
-/* The value of a K_INT or K_WORD key in s. */
-static long long_at(const struct mha_spec *s, const struct key *k)
-{
-	return *(const long *)((const char *)s + k->off);
-}
-
-static int int_at(const struct mha_spec *s, const struct key *k)
-{
-	return *(const int *)((const char *)s + k->off);
-}
+/* A bit of mha_spec.set per key given: the knobs' ids, then keys[]. */
+_Static_assert(MHA_KNOB_N + NKEYS <= sizeof(unsigned long) * CHAR_BIT,
+               "a bit of mha_spec.set per spec key");
 
 void mha_spec_init(struct mha_spec *s)
 {
 	memset(s, 0, sizeof *s);
 }
 
-static const struct key *find_key(const char *name)
+/* The bit of mha_spec.set for spec key name: a knob's id, else
+ * MHA_KNOB_N + its index in keys[]; -1 when name is no spec key. */
+static int bit_of(const char *name)
 {
+	int k = mha_knob_find(name);
+
+	if (k >= 0)
+		return k;
 	for (size_t i = 0; i < NKEYS; ++i)
 		if (strcmp(keys[i].name, name) == 0)
-			return &keys[i];
-	return NULL;
+			return MHA_KNOB_N + (int)i;
+	return -1;
 }
 
-static int parse_long(const struct key *k, const char *val, long *out,
-                      char *err)
+/* The entry of keys[] for name, or NULL (for a knob too). */
+static const struct key *find_key(const char *name)
+{
+	int b = bit_of(name);
+
+	return b >= MHA_KNOB_N ? &keys[b - MHA_KNOB_N] : NULL;
+}
+
+/* A whole number of flag --name from min to max. */
+static int parse_long(const char *name, long min, long max, const char *val,
+                      long *out, char *err)
 {
 	char *end;
 	long x;
@@ -101,10 +94,10 @@ static int parse_long(const struct key *k, const char *val, long *out,
 	x = strtol(val, &end, 10);
 	if (end == val || *end != '\0' || val[0] == '+' ||
 	    isspace((unsigned char)val[0]))
-		return mhagen_fail(err, "--%s: '%s' is not a whole number", k->name, val);
-	if (errno == ERANGE || x < k->min || x > k->max)
+		return mhagen_fail(err, "--%s: '%s' is not a whole number", name, val);
+	if (errno == ERANGE || x < min || x > max)
 		return mhagen_fail(err, "--%s: %s is out of range (%ld to %ld)",
-		            k->name, val, k->min, k->max);
+		            name, val, min, max);
 	*out = x;
 	return 0;
 }
@@ -148,10 +141,11 @@ static int parse_mask(const char *val, unsigned *out, char *err)
 	return 0;
 }
 
+/* One of the NULL-terminated words w; its index into *out. */
 static int parse_word(const char *key, const char *val, const char *const *w,
-                      int n, int *out, char *err)
+                      int *out, char *err)
 {
-	for (int i = 0; i < n; ++i)
+	for (int i = 0; w[i]; ++i)
 		if (strcmp(val, w[i]) == 0) {
 			*out = i;
 			return 0;
@@ -159,29 +153,49 @@ static int parse_word(const char *key, const char *val, const char *const *w,
 	return mhagen_fail(err, "--%s: unknown value '%s'", key, val);
 }
 
+/* Knob k of s from its value as text. */
+static int set_knob(struct mha_spec *s, int k, const char *val, char *err)
+{
+	const struct mha_knob_def *d = &mha_knob_table[k];
+	long v;
+
+	if (d->words) {
+		int i = 0;
+		if (parse_word(d->key, val, d->words, &i, err))
+			return -1;
+		v = i;
+	} else if (parse_long(d->key, d->min, d->max, val, &v, err))
+		return -1;
+	mha_knob_put(s, k, v);
+	return 0;
+}
+
 int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
                  char *err)
 {
-	static const char *const aligns[] = {"bottom-right", "top-left"};
-	static const char *const layouts[] = {"bshd", "bhsd"};
-	const struct key *k = find_key(key);
-	unsigned long bit;
+	static const char *const aligns[] = {"bottom-right", "top-left", NULL};
+	static const char *const layouts[] = {"bshd", "bhsd", NULL};
+	int b = bit_of(key);
+	const struct key *k;
 
-	if (!k)
+	if (b < 0)
 		return mhagen_fail(err, "unknown setting '%s'", key);
-	bit = 1ul << (k - keys);
-	if (s->set & bit)
+	if (s->set & (1ul << b))
 		return mhagen_fail(err, "--%s is given twice (again as '%s')", key, val);
-	s->set |= bit;
+	s->set |= 1ul << b;
+	if (b < MHA_KNOB_N)
+		return set_knob(s, b, val, err);
+	k = &keys[b - MHA_KNOB_N];
 	switch (k->kind) {
 	case K_INT:
-		return parse_long(k, val, (long *)((char *)s + k->off), err);
+		return parse_long(k->name, k->min, k->max, val,
+		                  (long *)((char *)s + k->off), err);
 	case K_MASK:
 		return parse_mask(val, &s->mask, err);
 	case K_ALIGN:
-		return parse_word(key, val, aligns, 2, &s->align, err);
+		return parse_word(key, val, aligns, &s->align, err);
 	case K_LAYOUT:
-		return parse_word(key, val, layouts, 2, &s->layout, err);
+		return parse_word(key, val, layouts, &s->layout, err);
 	case K_TARGET: {
 		/* a name of a target table, checked when it is loaded */
 		size_t n = strlen(val);
@@ -201,15 +215,6 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 			return mhagen_fail(err, "--%s: '%s' is not true or false", key, val);
 		*field = val[0] == 't';
 		return 0;
-	}
-	case K_WORD: {
-		int *field = (int *)((char *)s + k->off);
-		for (int i = 0; k->words[i]; ++i)
-			if (strcmp(val, k->words[i]) == 0) {
-				*field = i;
-				return 0;
-			}
-		return mhagen_fail(err, "--%s: unknown value '%s'", key, val);
 	}
 	case K_NAME: {
 		size_t n = strlen(val);
@@ -345,13 +350,16 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 	}
 	if (s->weights)
 		mha_append(buf, n, "_weights");
-	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
+	/* the knobs given: a number after its tag, a word unless the first */
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		long v = mha_knob_get(s, k);
 		if (!(s->set & (1ul << k)))
 			continue;
-		if (keys[k].kind == K_INT)
-			mha_append(buf, n, "_%s%ld", keys[k].tag, long_at(s, &keys[k]));
-		else if (int_at(s, &keys[k]))
-			mha_append(buf, n, "_%s", keys[k].words[int_at(s, &keys[k])]);
+		if (!d->words)
+			mha_append(buf, n, "_%s%ld", d->tag, v);
+		else if (v)
+			mha_append(buf, n, "_%s%s", d->tag, d->words[v]);
 	}
 	mha_append(buf, n, "__%s", s->target);
 }
@@ -390,45 +398,41 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
 	if (s->weights)
 		mha_append(buf, n, " --weights");
-	for (size_t k = FIRST_KNOB; k < NKEYS; ++k) {
-		if (!(s->set & (1ul << k)))
-			continue;
-		if (keys[k].kind == K_INT)
-			mha_append(buf, n, " --%s %ld", keys[k].name, long_at(s, &keys[k]));
-		else
-			mha_append(buf, n, " --%s %s", keys[k].name,
-			       keys[k].words[int_at(s, &keys[k])]);
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		char v[24];
+		if (s->set & (1ul << k))
+			mha_append(buf, n, " --%s %s", mha_knob_table[k].key,
+			           mha_knob_text(s, k, v, sizeof v));
 	}
 	mha_append(buf, n, " --target %s", s->target);
-	if (s->set & (1ul << (find_key("name") - keys)))
+	if (mha_spec_is_set(s, "name"))
 		mha_append(buf, n, " --name %s", s->name);
 }
 
 void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n)
 {
-	static const char *const tuned[] = {"algo", "block-q", "block-kv", "mq",
-	                                    "nk", "nv", "unroll-max", "kv-split",
-	                                    "name"};
 	struct mha_spec c = *s;
 	char tmp[1024];
 
-	for (size_t i = 0; i < sizeof tuned / sizeof tuned[0]; ++i)
-		c.set &= ~(1ul << (find_key(tuned[i]) - keys));
+	for (int k = 0; k < MHA_KNOB_N; ++k)
+		if (mha_knob_tuned(k))
+			c.set &= ~(1ul << k);
+	mha_spec_unset(&c, "name");
 	mha_spec_command(&c, tmp, sizeof tmp);
 	snprintf(buf, n, "%s", tmp + strlen("mhagen "));
 }
 
 void mha_spec_unset(struct mha_spec *s, const char *key)
 {
-	const struct key *k = find_key(key);
+	int b = bit_of(key);
 
-	if (k)
-		s->set &= ~(1ul << (k - keys));
+	if (b >= 0)
+		s->set &= ~(1ul << b);
 }
 
 int mha_spec_is_key(const char *key)
 {
-	return find_key(key) != NULL;
+	return bit_of(key) >= 0;
 }
 
 int mha_spec_is_switch(const char *key)
@@ -440,9 +444,9 @@ int mha_spec_is_switch(const char *key)
 
 int mha_spec_is_set(const struct mha_spec *s, const char *key)
 {
-	const struct key *k = find_key(key);
+	int b = bit_of(key);
 
-	return k && (s->set & (1ul << (k - keys))) != 0;
+	return b >= 0 && (s->set & (1ul << b)) != 0;
 }
 
 int mha_spec_finish(struct mha_spec *s, char *err)
@@ -464,11 +468,15 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return mhagen_fail(err, "--causal-align: needs a causal --mask");
 	if (mhagen_resolve_target(s, NULL, err))
 		return -1;
-	if (s->block_kv % 8)
-		return mhagen_fail(err, "--block-kv: %ld is not a multiple of 8",
-		            s->block_kv);
-	if (!(s->set & (1ul << (find_key("unroll-max") - keys))))
-		s->unroll_max = 128;
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		long v = mha_knob_get(s, k);
+		if (d->step && v % d->step)
+			return mhagen_fail(err, "--%s: %ld is not a multiple of %ld",
+			                   d->key, v, d->step);
+		if (d->unset && !(s->set & (1ul << k)))
+			mha_knob_put(s, k, d->unset);
+	}
 	if (!s->name[0])
 		mha_spec_canonical_name(s, s->name, sizeof s->name);
 	return 0;

@@ -23,16 +23,17 @@ struct mha_spec {
 	char target[16];         /* a target table's name (native resolved) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
 	int weights;             /* also export NAME_weights (softmax weights) */
-	/* tuning knobs; 0 means the target's default (decided in templates) */
+	/* tuning knobs (generator/knobs.c); 0 means the target's default
+	 * (decided in templates) */
 	long block_kv;           /* keys per block */
 	long block_q;            /* query rows per work item (tiled) */
 	long mq, nk;             /* QK micro-tile: query rows, keys (tiled) */
 	long nv;                 /* P.V micro-tile: output columns (tiled) */
 	long unroll_max;         /* head dims up to this are unrolled (rows) */
 	long kv_split;           /* key ranges per row, merged after (rows) */
-	int algo;                /* 0 auto, 1 tiled, 2 rows */
-	int threads;             /* 0 none, 1 openmp */
-	int exp;                 /* 0 accurate, 1 fast */
+	long algo;               /* enum mha_algo: 0 auto, 1 tiled, 2 rows */
+	long threads;            /* 0 none, 1 openmp */
+	long exp;                /* 0 accurate, 1 fast */
 	unsigned long set;       /* bit per key that was given explicitly */
 };
 
@@ -59,8 +60,8 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n);
 void mha_spec_command(const struct mha_spec *s, char *buf, size_t n);
 
 /* The spec a tuning record is filed under: the flags of mha_spec_command
- * without "mhagen ", --name and the tuned knobs (algo, block-q, block-kv,
- * mq, nk, nv, unroll-max); exp and threads stay. */
+ * without "mhagen ", --name and the knobs the tuner varies (mha_knob_tuned);
+ * the other knobs stay. */
 void mha_spec_tuning_key(const struct mha_spec *s, char *buf, size_t n);
 
 /* 1 when knob key (a spec key such as "block-q") was given explicitly. */

@@ -470,24 +470,34 @@ const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 
 int mha_knobs_of_spec(const struct mha_spec *s, struct mha_knob *k)
 {
-	static const char *const algos[] = {"auto", "tiled", "rows"};
-	const struct { const char *key; long val; } ints[] = {
-		{"block-q", s->block_q}, {"block-kv", s->block_kv}, {"mq", s->mq},
-		{"nk", s->nk}, {"nv", s->nv}, {"unroll-max", s->unroll_max},
-		{"kv-split", s->kv_split},
-	};
 	int n = 0;
 
-	if (mha_spec_is_set(s, "algo")) {
-		snprintf(k[n].key, sizeof k[n].key, "algo");
-		snprintf(k[n].val, sizeof k[n].val, "%s", algos[s->algo % 3]);
+	for (int i = 0; i < MHA_KNOB_N; ++i) {
+		const char *key = mha_knob_table[i].key;
+		if (!mha_knob_tuned(i) || !mha_spec_is_set(s, key))
+			continue;
+		snprintf(k[n].key, sizeof k[n].key, "%s", key);
+		mha_knob_text(s, i, k[n].val, sizeof k[n].val);
 		++n;
 	}
-	for (size_t i = 0; i < sizeof ints / sizeof ints[0]; ++i)
-		if (mha_spec_is_set(s, ints[i].key)) {
-			snprintf(k[n].key, sizeof k[n].key, "%s", ints[i].key);
-			snprintf(k[n].val, sizeof k[n].val, "%ld", ints[i].val);
-			++n;
-		}
 	return n;
+}
+
+/* The algorithm, then in the table's order the tag and value of each
+ * number the plan reports for it, with unroll-max as what it decides.
+ * Databases hold these lines: a change here (a tag, an order) orphans
+ * their records. */
+void mha_tunedb_plan(const struct mha_plan *p, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	mha_append(buf, n, "%s", mha_algo_names[p->algo]);
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		if (!(d->algos & MHA_ALGO_BIT(p->algo)))
+			continue;
+		if (k == MHA_KNOB_UNROLL_MAX)
+			mha_append(buf, n, " uk%d uv%d", p->unroll_k, p->unroll_v);
+		else if (d->plan && !d->words)
+			mha_append(buf, n, " %s%ld", d->tag, p->v[k]);
+	}
 }

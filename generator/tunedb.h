@@ -6,7 +6,9 @@
 
 #include <stddef.h>
 
-#define MHA_KNOBS_MAX 8
+#include "knobs.h"
+
+#define MHA_KNOBS_MAX MHA_KNOB_N /* knobs of a record, at most */
 
 /* One knob setting: a spec key ("block-q") and its value as on the
  * command line ("64", "tiled"). */
@@ -31,7 +33,7 @@ struct mha_tune_rec {
 	struct mha_knob knobs[MHA_KNOBS_MAX];
 	int nknobs;
 	int is_default;       /* the spec without tuned knobs */
-	char plan[96];        /* the knobs in effect (generator's "plan") */
+	char plan[96];        /* the knobs in effect (mha_tunedb_plan) */
 	struct mha_tune_env env;
 	char version[32];     /* mhagen version */
 	double median, min, max; /* seconds per call, batch 1 */
@@ -70,10 +72,15 @@ void mha_knobs_flags(const struct mha_knob *k, int n, char *buf, size_t len);
 int mha_knobs_equal(const struct mha_knob *a, int na,
                     const struct mha_knob *b, int nb);
 
-/* The tuned knobs a spec sets explicitly, in the canonical order (algo,
- * block-q, block-kv, mq, nk, nv, unroll-max, kv-split); returns how many. */
+/* The tuned knobs (mha_knob_tuned) a spec sets explicitly, in the knob
+ * table's order; returns how many. */
 struct mha_spec;
 int mha_knobs_of_spec(const struct mha_spec *s, struct mha_knob *k);
+
+/* The plan p as records file it, one line ("tiled bq192 bk128 mq16 nk4
+ * nv4", "rows bk128 uk1 uv1 ks1"): records with the same plan measure the
+ * same kernel.  Into buf of size n. */
+void mha_tunedb_plan(const struct mha_plan *p, char *buf, size_t n);
 
 /* A variant may be measured more than once (the tuner measures its best
  * candidates again): its time is the median of the medians of its records

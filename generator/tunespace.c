@@ -18,70 +18,47 @@ static void add_val(struct mha_dim *d, const char *v)
 		snprintf(d->vals[d->n++], sizeof d->vals[0], "%s", v);
 }
 
-/* Dimension d is knob key; add the n values v. */
-static void add_vals(struct mha_dim *d, const char *key, const long *v, int n)
+/* Add the n values v, times m, to dimension d. */
+static void add_vals(struct mha_dim *d, const long *v, int n, long m)
 {
-	d->key = key;
 	for (int i = 0; i < n; ++i) {
 		char b[24];
-		snprintf(b, sizeof b, "%ld", v[i]);
+		snprintf(b, sizeof b, "%ld", v[i] * m);
 		add_val(d, b);
 	}
 }
 
-/* The knob values tried for s's target: block sizes around the defaults,
- * micro-tiles in multiples of the vector width that fit the registers.
- * The default's own values (from plan, "tiled bq192 bk128 ...") join. */
-static void make_dims(struct mha_space *sp, const char *plan)
+/* The dimensions of each algorithm: the tuned knobs of the table that
+ * apply to it (algo itself picks the subspace), each with the values the
+ * table says to try for s's target and then the default's own; a knob the
+ * user set is not varied. */
+static void make_dims(struct mha_space *sp)
 {
-	static const long bq[] = {32, 64, 128, 192, 256, 384};
-	static const long bk[] = {32, 64, 128, 256};
-	static const long tile[] = {2, 4, 6, 8};
-	static const long um[] = {0, MHAGEN_MAX_D};
-	static const long ks[] = {1, 2, 4, 8};
-	long w = sp->width;
-	long mq[4];
-	int nmq = 0;
-	long pbq, pbk, pmq, pnk, pnv, pks;
-
 	memset(sp->dims, 0, sizeof sp->dims);
-	if (w == 1) {
-		mq[nmq++] = 1, mq[nmq++] = 2, mq[nmq++] = 4, mq[nmq++] = 8;
-	} else {
-		for (long m = 1; m <= 3; ++m)
-			mq[nmq++] = m * w;
-	}
-	add_vals(&sp->dims[0][0], "block-q", bq, 6);
-	add_vals(&sp->dims[0][1], "block-kv", bk, 4);
-	add_vals(&sp->dims[0][2], "mq", mq, nmq);
-	add_vals(&sp->dims[0][3], "nk", tile, 4);
-	add_vals(&sp->dims[0][4], "nv", tile, 4);
-	add_vals(&sp->dims[1][0], "block-kv", bk, 4);
-	add_vals(&sp->dims[1][1], "unroll-max", um, 2);
-	sp->ndims[0] = 5;
-	sp->ndims[1] = 2;
-	/* key ranges per row only pay with threads to spread them over */
-	if (sp->spec.threads) {
-		add_vals(&sp->dims[1][2], "kv-split", ks, 4);
-		sp->ndims[1] = 3;
-	}
-	if (sscanf(plan, "tiled bq%ld bk%ld mq%ld nk%ld nv%ld", &pbq, &pbk, &pmq,
-	           &pnk, &pnv) == 5) {
-		long v[5] = {pbq, pbk, pmq, pnk, pnv};
-		for (int i = 0; i < 5; ++i)
-			add_vals(&sp->dims[0][i], sp->dims[0][i].key, &v[i], 1);
-	} else if (sscanf(plan, "rows bk%ld uk%*d uv%*d ks%ld", &pbk, &pks) == 2) {
-		add_vals(&sp->dims[1][0], "block-kv", &pbk, 1);
-		if (sp->ndims[1] == 3)
-			add_vals(&sp->dims[1][2], "kv-split", &pks, 1);
-	}
-	/* knobs the user set are not varied */
-	for (int a = 0; a < 2; ++a)
-		for (int i = 0; i < sp->ndims[a]; ++i)
-			if (mha_spec_is_set(&sp->spec, sp->dims[a][i].key)) {
-				sp->dims[a][i].fixed = 1;
-				sp->dims[a][i].n = 1;
+	memset(sp->ndims, 0, sizeof sp->ndims);
+	for (int a = 0; a < 2; ++a) {
+		enum mha_algo algo = MHA_ALGO_TILED + a;
+		for (int k = 0; k < MHA_KNOB_N; ++k) {
+			const struct mha_knob_def *d = &mha_knob_table[k];
+			struct mha_dim *dim;
+			if (k == MHA_KNOB_ALGO || !mha_knob_tuned(k) ||
+			    !(d->algos & MHA_ALGO_BIT(algo)) ||
+			    (d->threaded && !sp->spec.threads))
+				continue;
+			dim = &sp->dims[a][sp->ndims[a]++];
+			dim->key = d->key;
+			if (d->nwide && sp->width > 1)
+				add_vals(dim, d->wide, d->nwide, sp->width);
+			else
+				add_vals(dim, d->tries, d->ntries, 1);
+			if (d->plan && sp->plan.algo == algo)
+				add_vals(dim, &sp->plan.v[k], 1, 1);
+			if (mha_spec_is_set(&sp->spec, d->key)) {
+				dim->fixed = 1;
+				dim->n = 1;
 			}
+		}
+	}
 }
 
 /* The user's knobs, then algo unless the user set it, then the value of
@@ -95,9 +72,11 @@ int mha_space_knobs(const struct mha_space *sp, const struct mha_point *p,
 		k[n++] = sp->fixed[i];
 	if (!p)
 		return n;
-	if (!mha_spec_is_set(&sp->spec, "algo")) {
-		snprintf(k[n].key, sizeof k[n].key, "algo");
-		snprintf(k[n].val, sizeof k[n].val, "%s", p->algo ? "rows" : "tiled");
+	if (!mha_spec_is_set(&sp->spec, mha_knob_table[MHA_KNOB_ALGO].key)) {
+		snprintf(k[n].key, sizeof k[n].key, "%s",
+		         mha_knob_table[MHA_KNOB_ALGO].key);
+		snprintf(k[n].val, sizeof k[n].val, "%s",
+		         mha_algo_names[MHA_ALGO_TILED + p->algo]);
 		++n;
 	}
 	for (int i = 0; i < sp->ndims[p->algo]; ++i) {
@@ -134,45 +113,44 @@ int mha_space_render(const struct mha_space *sp, const struct mha_spec *s,
 }
 
 /* Enumerate the points of the space and merge those the generator plans
- * the same; points it refuses are left out. */
+ * the same; points it refuses are left out.  The algorithms are those the
+ * table says to try, or the default's when the user set algo. */
 static void enumerate(struct mha_space *sp)
 {
-	int algos[2], na = 0;
+	const struct mha_knob_def *ad = &mha_knob_table[MHA_KNOB_ALGO];
+	int algos[MHA_KNOB_TRIES], na = 0;
 
-	if (mha_spec_is_set(&sp->spec, "algo")) {
-		algos[na++] = sp->spec.algo == 2 ? 1 :
-		              sp->spec.algo == 1 ? 0 :
-		              strncmp(sp->cands[0].plan, "rows", 4) == 0;
-	} else {
-		algos[na++] = 0;
-		algos[na++] = 1;
-	}
+	if (mha_spec_is_set(&sp->spec, ad->key))
+		algos[na++] = sp->plan.algo - MHA_ALGO_TILED;
+	else
+		for (int i = 0; i < ad->ntries; ++i)
+			algos[na++] = (int)ad->tries[i] - MHA_ALGO_TILED;
 	for (int ai = 0; ai < na; ++ai) {
 		int a = algos[ai], nd = sp->ndims[a], idx[MHA_SPACE_DIMS] = {0};
 		for (;;) {
 			struct mha_point p = {a, {0}, -1};
 			struct mha_knob k[MHA_KNOBS_MAX];
 			struct mha_spec s;
-			char *plan, sub[MHAGEN_ERR];
-			size_t len;
+			struct mha_plan plan;
+			char text[sizeof sp->cands[0].plan], sub[MHAGEN_ERR];
 			int nk, c;
 			memcpy(p.idx, idx, sizeof idx);
 			nk = mha_space_knobs(sp, &p, k);
 			if (sp->npts < MHA_SPACE_POINTS &&
 			    mha_space_spec(sp, k, nk, &s, sub) == 0 &&
-			    mha_space_render(sp, &s, "plan", &plan, &len, sub) == 0) {
+			    mhagen_plan(&s, sp->template_dir, &plan, sub) == 0) {
+				mha_tunedb_plan(&plan, text, sizeof text);
 				for (c = 0; c < sp->ncands; ++c)
-					if (strcmp(sp->cands[c].plan, plan) == 0)
+					if (strcmp(sp->cands[c].plan, text) == 0)
 						break;
 				if (c == sp->ncands) {
 					snprintf(sp->cands[c].plan, sizeof sp->cands[c].plan,
-					         "%s", plan);
+					         "%s", text);
 					sp->cands[c].point = -1;
 					++sp->ncands;
 				}
 				if (sp->cands[c].point < 0)
 					sp->cands[c].point = sp->npts;
-				free(plan);
 				p.cand = c;
 				sp->pts[sp->npts++] = p;
 			}
@@ -191,9 +169,6 @@ static void enumerate(struct mha_space *sp)
 int mha_space_make(struct mha_space *sp, const struct mha_spec *s,
                    long width, const char *template_dir, char *err)
 {
-	char *plan = NULL;
-	size_t len;
-
 	memset(sp, 0, sizeof *sp);
 	sp->spec = *s;
 	sp->width = width;
@@ -203,13 +178,12 @@ int mha_space_make(struct mha_space *sp, const struct mha_spec *s,
 	sp->cands = calloc(MHA_SPACE_POINTS + 1, sizeof *sp->cands);
 	if (!sp->pts || !sp->cands)
 		return mhagen_fail(err, "out of memory");
-	if (mha_space_render(sp, s, "plan", &plan, &len, err))
+	if (mhagen_plan(s, template_dir, &sp->plan, err))
 		return -1;
-	snprintf(sp->cands[0].plan, sizeof sp->cands[0].plan, "%s", plan);
+	mha_tunedb_plan(&sp->plan, sp->cands[0].plan, sizeof sp->cands[0].plan);
 	sp->cands[0].point = -1;
 	sp->ncands = 1;
-	make_dims(sp, plan);
-	free(plan);
+	make_dims(sp);
 	enumerate(sp);
 	if (sp->cands[0].point < 0) {
 		/* no point plans like the default: give it the first point of

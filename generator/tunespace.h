@@ -7,12 +7,14 @@
 
 #include <stddef.h>
 
+#include "knobs.h"
 #include "spec.h"
 #include "tunedb.h"
 
 #define MHA_SPACE_POINTS 4096  /* knob combinations of one spec */
-#define MHA_SPACE_VALS 10      /* values tried for one knob */
-#define MHA_SPACE_DIMS 5       /* knobs of one algorithm */
+#define MHA_SPACE_VALS (MHA_KNOB_TRIES + 1) /* values of one knob: those
+                                   tried, and the default's own */
+#define MHA_SPACE_DIMS MHA_KNOB_N /* knobs of one algorithm, at most */
 #define MHA_CAND_TIMES 16      /* measurements kept per candidate */
 #define MHA_TUNE_KERNEL "mha_tune_kernel" /* the measured kernel's name */
 
@@ -24,7 +26,8 @@ struct mha_dim {
 	int fixed;                      /* the user set it: not varied */
 };
 
-/* A point of the knob space: algo 0 tiled, 1 rows; a value per dim. */
+/* A point of the knob space: algo 0 tiled, 1 rows (enum mha_algo less
+ * MHA_ALGO_TILED); a value per dim. */
 struct mha_point {
 	int algo;
 	int idx[MHA_SPACE_DIMS];
@@ -51,7 +54,9 @@ struct mha_space {
 	struct mha_knob fixed[MHA_KNOBS_MAX]; /* the tuned knobs it sets */
 	int nfixed;
 	const char *template_dir;       /* for the generator; NULL: built in */
-	/* tiled: bq bk mq nk nv; rows: bk um ks */
+	struct mha_plan plan;           /* the default's */
+	/* per algorithm (as mha_point's algo), the tuned knobs of
+	 * generator/knobs.c that apply to it, in the table's order */
 	struct mha_dim dims[2][MHA_SPACE_DIMS];
 	int ndims[2];
 	struct mha_point *pts;          /* MHA_SPACE_POINTS of them */
@@ -62,9 +67,9 @@ struct mha_space {
 };
 
 /* Make the space of the finished spec s, whose target has vectors of width
- * floats: candidate 0 the default, the knob values for s's target around its own, then every point the
- * generator accepts, merged into candidates by plan.  0, or -1 with err;
- * mha_space_free it either way. */
+ * floats: candidate 0 the default, the knob values for s's target around
+ * its own, then every point the generator accepts, merged into candidates
+ * by plan.  0, or -1 with err; mha_space_free it either way. */
 int mha_space_make(struct mha_space *sp, const struct mha_spec *s,
                    long width, const char *template_dir, char *err);
 void mha_space_free(struct mha_space *sp);
@@ -79,8 +84,8 @@ int mha_space_knobs(const struct mha_space *sp, const struct mha_point *p,
 int mha_space_spec(const struct mha_space *sp, const struct mha_knob *k,
                    int n, struct mha_spec *s, char *err);
 
-/* Generate what ("plan", "kernel") for the variant spec s, its kernel
- * named MHA_TUNE_KERNEL; 0, or -1 with err. */
+/* Generate what ("kernel") for the variant spec s, its kernel named
+ * MHA_TUNE_KERNEL; 0, or -1 with err. */
 int mha_space_render(const struct mha_space *sp, const struct mha_spec *s,
                      const char *what, char **text, size_t *len, char *err);
 

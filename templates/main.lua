@@ -1,7 +1,7 @@
 -- Entry point: returns the functions the generator calls (at the end):
--- generate(spec, what), what being "kernel", "header", "exp", "registry" or
--- "plan", and describe(target).  Decides everything about the shape (plan)
--- before any C is written; templates only spell the decisions.
+-- generate(spec, what), what being "kernel", "header", "exp" or "registry",
+-- plan(spec) and describe(target).  Decides everything about the shape
+-- (plan) before any C is written; templates only spell the decisions.
 
 local function import(path)
 	return mhagen.compile(mhagen.source(path), path, _ENV)()
@@ -216,6 +216,17 @@ local function plan(S, T)
 	return P
 end
 
+-- The knobs in effect for spec, for the C side (generator/gen.c,
+-- mhagen_plan): each under its field name (generator/knobs.c), with what
+-- unroll_max decides as unroll_k and unroll_v.  kv_split is the rows
+-- algorithm's only.
+local function knobs_in_effect(spec)
+	local P = plan(spec, load_target(spec.target))
+	return {algo = P.algo, block_q = P.bq, block_kv = P.bk, mq = P.mq,
+	        nk = P.nk, nv = P.nv, unroll_k = P.k.unrolled,
+	        unroll_v = P.v.unrolled, kv_split = P.split}
+end
+
 -- The C expression for how many keys query row i (a C expression) may see,
 -- before padding: decided here from what the spec fixes.
 local function limit_expr(S, P, i)
@@ -339,21 +350,12 @@ local function generate(spec, what)
 		vars.template = "templates/exp.c.in"
 	elseif what == "registry" then
 		return registry_line(spec, T)
-	elseif what == "plan" then
-		-- the knobs in effect, one line: equal lines mean equal kernels
-		local P = vars.P
-		if P.algo == "tiled" then
-			return string.format("tiled bq%d bk%d mq%d nk%d nv%d", P.bq,
-			                     P.bk, P.mq, P.nk, P.nv)
-		end
-		return string.format("rows bk%d uk%s uv%s ks%d", P.bk,
-		                     P.k.unrolled and 1 or 0, P.v.unrolled and 1 or 0,
-		                     P.split)
 	else
 		error("unknown output '" .. tostring(what) .. "'", 0)
 	end
 	return engine.render(vars.template, vars)
 end
 
--- generate(spec, what) -> C text; describe(name) -> a target's facts.
-return {generate = generate, describe = describe}
+-- generate(spec, what) -> C text; plan(spec) -> the knobs in effect;
+-- describe(name) -> a target's facts.
+return {generate = generate, plan = knobs_in_effect, describe = describe}
