@@ -17,6 +17,7 @@
 
 #include "../runtime/mha_abi.h"
 #include "../runtime/mha_cpu.h"
+#include "fail.h"
 #include "knobs.h"
 
 #define PREFIX "templates/"
@@ -365,7 +366,7 @@ static int pcall(lua_State *L, int nargs, int nres, char *err)
 	if (rc == LUA_ERRMEM) {
 		struct budget *b;
 		lua_getallocf(L, (void **)&b);
-		snprintf(err, MHAGEN_ERR, "%s: template %s (limit %zu MiB)",
+		mhagen_fail(err, "%s: template %s (limit %zu MiB)",
 		         b->where[0] ? b->where : "templates",
 		         b->refused ? "needs too much memory" : "ran out of memory",
 		         MAX_BYTES >> 20);
@@ -374,7 +375,7 @@ static int pcall(lua_State *L, int nargs, int nres, char *err)
 	}
 	if (rc != LUA_OK) {
 		const char *m = lua_tostring(L, -1);
-		snprintf(err, MHAGEN_ERR, "%s", m ? m : "unknown Lua error");
+		mhagen_fail(err, "%s", m ? m : "unknown Lua error");
 		/* one line unless a trace was asked for */
 		if (!getenv("MHAGEN_TRACE"))
 			err[strcspn(err, "\n")] = '\0';
@@ -523,7 +524,7 @@ static int with_main(const char *template_dir,
 	int rc = -1;
 
 	if (!L) {
-		snprintf(err, MHAGEN_ERR, "out of memory starting Lua");
+		mhagen_fail(err, "out of memory starting Lua");
 		return -1;
 	}
 	lua_atpanic(L, on_panic);
@@ -577,7 +578,7 @@ static int push_entry(lua_State *L, const char *name, char *err)
 			return 0;
 		lua_pop(L, 1);
 	}
-	snprintf(err, MHAGEN_ERR, PREFIX "main.lua: must return a function%s%s",
+	mhagen_fail(err, PREFIX "main.lua: must return a function%s%s",
 	         strcmp(name, "generate") ? " table with " : "",
 	         strcmp(name, "generate") ? name : "");
 	return -1;
@@ -604,12 +605,12 @@ static int call_generate(lua_State *L, void *ud, char *err)
 		return -1;
 	text = lua_tolstring(L, -1, &g->len);
 	if (!text) {
-		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: generate returned no text");
+		mhagen_fail(err, PREFIX "main.lua: generate returned no text");
 		return -1;
 	}
 	g->out = malloc(g->len + 1);
 	if (!g->out) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
+		mhagen_fail(err, "out of memory");
 		return -1;
 	}
 	memcpy(g->out, text, g->len + 1);
@@ -653,7 +654,7 @@ static int call_plan(lua_State *L, void *ud, char *err)
 		return -1;
 	t = lua_gettop(L);
 	if (!lua_istable(L, t)) {
-		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan returned no table");
+		mhagen_fail(err, PREFIX "main.lua: plan returned no table");
 		return -1;
 	}
 	memset(p, 0, sizeof *p);
@@ -664,7 +665,7 @@ static int call_plan(lua_State *L, void *ud, char *err)
 			p->algo = a;
 	lua_pop(L, 1);
 	if (p->algo == MHA_ALGO_AUTO) {
-		snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan: %s must be %s or %s",
+		mhagen_fail(err, PREFIX "main.lua: plan: %s must be %s or %s",
 		         algo->lua, algo->words[MHA_ALGO_TILED],
 		         algo->words[MHA_ALGO_ROWS]);
 		return -1;
@@ -679,7 +680,7 @@ static int call_plan(lua_State *L, void *ud, char *err)
 		p->v[k] = (long)lua_tointegerx(L, -1, &ok);
 		lua_pop(L, 1);
 		if (!ok) {
-			snprintf(err, MHAGEN_ERR, PREFIX "main.lua: plan: %s must be an "
+			mhagen_fail(err, PREFIX "main.lua: plan: %s must be an "
 			         "integer", d->lua);
 			return -1;
 		}
@@ -716,7 +717,7 @@ static int get_str(lua_State *L, const char *k, char *buf, size_t n,
 	lua_getfield(L, -1, k);
 	v = lua_tolstring(L, -1, &len);
 	if (!v || len >= n) {
-		snprintf(err, MHAGEN_ERR, "target '%s': %s must be a string of at "
+		mhagen_fail(err, "target '%s': %s must be a string of at "
 		         "most %zu characters", target, k, n - 1);
 		return -1;
 	}
@@ -744,7 +745,7 @@ static int call_targets(lua_State *L, void *ud, char *err)
 	lua_settop(L, names);
 	n = (lua_Integer)lua_rawlen(L, names);
 	if ((size_t)n > c->max) {
-		snprintf(err, MHAGEN_ERR, "more than %zu target tables", c->max);
+		mhagen_fail(err, "more than %zu target tables", c->max);
 		return -1;
 	}
 	for (lua_Integer i = 1; i <= n; ++i) {
@@ -812,7 +813,7 @@ int mhagen_resolve_target(struct mha_spec *s, const char *template_dir,
 		if (mha_cpu_has(t[i].cpu) && (!best || t[i].rank > best->rank))
 			best = &t[i];
 	if (!best) {
-		snprintf(err, MHAGEN_ERR, "--target native: this CPU runs none of "
+		mhagen_fail(err, "--target native: this CPU runs none of "
 		         "the targets");
 		return -1;
 	}
@@ -849,7 +850,7 @@ int mhagen_template_hash(const char *template_dir, char *out, size_t n,
 			         f->path + strlen(PREFIX));
 			fp = fopen(path, "rb");
 			if (!fp) {
-				snprintf(err, MHAGEN_ERR, "cannot read template '%.300s': %s",
+				mhagen_fail(err, "cannot read template '%.300s': %s",
 				         path, strerror(errno));
 				return -1;
 			}

@@ -38,6 +38,8 @@ struct mha_knob_def {
 	const char *tag;          /* its part of the canonical name before the
 	                             value ("bq" in _bq64); "" for a word knob,
 	                             whose word (unless the first) is the part */
+	const char *arg;          /* its value in --help ("N") */
+	const char *help;         /* --help's text, lines 56 columns wide */
 	const char *lua;          /* its field in the templates' spec table, and
 	                             in their plan table when plan is set */
 	size_t off;               /* of its long field in struct mha_spec */

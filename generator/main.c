@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "../runtime/mha_cpu.h"
+#include "fail.h"
 #include "gen.h"
+#include "knobs.h"
 #include "cli.h"
 #include "spec.h"
 #include "tune.h"
@@ -41,26 +43,10 @@ static const char usage[] =
 "                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
 "                      weights = true or false)\n"
 "  --spec FILE         read settings from FILE; flags override them\n"
-"tuning knobs:\n"
-"  --algo A            tiled (query tiles x key blocks, register-blocked\n"
-"                      micro-kernels), rows (one query row at a time), or\n"
-"                      auto (default: rows for fixed seq_q of 4 or less,\n"
-"                      else tiled)\n"
-"  --block-q N         query rows per work item (tiled; default per\n"
-"                      target, below)\n"
-"  --block-kv N        keys per block, a multiple of 8 and of the vector\n"
-"                      width (default per target, below)\n"
-"  --mq N              scores micro-tile: query rows, a multiple of the\n"
-"                      vector width (tiled; default per target)\n"
-"  --nk N              scores micro-tile: keys (tiled; default per target)\n"
-"  --nv N              P.V micro-tile: output columns, for mq rows\n"
-"                      (tiled; default per target)\n"
-"  --unroll-max N      rows: unroll head dims up to N elements (default 128)\n"
-"  --kv-split N        rows: split each row's keys in N ranges, merged after\n"
-"                      (default 4 with --threads openmp, else 1)\n"
-"  --exp E             accurate (default) or fast exp\n"
-"  --threads T         none (default) or openmp: OpenMP pragmas, active when\n"
-"                      the file is compiled with -fopenmp\n"
+"tuning knobs:\n";
+
+/* The second half of the usage, after the knobs. */
+static const char usage_out[] =
 "output:\n"
 "  -o FILE             write the kernel to FILE atomically (default stdout)\n"
 "  --header FILE       also write a header with the prototype\n"
@@ -77,6 +63,23 @@ static const char usage[] =
 "variants of a spec on this machine (see mhagen tune --help).\n"
 "\n"
 "targets (templates/targets/NAME.lua, or under --template-dir):\n";
+
+/* The knobs part of --help, from the knob table. */
+static void print_knobs(void)
+{
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		const struct mha_knob_def *d = &mha_knob_table[k];
+		char flag[32];
+		snprintf(flag, sizeof flag, "--%s %s", d->key, d->arg);
+		printf("  %-19s ", flag);
+		for (const char *p = d->help; *p; ++p)
+			if (*p == '\n')
+				printf("\n%22s", "");
+			else
+				putchar(*p);
+		putchar('\n');
+	}
+}
 
 /* The targets part of --help, from the target tables; 0 or -1 with err. */
 static int print_targets(const char *template_dir, char *err)
@@ -113,14 +116,14 @@ static int stage(struct staged *st, const char *path, const char *data,
 	st->path = path;
 	st->tmp = malloc(n + 16);
 	if (!st->tmp) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
+		mhagen_fail(err, "out of memory");
 		return -1;
 	}
 	memcpy(st->tmp, path, n);
 	memcpy(st->tmp + n, ".tmp.XXXXXX", 12);
 	fd = mkstemp(st->tmp);
 	if (fd < 0) {
-		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path,
+		mhagen_fail(err, "cannot write '%s': %s", path,
 		         strerror(errno));
 		free(st->tmp);
 		st->tmp = NULL;
@@ -144,7 +147,7 @@ static int stage(struct staged *st, const char *path, const char *data,
 	}
 	return 0;
 fail:
-	snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", path, strerror(errno));
+	mhagen_fail(err, "cannot write '%s': %s", path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 	unlink(st->tmp);
@@ -169,7 +172,7 @@ static int commit(struct staged *st, char *err)
 	int rc = rename(st->tmp, st->path);
 
 	if (rc != 0)
-		snprintf(err, MHAGEN_ERR, "cannot write '%s': %s", st->path,
+		mhagen_fail(err, "cannot write '%s': %s", st->path,
 		         strerror(errno));
 	unstage(st);
 	return rc;
@@ -191,7 +194,7 @@ static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 		return NULL;
 	buf = malloc(cap);
 	if (!buf) {
-		snprintf(err, MHAGEN_ERR, "out of memory");
+		mhagen_fail(err, "out of memory");
 		return NULL;
 	}
 	snprintf(buf, cap, "# mhagen --emit targets: the target tables\n"
@@ -223,7 +226,7 @@ static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
 	f = mhagen_target_find(t, n, cli->spec.target);
 	buf = f ? malloc(sizeof f->cflags + 1) : NULL;
 	if (!buf) {
-		snprintf(err, MHAGEN_ERR, f ? "out of memory"
+		mhagen_fail(err, f ? "out of memory"
 		                            : "internal: target '%s' vanished",
 		         cli->spec.target);
 		return NULL;
@@ -294,6 +297,8 @@ int main(int argc, char **argv)
 		goto fail;
 	if (cli.help) {
 		fputs(usage, stdout);
+		print_knobs();
+		fputs(usage_out, stdout);
 		if (print_targets(cli.template_dir, err))
 			goto fail;
 		return 0;
@@ -323,7 +328,7 @@ int main(int argc, char **argv)
 			if (text)
 				snprintf(text, len + 1, "%s\n", cli.spec.name);
 			else
-				snprintf(err, MHAGEN_ERR, "out of memory");
+				mhagen_fail(err, "out of memory");
 		} else if (strcmp(cli.emit, "cflags") == 0) {
 			text = cflags_line(&cli, &len, err);
 		} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
@@ -348,7 +353,7 @@ write:
 		if (commit(&out, err))
 			goto fail;
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
-		snprintf(err, MHAGEN_ERR, "cannot write to standard output: %s",
+		mhagen_fail(err, "cannot write to standard output: %s",
 		         strerror(errno));
 		goto fail;
 	}

@@ -15,6 +15,7 @@
 
 #include "../generator/cli.h"
 #include "../generator/gen.h"
+#include "../generator/knobs.h"
 #include "../generator/spec.h"
 #include "../runtime/mha_abi.h"
 #include "cases.h"
@@ -441,5 +442,19 @@ Test(cli, targets_for_builds)
 		cr_assert_eq(c.status, 0, "%s", c.err);
 		snprintf(want, sizeof want, "%s\n", t[i].cflags);
 		cr_assert_str_eq(c.out, want);
+	}
+}
+
+/* --help describes every knob of the table, by its flag. */
+Test(cli, help_lists_knobs)
+{
+	struct run h = run(&(struct args){{"--help"}});
+	char want[64];
+
+	cr_assert_eq(h.status, 0, "%s", h.err);
+	for (int k = 0; k < MHA_KNOB_N; ++k) {
+		snprintf(want, sizeof want, "\n  --%s %s ", mha_knob_table[k].key,
+		         mha_knob_table[k].arg);
+		cr_assert(strstr(h.out, want), "--help lacks '%s'", want);
 	}
 }
