@@ -74,47 +74,18 @@ void files_tmpdir(char *buf, size_t n, const char *name)
 	cr_assert_not_null(mkdtemp(buf), "cannot make %s", buf);
 }
 
-void files_copy_tree(const char *src, const char *dst)
-{
-	struct stat st;
-	struct dirent *e;
-	DIR *d = opendir(src);
-
-	cr_assert_not_null(d, "cannot list %s", src);
-	while ((e = readdir(d))) {
-		char in[512], out[512];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(in, sizeof in, "%s/%s", src, e->d_name);
-		snprintf(out, sizeof out, "%s/%s", dst, e->d_name);
-		cr_assert_eq(stat(in, &st), 0, "cannot stat %s", in);
-		if (S_ISDIR(st.st_mode)) {
-			cr_assert_eq(mkdir(out, 0700), 0, "cannot make %s", out);
-			files_copy_tree(in, out);
-		} else {
-			size_t len;
-			char *text = files_slurp(in, &len);
-			files_write(out, "wb", text, len);
-			free(text);
-		}
-	}
-	closedir(d);
-}
-
-void files_remove_tree(const char *path)
+void files_walk(const char *path, files_visit_fn *fn, void *ctx)
 {
 	struct stat st;
 	struct dirent *e;
 	DIR *d;
 
-	if (lstat(path, &st) != 0) {
-		cr_assert_eq(errno, ENOENT, "cannot stat %s", path);
-		return;
-	}
+	cr_assert_eq(lstat(path, &st), 0, "cannot stat %s", path);
 	if (!S_ISDIR(st.st_mode)) {
-		cr_assert_eq(unlink(path), 0, "cannot remove %s", path);
+		fn(path, FILES_FILE, ctx);
 		return;
 	}
+	fn(path, FILES_DIR_IN, ctx);
 	d = opendir(path);
 	cr_assert_not_null(d, "cannot list %s", path);
 	while ((e = readdir(d))) {
@@ -122,8 +93,53 @@ void files_remove_tree(const char *path)
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-		files_remove_tree(sub);
+		files_walk(sub, fn, ctx);
 	}
 	closedir(d);
-	cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
+	fn(path, FILES_DIR_OUT, ctx);
+}
+
+/* Copy one entry: ctx holds the source root and the destination root. */
+static void copy_one(const char *path, enum files_visit v, void *ctx)
+{
+	const char *const *roots = ctx;
+	char dst[512];
+
+	snprintf(dst, sizeof dst, "%s%s", roots[1], path + strlen(roots[0]));
+	if (v == FILES_DIR_IN && strcmp(path, roots[0]) != 0) {
+		cr_assert_eq(mkdir(dst, 0700), 0, "cannot make %s", dst);
+	} else if (v == FILES_FILE) {
+		size_t len;
+		char *text = files_slurp(path, &len);
+		files_write(dst, "wb", text, len);
+		free(text);
+	}
+}
+
+void files_copy_tree(const char *src, const char *dst)
+{
+	const char *roots[2] = {src, dst};
+
+	files_walk(src, copy_one, roots);
+}
+
+/* Remove files on the way in, directories on the way out. */
+static void remove_one(const char *path, enum files_visit v, void *ctx)
+{
+	(void)ctx;
+	if (v == FILES_FILE)
+		cr_assert_eq(unlink(path), 0, "cannot remove %s", path);
+	else if (v == FILES_DIR_OUT)
+		cr_assert_eq(rmdir(path), 0, "cannot remove %s", path);
+}
+
+void files_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0) {
+		cr_assert_eq(errno, ENOENT, "cannot stat %s", path);
+		return;
+	}
+	files_walk(path, remove_one, NULL);
 }

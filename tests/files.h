@@ -25,6 +25,12 @@ void files_patch(const char *path, const char *from, const char *to);
  * Lua's chunk names of templates in it stay whole). */
 void files_tmpdir(char *buf, size_t n, const char *name);
 
+/* Visit the tree at path: each directory before (FILES_DIR_IN) and after
+ * (FILES_DIR_OUT) its entries, each other entry once (FILES_FILE). */
+enum files_visit { FILES_DIR_IN, FILES_FILE, FILES_DIR_OUT };
+typedef void files_visit_fn(const char *path, enum files_visit v, void *ctx);
+void files_walk(const char *path, files_visit_fn *fn, void *ctx);
+
 /* Copy the tree at src into the existing directory dst. */
 void files_copy_tree(const char *src, const char *dst);
 

@@ -76,35 +76,6 @@ static char *render_ok(const char *dir, const char *what, const char *target)
 }
 
 
-enum visit { DIR_IN, FILE_AT, DIR_OUT };
-typedef void visit_fn(const char *path, enum visit v, void *ctx);
-
-/* Visit the tree at path: directories before and after their entries. */
-static void walk(const char *path, visit_fn *fn, void *ctx)
-{
-	struct stat st;
-	struct dirent *e;
-	DIR *d;
-
-	cr_assert_eq(stat(path, &st), 0, "cannot stat %s", path);
-	if (!S_ISDIR(st.st_mode)) {
-		fn(path, FILE_AT, ctx);
-		return;
-	}
-	fn(path, DIR_IN, ctx);
-	d = opendir(path);
-	cr_assert_not_null(d, "cannot list %s", path);
-	while ((e = readdir(d))) {
-		char sub[512];
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
-		walk(sub, fn, ctx);
-	}
-	closedir(d);
-	fn(path, DIR_OUT, ctx);
-}
-
 /* The temporary directory of the running test, if it made one. */
 static char made[64];
 
@@ -331,7 +302,7 @@ struct scan {
 };
 
 /* Scan one file of the tree, line by line, for every spelling. */
-static void scan_one(const char *path, enum visit v, void *ctx)
+static void scan_one(const char *path, enum files_visit v, void *ctx)
 {
 	static const char *const words[] = {
 		"_mm", "__m256", "vld1", "vst1", "float32x4", "vfmaq", "vdupq",
@@ -341,7 +312,7 @@ static void scan_one(const char *path, enum visit v, void *ctx)
 	char *text, *line, *end, c;
 	int lineno = 0;
 
-	if (v != FILE_AT)
+	if (v != FILES_FILE)
 		return;
 	text = files_slurp(path, NULL);
 	for (line = text; *line; line = end + (c == '\n')) {
@@ -366,7 +337,7 @@ Test(templates, intrinsics_only_in_targets)
 {
 	struct scan sc = {0};
 
-	walk("templates", scan_one, &sc);
+	files_walk("templates", scan_one, &sc);
 	cr_assert_eq(sc.bad[0], '\0', "%s", sc.bad);
 	cr_assert_gt(sc.in_targets, 0, "the scan finds the targets' intrinsics");
 }
