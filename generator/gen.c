@@ -367,9 +367,9 @@ static int pcall(lua_State *L, int nargs, int nres, char *err)
 		struct budget *b;
 		lua_getallocf(L, (void **)&b);
 		mhagen_fail(err, "%s: template %s (limit %zu MiB)",
-		         b->where[0] ? b->where : "templates",
-		         b->refused ? "needs too much memory" : "ran out of memory",
-		         MAX_BYTES >> 20);
+		            b->where[0] ? b->where : "templates",
+		            b->refused ? "needs too much memory" : "ran out of memory",
+		            MAX_BYTES >> 20);
 		lua_pop(L, 1);
 		return -1;
 	}
@@ -578,9 +578,11 @@ static int push_entry(lua_State *L, const char *name, char *err)
 			return 0;
 		lua_pop(L, 1);
 	}
-	mhagen_fail(err, PREFIX "main.lua: must return a function%s%s",
-	         strcmp(name, "generate") ? " table with " : "",
-	         strcmp(name, "generate") ? name : "");
+	if (strcmp(name, "generate") == 0)
+		mhagen_fail(err, PREFIX "main.lua: must return a function");
+	else
+		mhagen_fail(err, PREFIX "main.lua: must return a table with a "
+		            "function '%s'", name);
 	return -1;
 }
 
@@ -666,8 +668,8 @@ static int call_plan(lua_State *L, void *ud, char *err)
 	lua_pop(L, 1);
 	if (p->algo == MHA_ALGO_AUTO) {
 		mhagen_fail(err, PREFIX "main.lua: plan: %s must be %s or %s",
-		         algo->lua, algo->words[MHA_ALGO_TILED],
-		         algo->words[MHA_ALGO_ROWS]);
+		            algo->lua, algo->words[MHA_ALGO_TILED],
+		            algo->words[MHA_ALGO_ROWS]);
 		return -1;
 	}
 	for (int k = 0; k < MHA_KNOB_N; ++k) {
@@ -681,7 +683,7 @@ static int call_plan(lua_State *L, void *ud, char *err)
 		lua_pop(L, 1);
 		if (!ok) {
 			mhagen_fail(err, PREFIX "main.lua: plan: %s must be an "
-			         "integer", d->lua);
+			            "integer", d->lua);
 			return -1;
 		}
 	}
@@ -718,7 +720,7 @@ static int get_str(lua_State *L, const char *k, char *buf, size_t n,
 	v = lua_tolstring(L, -1, &len);
 	if (!v || len >= n) {
 		mhagen_fail(err, "target '%s': %s must be a string of at "
-		         "most %zu characters", target, k, n - 1);
+		            "most %zu characters", target, k, n - 1);
 		return -1;
 	}
 	memcpy(buf, v, len + 1);
@@ -814,7 +816,7 @@ int mhagen_resolve_target(struct mha_spec *s, const char *template_dir,
 			best = &t[i];
 	if (!best) {
 		mhagen_fail(err, "--target native: this CPU runs none of "
-		         "the targets");
+		            "the targets");
 		return -1;
 	}
 	snprintf(s->target, sizeof s->target, "%s", best->name);
@@ -851,7 +853,7 @@ int mhagen_template_hash(const char *template_dir, char *out, size_t n,
 			fp = fopen(path, "rb");
 			if (!fp) {
 				mhagen_fail(err, "cannot read template '%.300s': %s",
-				         path, strerror(errno));
+				            path, strerror(errno));
 				return -1;
 			}
 			while ((got = fread(buf, 1, sizeof buf, fp)) > 0)

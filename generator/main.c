@@ -124,7 +124,7 @@ static int stage(struct staged *st, const char *path, const char *data,
 	fd = mkstemp(st->tmp);
 	if (fd < 0) {
 		mhagen_fail(err, "cannot write '%s': %s", path,
-		         strerror(errno));
+		            strerror(errno));
 		free(st->tmp);
 		st->tmp = NULL;
 		return -1;
@@ -173,7 +173,7 @@ static int commit(struct staged *st, char *err)
 
 	if (rc != 0)
 		mhagen_fail(err, "cannot write '%s': %s", st->path,
-		         strerror(errno));
+		            strerror(errno));
 	unstage(st);
 	return rc;
 }
@@ -228,7 +228,7 @@ static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
 	if (!buf) {
 		mhagen_fail(err, f ? "out of memory"
 		                            : "internal: target '%s' vanished",
-		         cli->spec.target);
+		            cli->spec.target);
 		return NULL;
 	}
 	snprintf(buf, sizeof f->cflags + 1, "%s\n", f->cflags);
@@ -354,7 +354,7 @@ write:
 			goto fail;
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
 		mhagen_fail(err, "cannot write to standard output: %s",
-		         strerror(errno));
+		            strerror(errno));
 		goto fail;
 	}
 	rc = 0;
