@@ -225,7 +225,8 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. -c $< -o $@
 $(BUILD)/tests/test_kernels.o: $(TK)/kernels.inc $(TK)/count.h
-$(BUILD)/tests/test_exp.o: $(EXP)/exp.inc $(EXP)/expfast.inc $(TK)/count.h
+$(BUILD)/tests/test_exp.o: $(TK)/count.h
+$(BUILD)/tests/exps.o: $(EXP)/exp.inc $(EXP)/expfast.inc
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
 $(BUILD)/tests/test_spec: $(BUILD)/tests/test_spec.o $(BUILD)/tests/cases.o $(GEN_OBJS)
@@ -247,7 +248,8 @@ $(BUILD)/tests/test_knobs: $(BUILD)/tests/test_knobs.o $(GEN_OBJS) \
 $(BUILD)/tests/test_generated: $(BUILD)/tests/test_generated.o $(BUILD)/tests/files.o $(GEN_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
-$(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o $(EXP_HOST) \
+$(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
+		$(BUILD)/tests/exps.o $(EXP_HOST) \
 		$(BUILD)/runtime/mha_cpu.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -o $@
@@ -301,7 +303,7 @@ $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 
 # The cross-architecture side: the same checks built for CROSS_ARCH, run
 # under qemu by test_neon
-NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c runtime/mha_ref.c \
+NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c tests/exps.c runtime/mha_ref.c \
             runtime/mha_buf.c $(foreach t,$(CROSS_TARGETS),$(TK)/$t/all.c) \
             $(GEN_CROSS) \
             $(foreach t,$(CROSS_TARGETS),$(EXP)/mha_exp_$t.c $(EXP)/mha_expfast_$t.c)

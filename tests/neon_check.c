@@ -17,10 +17,6 @@
 #include "kernels.inc"
 #include "generated/kernels.inc"
 #undef MHA_KERNEL
-#define MHA_KERNEL ULP_PROTO
-#include "exp/exp.inc"
-#include "exp/expfast.inc"
-#undef MHA_KERNEL
 
 #define MHA_KERNEL MHA_ENTRY
 static const struct mha_kernel kernels[] = {
@@ -29,16 +25,6 @@ static const struct mha_kernel kernels[] = {
 };
 #undef MHA_KERNEL
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
-
-static const struct ulp_exp exps[] = {
-#define MHA_KERNEL ULP_ACCURATE
-#include "exp/exp.inc"
-#undef MHA_KERNEL
-#define MHA_KERNEL ULP_FAST
-#include "exp/expfast.inc"
-#undef MHA_KERNEL
-};
-#define NEXPS (sizeof exps / sizeof exps[0])
 
 int main(int argc, char **argv)
 {
@@ -51,13 +37,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "--exp") == 0) {
-		for (size_t i = 0; i < NEXPS; ++i) {
+		for (size_t i = 0; i < ulp_nexps; ++i) {
 			float worst;
-			double ulp = ulp_max_exp(exps[i].fn, 61, &worst);
+			double ulp = ulp_max_exp(ulp_exps[i].fn, 61, &worst);
 			printf("%s %s exp %.6f ulp at %a (bound %g)\n",
-			       ulp <= exps[i].bound ? "ok" : "FAIL", exps[i].name, ulp,
-			       (double)worst, exps[i].bound);
-			failed += ulp > exps[i].bound;
+			       ulp <= ulp_exps[i].bound ? "ok" : "FAIL", ulp_exps[i].name,
+			       ulp, (double)worst, ulp_exps[i].bound);
+			failed += ulp > ulp_exps[i].bound;
 		}
 		return failed ? 1 : 0;
 	}

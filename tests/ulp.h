@@ -28,6 +28,10 @@ struct ulp_exp {
 #define ULP_ACCURATE(name, tgt, cpu, ...) {#name, tgt, cpu, name, EXP_MAX_ULP},
 #define ULP_FAST(name, tgt, cpu, ...) {#name, tgt, cpu, name, EXPFAST_MAX_ULP},
 
+/* Every exp the build links (tests/exps.c). */
+extern const struct ulp_exp ulp_exps[];
+extern const size_t ulp_nexps;
+
 /* Largest error in ulp of the result over floats x in [-87, 0], every
  * stride-th bit pattern (1: all of them); *worst gets the x where it is. */
 double ulp_max_exp(mha_exp_fn f, uint32_t stride, float *worst);
