@@ -800,6 +800,17 @@ const struct mhagen_target *mhagen_target_find(const struct mhagen_target *t,
 	return NULL;
 }
 
+const struct mhagen_target *mhagen_target_native(const struct mhagen_target *t,
+                                                 size_t n)
+{
+	const struct mhagen_target *best = NULL;
+
+	for (size_t i = 0; i < n; ++i)
+		if (mha_cpu_has(t[i].cpu) && (!best || t[i].rank > best->rank))
+			best = &t[i];
+	return best;
+}
+
 int mhagen_resolve_target(struct mha_spec *s, const char *template_dir,
                           char *err)
 {
@@ -811,9 +822,7 @@ int mhagen_resolve_target(struct mha_spec *s, const char *template_dir,
 		return 0; /* checked when its table is loaded */
 	if (mhagen_targets(template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
 		return -1;
-	for (size_t i = 0; i < n; ++i)
-		if (mha_cpu_has(t[i].cpu) && (!best || t[i].rank > best->rank))
-			best = &t[i];
+	best = mhagen_target_native(t, n);
 	if (!best) {
 		mhagen_fail(err, "--target native: this CPU runs none of "
 		            "the targets");

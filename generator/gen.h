@@ -60,6 +60,11 @@ int mhagen_targets(const char *template_dir, struct mhagen_target *t,
 const struct mhagen_target *mhagen_target_find(const struct mhagen_target *t,
                                                size_t n, const char *name);
 
+/* The target native picks among t[0..n-1]: the highest-ranked one whose
+ * CPU features this machine has (the first of equals), or NULL. */
+const struct mhagen_target *mhagen_target_native(const struct mhagen_target *t,
+                                                 size_t n);
+
 /* Resolve s->target when it is unset or "native": the highest-ranked
  * target this CPU runs.  Other names are left to generation, which refuses
  * an unknown one.  0 or -1 with err. */

@@ -184,14 +184,13 @@ static int commit(struct staged *st, char *err)
 static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 {
 	struct mhagen_target t[MHAGEN_TARGETS_MAX];
-	struct mha_spec native;
+	const struct mhagen_target *native;
 	size_t n, cap = 256 + MHAGEN_TARGETS_MAX * 512;
 	char *buf;
 
-	mha_spec_init(&native);
-	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err) ||
-	    mhagen_resolve_target(&native, cli->template_dir, err))
+	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
 		return NULL;
+	native = mhagen_target_native(t, n);
 	buf = malloc(cap);
 	if (!buf) {
 		mhagen_fail(err, "out of memory");
@@ -201,7 +200,7 @@ static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 	         "MHA_TARGETS :=");
 	for (size_t i = 0; i < n; ++i)
 		mha_append(buf, cap, " %s", t[i].name);
-	mha_append(buf, cap, "\nMHA_NATIVE := %s\n", native.target);
+	mha_append(buf, cap, "\nMHA_NATIVE := %s\n", native ? native->name : "");
 	for (size_t i = 0; i < n; ++i)
 		mha_append(buf, cap, "MHA_ARCH_%s := %s\nMHA_GUARD_%s := %s\n"
 		           "MHA_CPU_%s := %s\nMHA_CFLAGS_%s := %s\n"

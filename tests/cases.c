@@ -3,16 +3,6 @@
 
 #include <string.h>
 
-static int indices[160];
-
-/* The parameters 0..n-1. */
-struct criterion_test_params cases_index_params(size_t n)
-{
-	cr_assert(n <= COUNT(indices));
-	for (size_t i = 0; i < n; ++i)
-		indices[i] = (int)i;
-	return cr_make_param_array(int, indices, n);
-}
 
 
 int cases_parse(struct mhagen_cli *cli, const struct args *a, char *err)

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "../generator/cli.h"
+#include "params.h"
 
 #define MAXARG 64
 #define FIX "tests/fixtures/spec/"
@@ -33,11 +34,6 @@ struct bad {
  * (test_spec); the program does too (test_cli). */
 extern const struct bad bad_cases[];
 extern const size_t nbad_cases;
-
-/* The parameters 0..n-1 (Criterion copies parameters into each test
- * process, where pointers in them would dangle; tables are static and tests
- * get an index into one). */
-struct criterion_test_params cases_index_params(size_t n);
 
 /* Parse args (argv[0] is supplied); the return code of mhagen_parse_args. */
 int cases_parse(struct mhagen_cli *cli, const struct args *a, char *err);

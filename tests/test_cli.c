@@ -160,7 +160,7 @@ static void run_bad(const struct bad *b)
 /* Every bad command line of the tables, through the program. */
 ParameterizedTestParameters(cli, rejects)
 {
-	return cases_index_params(nbad_cases);
+	return params_index(nbad_cases);
 }
 
 ParameterizedTest(int *i, cli, rejects, .fini = cleanup)
@@ -170,7 +170,7 @@ ParameterizedTest(int *i, cli, rejects, .fini = cleanup)
 
 ParameterizedTestParameters(cli, rejects_at_run)
 {
-	return cases_index_params(COUNT(run_cases));
+	return params_index(COUNT(run_cases));
 }
 
 ParameterizedTest(int *i, cli, rejects_at_run, .fini = cleanup)

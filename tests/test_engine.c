@@ -15,6 +15,7 @@
 
 #include "../generator/gen.h"
 #include "files.h"
+#include "params.h"
 #include "../generator/spec.h"
 
 #define ENGINE "tests/fixtures/engine"
@@ -137,15 +138,9 @@ static const struct broken broken_cases[] = {
 	{"multiline.c.in", 2, "boom"},
 };
 
-/* Criterion copies parameters into each test process, where pointers in
- * them would dangle: tests get an index into the static table. */
 ParameterizedTestParameters(engine, errors)
 {
-	static int ix[COUNT(broken_cases)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(broken_cases));
 }
 
 /* The message is "DIR/FILE:LINE: MSG", the file named where it lies. */
@@ -358,11 +353,7 @@ static const struct runaway runaway_cases[] = {
 
 ParameterizedTestParameters(sandbox, limits)
 {
-	static int ix[COUNT(runaway_cases)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(runaway_cases));
 }
 
 ParameterizedTest(int *i, sandbox, limits)

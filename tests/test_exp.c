@@ -9,25 +9,15 @@
 
 #include "../runtime/mha_cpu.h"
 #include "kern/count.h"
+#include "params.h"
 #include "ulp.h"
-
-/* Parameters are indices: each test runs in a fresh process. */
-static struct criterion_test_params every_exp(void)
-{
-	static size_t index[64];
-
-	cr_assert_leq(ulp_nexps, 64);
-	for (size_t i = 0; i < ulp_nexps; ++i)
-		index[i] = i;
-	return cr_make_param_array(size_t, index, ulp_nexps);
-}
 
 ParameterizedTestParameters(exp, accuracy)
 {
-	return every_exp();
+	return params_index(ulp_nexps);
 }
 
-ParameterizedTest(size_t *i, exp, accuracy)
+ParameterizedTest(int *i, exp, accuracy)
 {
 	const struct ulp_exp *e = &ulp_exps[*i];
 	float worst;
@@ -43,11 +33,11 @@ ParameterizedTest(size_t *i, exp, accuracy)
 
 ParameterizedTestParameters(exp, special_values)
 {
-	return every_exp();
+	return params_index(ulp_nexps);
 }
 
 /* Special values the softmax relies on. */
-ParameterizedTest(size_t *i, exp, special_values)
+ParameterizedTest(int *i, exp, special_values)
 {
 	const struct ulp_exp *e = &ulp_exps[*i];
 	float x[8] = {0.0f, -INFINITY, -100.0f, -87.5f, -1e30f, -0.0f, -1.0f, -87.0f};

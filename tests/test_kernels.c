@@ -9,6 +9,7 @@
 
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_ref.h"
+#include "params.h"
 #include "props.h"
 #include "registry.h"
 #ifdef CHECK_ASAN
@@ -38,25 +39,14 @@ static const struct mha_kernel listed[] = {
 
 #define NLISTED (sizeof listed / sizeof listed[0])
 
-/* Parameters are indices: Criterion runs each test in a fresh process, where
- * the table's pointers are only valid when looked up again. */
-static struct criterion_test_params every_kernel(void)
-{
-	static size_t index[NKERNELS];
-
-	for (size_t i = 0; i < NKERNELS; ++i)
-		index[i] = i;
-	return cr_make_param_array(size_t, index, NKERNELS);
-}
-
 ParameterizedTestParameters(kernels, match_reference)
 {
-	return every_kernel();
+	return params_index(NKERNELS);
 }
 
 /* Each kernel, every case of its matrix: outputs within tolerance of the
  * reference, every output written, nothing written outside. */
-ParameterizedTest(size_t *index, kernels, match_reference)
+ParameterizedTest(int *index, kernels, match_reference)
 {
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[1024];
@@ -69,11 +59,11 @@ ParameterizedTest(size_t *index, kernels, match_reference)
 
 ParameterizedTestParameters(kernels, bias_shift_invariant)
 {
-	return every_kernel();
+	return params_index(NKERNELS);
 }
 
 /* Bias kernels: a constant added to a bias row does not change the output. */
-ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
+ParameterizedTest(int *index, kernels, bias_shift_invariant)
 {
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];
@@ -88,11 +78,11 @@ ParameterizedTest(size_t *index, kernels, bias_shift_invariant)
 
 ParameterizedTestParameters(kernels, causal_ignores_future)
 {
-	return every_kernel();
+	return params_index(NKERNELS);
 }
 
 /* Causal kernels: rows that cannot see changed keys keep every bit. */
-ParameterizedTest(size_t *index, kernels, causal_ignores_future)
+ParameterizedTest(int *index, kernels, causal_ignores_future)
 {
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];
@@ -107,11 +97,11 @@ ParameterizedTest(size_t *index, kernels, causal_ignores_future)
 
 ParameterizedTestParameters(kernels, nan_stays_in_its_rows)
 {
-	return every_kernel();
+	return params_index(NKERNELS);
 }
 
 /* A NaN in one input row reaches only the outputs that depend on it. */
-ParameterizedTest(size_t *index, kernels, nan_stays_in_its_rows)
+ParameterizedTest(int *index, kernels, nan_stays_in_its_rows)
 {
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];

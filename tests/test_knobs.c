@@ -14,21 +14,17 @@
 #include "../generator/spec.h"
 #include "../generator/tunedb.h"
 #include "../generator/tunespace.h"
+#include "params.h"
 
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
 #define MAXARG 48
 
 TestSuite(knobs, .timeout = 60);
 
-/* Criterion copies parameters into each test process, where pointers in
- * them would dangle: tests get a knob id, every one of the table. */
+/* Tests get a knob id, every one of the table. */
 static struct criterion_test_params knob_ids(void)
 {
-	static int ids[MHA_KNOB_N];
-
-	for (int k = 0; k < MHA_KNOB_N; ++k)
-		ids[k] = k;
-	return cr_make_param_array(int, ids, MHA_KNOB_N);
+	return params_index(MHA_KNOB_N);
 }
 
 /* The spec every test starts from: scalar (vectors of one float, so every
@@ -440,11 +436,7 @@ static const struct {
 
 ParameterizedTestParameters(knobs, plan_of_spec)
 {
-	static int ix[COUNT(planned)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(planned));
 }
 
 /* The generator's plan of a spec, as a record's line. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kern/count.h"
+#include "params.h"
 
 static const char *qemu(void)
 {
@@ -41,11 +42,10 @@ static int run(const char *cc, const char *args, char *buf, size_t n)
 /* Parameters are indices into this table: each test runs in a fresh
  * process, where pointers from the parent's table would be meaningless. */
 static const char *const compilers[] = {"clang", "gcc"};
-static int compiler_index[] = {0, 1};
 
 ParameterizedTestParameters(neon, kernels_match_reference)
 {
-	return cr_make_param_array(int, compiler_index, 2);
+	return params_index(sizeof compilers / sizeof compilers[0]);
 }
 
 /* Every kernel of compiler cc's build (the test list for each AArch64 and
@@ -73,7 +73,7 @@ ParameterizedTest(int *ci, neon, kernels_match_reference, .timeout = 600)
 
 ParameterizedTestParameters(neon, exp_accuracy)
 {
-	return cr_make_param_array(int, compiler_index, 2);
+	return params_index(sizeof compilers / sizeof compilers[0]);
 }
 
 /* Every exp of compiler cc's build (accurate and fast, each AArch64 and

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../generator/tunesearch.h"
+#include "params.h"
 
 #define COUNT(a) (sizeof (a) / sizeof (a)[0])
 #define MAXCALLS 4096
@@ -233,11 +234,7 @@ static const struct space_case exhaustive_cases[] = {
 
 ParameterizedTestParameters(search, exhaustive_finds_minimum)
 {
-	static int ix[COUNT(exhaustive_cases)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(exhaustive_cases));
 }
 
 /* Every candidate is measured once (besides the measurements again) and
@@ -305,11 +302,7 @@ static const struct descent_case descent_cases[] = {
 
 ParameterizedTestParameters(search, descent_reaches_minimum)
 {
-	static int ix[COUNT(descent_cases)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(descent_cases));
 }
 
 /* With a budget of one pass (one measurement per value of each knob, the
@@ -557,11 +550,7 @@ static const double budgets[] = {RESERVE + 2, RESERVE + 5.5, 20, 37.25, 60};
 
 ParameterizedTestParameters(search, deadline_honoured)
 {
-	static int ix[COUNT(budgets)];
-
-	for (size_t i = 0; i < COUNT(ix); ++i)
-		ix[i] = (int)i;
-	return cr_make_param_array(int, ix, COUNT(ix));
+	return params_index(COUNT(budgets));
 }
 
 /* The search proper ends where the measurements again still fit: every

@@ -142,7 +142,7 @@ static const struct named named_cases[] = {
 
 ParameterizedTestParameters(spec, canonical_name)
 {
-	return cases_index_params(COUNT(named_cases));
+	return params_index(COUNT(named_cases));
 }
 
 ParameterizedTest(int *i, spec, canonical_name)
@@ -222,7 +222,7 @@ Test(spec, spec_text)
 
 ParameterizedTestParameters(spec, rejects)
 {
-	return cases_index_params(nbad_cases);
+	return params_index(nbad_cases);
 }
 
 ParameterizedTest(int *i, spec, rejects)
