@@ -24,6 +24,9 @@ CRIT_CFLAGS = $(shell $(PKG_CONFIG) --cflags criterion)
 CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
+# the kernel contract, embedded with the templates: kernels carry its
+# struct mha_args (templates/main.lua reads it)
+CONTRACT := runtime/mha_abi.h
 GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/knobs.o \
             $(BUILD)/generator/cli.o $(BUILD)/generator/gen.o \
             $(BUILD)/generator/fail.o $(BUILD)/generator/templates_embed.o \
@@ -66,9 +69,9 @@ $(BUILD)/generator/templates_embed.o: $(BUILD)/generator/templates_embed.c
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -Igenerator -c $< -o $@
 
-$(BUILD)/generator/templates_embed.c: $(BUILD)/tools/embed $(TEMPLATES) | $(BUILD)/generator
+$(BUILD)/generator/templates_embed.c: $(BUILD)/tools/embed $(TEMPLATES) $(CONTRACT) | $(BUILD)/generator
 	@echo "  EMBED   templates"
-	@$(BUILD)/tools/embed $@ . $(TEMPLATES)
+	@$(BUILD)/tools/embed $@ . $(TEMPLATES) $(CONTRACT)
 
 $(BUILD)/generator/harness_embed.o: $(BUILD)/generator/harness_embed.c
 	@echo "  CC      $<"

@@ -39,22 +39,20 @@
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
-#define MHA_KERNEL(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align,    \
-                   layout, scale, window, weights)                          \
-	mha_kernel_fn name;
+#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, ...)               \
+	mha_args_fn name##_args;
 #include "kernels.inc"
 #undef MHA_KERNEL
 
 struct shape {
 	const char *name;
-	mha_kernel_fn *fn;
+	mha_args_fn *fn;
 	struct mha_attn attn;
 	size_t seq_q, seq_kv; /* fixed by the spec */
 };
 
-#define MHA_KERNEL(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align,    \
-                   layout, scale, window, weights)                          \
-	{#name, name, {h, kvh, dk, dv, mask, align, layout, window, scale}, sq, skv},
+#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, ...)               \
+	{#name, name##_args, {__VA_ARGS__}, sq, skv},
 static const struct shape shapes[] = {
 #include "kernels.inc"
 };
@@ -132,7 +130,7 @@ static double run_once(const struct job *j)
 
 	switch (j->impl) {
 	case KERNEL:
-		mha_call(sh->fn, NULL, &x);
+		sh->fn(&x);
 		break;
 	case REFERENCE:
 		mha_ref_attention(&sh->attn, &x);

@@ -5,6 +5,7 @@
  * (16 key/value heads), dk=128, dv=128, layout bshd.
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
+ * mha_f32_h16_dk128_causal__neon_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
@@ -12,6 +13,20 @@
 #include <stdint.h>
 #include <string.h>
 #include <arm_neon.h>
+
+#ifndef MHA_ARGS_DEFINED
+#define MHA_ARGS_DEFINED
+struct mha_args {
+	const float *q, *k, *v;
+	float *out;
+	size_t batch, seq_q, seq_kv;
+	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
+	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
+	const float *sinks;          /* --sinks: [h], one logit per query head */
+};
+#endif
 
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
@@ -2179,10 +2194,6 @@ static inline void mha_f32_h16_dk128_causal__neon_pv2(const float *restrict p, c
 	vst1q_f32(ot + 92, a1_3);
 }
 
-void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias);
-
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -2190,10 +2201,17 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
-void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias)
+static void mha_f32_h16_dk128_causal__neon_run(const struct mha_args *restrict a)
 {
+	const float *const q = a->q;
+	const float *const k = a->k;
+	const float *const v = a->v;
+	float *const out = a->out;
+	const size_t batch = a->batch;
+	const size_t seq_q = a->seq_q;
+	const size_t seq_kv = a->seq_kv;
+	const int32_t *const kv_len = a->kv_len;
+	const float *const bias = a->bias;
 	(void)kv_len;
 	(void)bias;
 	const size_t nqb = (seq_q + 63) / 64;
@@ -2421,3 +2439,23 @@ void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float 
 	}
 }
 
+
+void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias);
+
+void mha_f32_h16_dk128_causal__neon(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias)
+{
+	const struct mha_args a = {.q = q, .k = k, .v = v, .out = out, .batch = batch, .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len, .bias = bias};
+
+	mha_f32_h16_dk128_causal__neon_run(&a);
+}
+
+void mha_f32_h16_dk128_causal__neon_args(const struct mha_args *a);
+
+void mha_f32_h16_dk128_causal__neon_args(const struct mha_args *a)
+{
+	mha_f32_h16_dk128_causal__neon_run(a);
+}

@@ -4,6 +4,7 @@
  * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: out = softmax(q k^T * 0x1.6a09e6p-4f + mask) v for each of 32 heads
  * (8 key/value heads), dk=128, dv=128, layout bshd.
  * Rows whose keys are all masked are zero.
+ * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: rows, blocks of 128 keys; exp accurate; threads none.
  */
 #include <math.h>
@@ -11,6 +12,20 @@
 #include <stdint.h>
 #include <string.h>
 #include <immintrin.h>
+
+#ifndef MHA_ARGS_DEFINED
+#define MHA_ARGS_DEFINED
+struct mha_args {
+	const float *q, *k, *v;
+	float *out;
+	size_t batch, seq_q, seq_kv;
+	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
+	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
+	const float *sinks;          /* --sinks: [h], one logit per query head */
+};
+#endif
 
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
@@ -43,7 +58,8 @@ static inline __m512 mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_exp(__m512 x)
  * l[g] and the unnormalized weighted sum of values acc[g * 128...].
  * The heads share a key/value head: each block is read from memory once for
  * them, the others find it in cache.
- * k, v point at key/value 0; keys are 1024 floats apart, values 1024. */
+ * k, v point at key/value 0; keys are 1024 floats apart, values 1024.
+ */
 static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *restrict q, size_t qh, const float *restrict k,
         const float *restrict v, size_t n,
         float *restrict m, float *restrict l, float *restrict acc)
@@ -87,8 +103,8 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 				t1 = _mm512_fmadd_ps(qv[7], _mm512_loadu_ps(kj + 112), t1);
 				s[j] = _mm512_reduce_add_ps(_mm512_add_ps(t0, t1));
 			}
-			/* pad to whole vectors with -inf, whose exp is 0 */
 			const size_t nr = (nb + 15) & ~(size_t)15;
+			/* pad to whole vectors with -inf, whose exp is 0 */
 			for (size_t j = nb; j < nr; ++j)
 				s[j] = -INFINITY;
 
@@ -146,15 +162,15 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 	}
 }
 
-/* The outputs of the 4 heads (oh floats apart): acc / l, zeros where l is 0
- * (the row saw no key). */
+/* The outputs of the 4 heads (oh floats apart): acc / l, zeros where l is 0 (the row saw no key). */
 static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_finish(float *restrict o, size_t oh, const float *restrict l,
         const float *restrict acc)
 {
 	for (size_t g = 0; g < 4; ++g) {
 		float *og = o + g * oh;
 		const float *ag = acc + g * 128;
-		const __m512 inv = _mm512_set1_ps(l[g] > 0.0f ? 1.0f / l[g] : 0.0f);
+		const float r = l[g] > 0.0f ? 1.0f / l[g] : 0.0f;
+		const __m512 inv = _mm512_set1_ps(r);
 
 		_mm512_storeu_ps(og + 0, _mm512_mul_ps(_mm512_load_ps(ag + 0), inv));
 		_mm512_storeu_ps(og + 16, _mm512_mul_ps(_mm512_load_ps(ag + 16), inv));
@@ -184,14 +200,17 @@ static inline size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(size_t w, si
 	return n > *lo ? n - *lo : 0;
 }
 
-void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias);
-
-void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias)
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args *restrict a)
 {
+	const float *const q = a->q;
+	const float *const k = a->k;
+	const float *const v = a->v;
+	float *const out = a->out;
+	const size_t batch = a->batch;
+	const size_t seq_q = a->seq_q;
+	const size_t seq_kv = a->seq_kv;
+	const int32_t *const kv_len = a->kv_len;
+	const float *const bias = a->bias;
 	(void)bias;
 	/* one work item per (batch, query row, 4 query heads that share a key/value
 	 * head) */
@@ -209,3 +228,23 @@ void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512(const float *q, const float *k, c
 	}
 }
 
+
+void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias);
+
+void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias)
+{
+	const struct mha_args a = {.q = q, .k = k, .v = v, .out = out, .batch = batch, .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len, .bias = bias};
+
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(&a);
+}
+
+void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args(const struct mha_args *a);
+
+void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args(const struct mha_args *a)
+{
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(a);
+}

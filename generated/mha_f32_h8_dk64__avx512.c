@@ -4,6 +4,7 @@
  * mha_f32_h8_dk64__avx512: out = softmax(q k^T * 0x1p-3f + mask) v for each of 8 heads
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
+ * mha_f32_h8_dk64__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 384 query rows x 128 keys, micro-tiles 32x8 (scores), 32x8 (P.V); exp accurate; threads none.
  */
 #include <math.h>
@@ -11,6 +12,20 @@
 #include <stdint.h>
 #include <string.h>
 #include <immintrin.h>
+
+#ifndef MHA_ARGS_DEFINED
+#define MHA_ARGS_DEFINED
+struct mha_args {
+	const float *q, *k, *v;
+	float *out;
+	size_t batch, seq_q, seq_kv;
+	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
+	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
+	const float *sinks;          /* --sinks: [h], one logit per query head */
+};
+#endif
 
 
 /* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
@@ -715,10 +730,6 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
 	_mm512_store_ps(ot + 2816, a7_1);
 }
 
-void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias);
-
 /* Work items are (batch, head, block of 384 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 32 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -726,10 +737,17 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
-void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias)
+static void mha_f32_h8_dk64__avx512_run(const struct mha_args *restrict a)
 {
+	const float *const q = a->q;
+	const float *const k = a->k;
+	const float *const v = a->v;
+	float *const out = a->out;
+	const size_t batch = a->batch;
+	const size_t seq_q = a->seq_q;
+	const size_t seq_kv = a->seq_kv;
+	const int32_t *const kv_len = a->kv_len;
+	const float *const bias = a->bias;
 	(void)kv_len;
 	(void)bias;
 	const size_t nqb = (seq_q + 383) / 384;
@@ -871,3 +889,23 @@ void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, flo
 	}
 }
 
+
+void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias);
+
+void mha_f32_h8_dk64__avx512(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias)
+{
+	const struct mha_args a = {.q = q, .k = k, .v = v, .out = out, .batch = batch, .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len, .bias = bias};
+
+	mha_f32_h8_dk64__avx512_run(&a);
+}
+
+void mha_f32_h8_dk64__avx512_args(const struct mha_args *a);
+
+void mha_f32_h8_dk64__avx512_args(const struct mha_args *a)
+{
+	mha_f32_h8_dk64__avx512_run(a);
+}

@@ -7,6 +7,7 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64_s128_causal_weights__avx2_weights: the same, also writing the softmax weights
  * [batch][8][seq_q][seq_kv] (0 where masked).
+ * mha_f32_h8_dk64_s128_causal_weights__avx2_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 128 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
 #include <math.h>
@@ -14,6 +15,20 @@
 #include <stdint.h>
 #include <string.h>
 #include <immintrin.h>
+
+#ifndef MHA_ARGS_DEFINED
+#define MHA_ARGS_DEFINED
+struct mha_args {
+	const float *q, *k, *v;
+	float *out;
+	size_t batch, seq_q, seq_kv;
+	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
+	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
+	const float *sinks;          /* --sinks: [h], one logit per query head */
+};
+#endif
 
 static inline float mha_f32_h8_dk64_s128_causal_weights__avx2_hsum(__m256 v)
 {
@@ -876,10 +891,6 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(const float *re
 	_mm256_store_ps(ot + 440, a3_1);
 }
 
-void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias);
-
 /* Work items are (batch, head, block of 128 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -887,10 +898,17 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, c
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked. */
-void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias)
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_run(const struct mha_args *restrict a)
 {
+	const float *const q = a->q;
+	const float *const k = a->k;
+	const float *const v = a->v;
+	float *const out = a->out;
+	const size_t batch = a->batch;
+	const size_t seq_q = a->seq_q;
+	const size_t seq_kv = a->seq_kv;
+	const int32_t *const kv_len = a->kv_len;
+	const float *const bias = a->bias;
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)kv_len;
@@ -1133,19 +1151,23 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_wpv(const float *re
 	}
 }
 
-void mha_f32_h8_dk64_s128_causal_weights__avx2_weights(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias, float *weights);
-
 /* mha_f32_h8_dk64_s128_causal_weights__avx2 that also writes the softmax weights: weights is
  * [batch][8][seq_q][seq_kv] in every layout, 0 at every masked key, each
  * row with a visible key summing to 1.  One work item per (batch, head,
  * query row), exact two-pass softmax: the scores go into the row of weights,
  * then exp(score - max) normalized in place, then out = weights . v. */
-void mha_f32_h8_dk64_s128_causal_weights__avx2_weights(const float *q, const float *k, const float *v, float *out,
-        size_t batch, size_t seq_q, size_t seq_kv,
-        const int32_t *kv_len, const float *bias, float *weights)
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(const struct mha_args *restrict a)
 {
+	const float *const q = a->q;
+	const float *const k = a->k;
+	const float *const v = a->v;
+	float *const out = a->out;
+	const size_t batch = a->batch;
+	const size_t seq_q = a->seq_q;
+	const size_t seq_kv = a->seq_kv;
+	const int32_t *const kv_len = a->kv_len;
+	const float *const bias = a->bias;
+	float *const weights = a->weights;
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)kv_len;
@@ -1185,3 +1207,39 @@ void mha_f32_h8_dk64_s128_causal_weights__avx2_weights(const float *q, const flo
 	}
 }
 
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias);
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias)
+{
+	const struct mha_args a = {.q = q, .k = k, .v = v, .out = out, .batch = batch, .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len, .bias = bias};
+
+	mha_f32_h8_dk64_s128_causal_weights__avx2_run(&a);
+}
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2_weights(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias, float *weights);
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2_weights(const float *q, const float *k, const float *v, float *out,
+        size_t batch, size_t seq_q, size_t seq_kv,
+        const int32_t *kv_len, const float *bias, float *weights)
+{
+	const struct mha_args a = {.q = q, .k = k, .v = v, .out = out, .batch = batch, .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len, .bias = bias, .weights = weights};
+
+	mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(&a);
+}
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2_args(const struct mha_args *a);
+
+void mha_f32_h8_dk64_s128_causal_weights__avx2_args(const struct mha_args *a)
+{
+	if (a->weights)
+		mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(a);
+	else
+		mha_f32_h8_dk64_s128_causal_weights__avx2_run(a);
+}

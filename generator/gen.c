@@ -244,7 +244,9 @@ static int l_source(lua_State *L)
 	FILE *fp;
 	size_t got;
 
-	if (!src->dir) {
+	/* the kernel contract (runtime/mha_abi.h) is embedded with the
+	 * templates and never read from --template-dir */
+	if (!src->dir || strncmp(path, PREFIX, strlen(PREFIX)) != 0) {
 		f = embedded(path);
 		if (!f)
 			return raisef(L, "no template '%s'", path);
@@ -495,6 +497,13 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_num(L, "scale", (double)(float)mha_spec_scale(s));
 	set_bool(L, "scale_default", !(s->scale > 0.0));
 	set_bool(L, "weights", s->weights);
+	/* score modifiers: S.softcap and S.max_bias 0 when unset (floats),
+	 * S.alibi "none", "slopes" or "max-bias", S.sinks */
+	set_num(L, "softcap", (double)(float)s->softcap);
+	set_num(L, "max_bias", (double)(float)s->max_bias);
+	set_str(L, "alibi", s->alibi ? "slopes" : s->max_bias > 0.0 ? "max-bias"
+	                                                            : "none");
+	set_bool(L, "sinks", s->sinks);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

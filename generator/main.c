@@ -42,6 +42,12 @@ static const char usage[] =
 "  --weights           also export NAME_weights, which writes the softmax\n"
 "                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
 "                      weights = true or false)\n"
+"  --softcap X         cap scores: X * tanh(s / X), after the scale\n"
+"  --alibi             ALiBi: subtract slope[head] * distance from each\n"
+"                      score, the slopes an input (alibi_slopes[h])\n"
+"  --max-bias X        ALiBi with slopes fixed by ggml's rule from X\n"
+"  --sinks             a sink logit per head (sinks[h]) joins each row's\n"
+"                      softmax denominator\n"
 "  --spec FILE         read settings from FILE; flags override them\n"
 "tuning knobs:\n";
 

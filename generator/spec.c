@@ -17,7 +17,7 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_SCALE, K_TARGET, K_NAME,
+enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_REAL, K_TARGET, K_NAME,
 	K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
@@ -32,7 +32,7 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 static const struct key {
 	const char *name;
 	enum kind kind;
-	size_t off; /* of the long field (K_INT) or int field (K_BOOL) */
+	size_t off; /* of the long (K_INT), int (K_BOOL) or double (K_REAL) field */
 	long min, max;
 } keys[] = {
 	{"h", K_INT, offsetof(struct mha_spec, h), 1, MHAGEN_MAX_H},
@@ -45,10 +45,14 @@ static const struct key {
 	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ},
 	{"causal-align", K_ALIGN, 0, 0, 0},
 	{"layout", K_LAYOUT, 0, 0, 0},
-	{"scale", K_SCALE, 0, 0, 0},
+	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
 	{"target", K_TARGET, 0, 0, 0},
 	{"name", K_NAME, 0, 0, 0},
 	{"weights", K_BOOL, offsetof(struct mha_spec, weights), 0, 0},
+	{"softcap", K_REAL, offsetof(struct mha_spec, softcap), 0, 0},
+	{"alibi", K_BOOL, offsetof(struct mha_spec, alibi), 0, 0},
+	{"max-bias", K_REAL, offsetof(struct mha_spec, max_bias), 0, 0},
+	{"sinks", K_BOOL, offsetof(struct mha_spec, sinks), 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -231,17 +235,18 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		memcpy(s->name, val, n + 1);
 		return 0;
 	}
-	case K_SCALE: {
+	case K_REAL: {
+		/* a positive number, kept as the float the kernel uses */
 		char *end;
 		double x;
 		errno = 0;
 		x = strtod(val, &end);
 		if (end == val || *end != '\0')
-			return mhagen_fail(err, "--scale: '%s' is not a number", val);
+			return mhagen_fail(err, "--%s: '%s' is not a number", key, val);
 		if (!(x > 0.0) || !isfinite(x) || x > 1e30 || x < 1e-30)
-			return mhagen_fail(err, "--scale: %s must be a positive finite number",
-			            val);
-		s->scale = x;
+			return mhagen_fail(err, "--%s: %s must be a positive finite number",
+			            key, val);
+		*(double *)((char *)s + k->off) = x;
 		return 0;
 	}
 	}
@@ -313,6 +318,16 @@ void mha_append(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* The bits of x rounded to float, for names. */
+static unsigned float_bits(double x)
+{
+	float f = (float)x;
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return (unsigned)u;
+}
+
 void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 {
 	buf[0] = '\0';
@@ -342,12 +357,17 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, "_w%ld", s->window);
 	if (s->layout == MHA_LAYOUT_BHSD)
 		mha_append(buf, n, "_bhsd");
-	if (s->scale > 0.0) {
-		float f = (float)s->scale;
-		uint32_t u;
-		memcpy(&u, &f, sizeof u);
-		mha_append(buf, n, "_sc%08x", (unsigned)u);
-	}
+	if (s->scale > 0.0)
+		mha_append(buf, n, "_sc%08x", float_bits(s->scale));
+	/* score modifiers: numbers as their float's bits, like the scale */
+	if (s->softcap > 0.0)
+		mha_append(buf, n, "_cap%08x", float_bits(s->softcap));
+	if (s->alibi)
+		mha_append(buf, n, "_alibi");
+	if (s->max_bias > 0.0)
+		mha_append(buf, n, "_mb%08x", float_bits(s->max_bias));
+	if (s->sinks)
+		mha_append(buf, n, "_sinks");
 	if (s->weights)
 		mha_append(buf, n, "_weights");
 	/* the knobs given: a number after its tag, a word unless the first */
@@ -396,6 +416,14 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --layout bhsd");
 	if (s->scale > 0.0)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
+	if (s->softcap > 0.0)
+		mha_append(buf, n, " --softcap %a", (double)(float)s->softcap);
+	if (s->alibi)
+		mha_append(buf, n, " --alibi");
+	if (s->max_bias > 0.0)
+		mha_append(buf, n, " --max-bias %a", (double)(float)s->max_bias);
+	if (s->sinks)
+		mha_append(buf, n, " --sinks");
 	if (s->weights)
 		mha_append(buf, n, " --weights");
 	for (int k = 0; k < MHA_KNOB_N; ++k) {
@@ -466,6 +494,9 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		s->seq_kv = s->seq_q;
 	if (!(s->mask & MHA_MASK_CAUSAL) && s->align != MHA_ALIGN_BOTTOM_RIGHT)
 		return mhagen_fail(err, "--causal-align: needs a causal --mask");
+	if (s->alibi && s->max_bias > 0.0)
+		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
+		                   "takes them from the caller; give one of them");
 	if (mhagen_resolve_target(s, NULL, err))
 		return -1;
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

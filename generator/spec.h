@@ -23,6 +23,10 @@ struct mha_spec {
 	char target[16];         /* a target table's name (native resolved) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
 	int weights;             /* also export NAME_weights (softmax weights) */
+	double softcap;          /* > 0: scores capped, cap * tanh(s / cap) */
+	int alibi;               /* ALiBi slopes from the caller (enum mha_alibi) */
+	double max_bias;         /* > 0: ALiBi slopes fixed by ggml's rule */
+	int sinks;               /* a sink logit per head from the caller */
 	/* tuning knobs (generator/knobs.c); 0 means the target's default
 	 * (decided in templates) */
 	long block_kv;           /* keys per block */

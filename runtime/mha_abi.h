@@ -35,6 +35,13 @@ enum {
 /* Where the causal diagonal lies when seq_q != seq_kv (--causal-align). */
 enum mha_align { MHA_ALIGN_BOTTOM_RIGHT = 0, MHA_ALIGN_TOP_LEFT = 1 };
 
+/* Where ALiBi's slopes come from (--alibi, --max-bias): none, the caller's
+ * array alibi_slopes[h], or fixed at generation time by ggml's rule from
+ * max_bias.  The bias is -slope * |i + shift - j|, shift being where the
+ * causal diagonal lies (seq_kv - seq_q bottom-right, 0 top-left). */
+enum mha_alibi { MHA_ALIBI_NONE = 0, MHA_ALIBI_SLOPES = 1,
+	MHA_ALIBI_MAX_BIAS = 2 };
+
 /* How q, k, v and out hold their rows (--layout): bshd is
  * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
 enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
@@ -50,6 +57,11 @@ struct mha_attn {
 	int layout;      /* enum mha_layout */
 	size_t window;   /* 0: none; else a query sees at most this many keys */
 	double scale;    /* multiplies q.k */
+	/* score modifiers, applied in this order to s = scale * q.k: */
+	double softcap;  /* > 0: s = softcap * tanh(s / softcap) */
+	int alibi;       /* enum mha_alibi: s -= slope[head] * |i + shift - j| */
+	double max_bias; /* MHA_ALIBI_MAX_BIAS: the slopes' rule (ggml) */
+	int sinks;       /* 1: a logit per head joins each row's softmax */
 };
 
 /* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.
@@ -70,21 +82,34 @@ typedef void mha_weights_fn(const float *q, const float *k, const float *v,
 
 /* The inputs of one call as one struct: the form the contract grows by.  A
  * new optional input (a mask tensor, per-sequence lengths, slopes) is a new
- * field, NULL or 0 when unused, so callers that fill this struct (the
- * reference, the tests, the tuner's harness, the benchmarks) change in one
- * place and the function types above stay as they are for existing users.
- * Fields a kernel's spec does not use are ignored. */
+ * field, appended, NULL or 0 when unused: fill it with a designated
+ * initializer (`struct mha_args a = {.q = q, ...}`) so fields added later
+ * are 0.  Fields a kernel's spec does not use are ignored.  Every kernel
+ * exports NAME_args, taking this struct; a generated file holds its own copy
+ * of the definition, between the marks below, under MHA_ARGS_DEFINED. */
+/* mha_args: begin */
+#ifndef MHA_ARGS_DEFINED
+#define MHA_ARGS_DEFINED
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
-	const int32_t *kv_len; /* MHA_MASK_PADDING: valid keys per batch item */
-	const float *bias;     /* MHA_MASK_BIAS: [seq_q][seq_kv], added */
-	float *weights;        /* NAME_weights: [batch][h][seq_q][seq_kv] out */
+	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
+	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
+	const float *sinks;          /* --sinks: [h], one logit per query head */
 };
+#endif
+/* mha_args: end */
+
+/* NAME_args: the kernel on the inputs in a (with --weights, NAME_weights
+ * when a->weights is set). */
+typedef void mha_args_fn(const struct mha_args *a);
 
 /* Call kernel fn (or, when a->weights is set, its NAME_weights wfn) on the
- * inputs in a. */
+ * inputs in a: the 9-argument form of kernels whose spec needs no other
+ * input. */
 static inline void mha_call(mha_kernel_fn *fn, mha_weights_fn *wfn,
                             const struct mha_args *a)
 {

@@ -34,22 +34,59 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
 	return end;
 }
 
-/* One query row: scores in double, max-subtracted softmax, weighted sum;
- * with w (a row of seq_kv floats) also the weights, 0 where masked. */
-static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
-                    const float *v, float *o, float *w, size_t b, size_t i,
-                    size_t hk, size_t seq_kv, size_t lo,
-                    size_t end, const float *bias, double *s)
+double mha_ref_slope(const struct mha_attn *a, const struct mha_args *x,
+                     size_t head)
 {
+	if (a->alibi == MHA_ALIBI_SLOPES)
+		return x->alibi_slopes[head];
+	if (a->alibi == MHA_ALIBI_MAX_BIAS) {
+		/* ggml's rule: n the largest power of two up to h; in double,
+		 * rounded to float as the generator rounds it */
+		size_t n = 1;
+		while (n * 2 <= a->h)
+			n *= 2;
+		double m0 = pow(2.0, -a->max_bias / (double)n);
+		double m1 = pow(2.0, -(a->max_bias / 2.0) / (double)n);
+		return (float)(head < n ? pow(m0, (double)(head + 1))
+		                        : pow(m1, (double)(2 * (head - n) + 1)));
+	}
+	return 0.0;
+}
+
+/* One query row i of head hh, batch item b, keys [lo, end): scores in
+ * double, max-subtracted softmax, weighted sum; with w (a row of seq_kv
+ * floats) also the weights, 0 where masked.  s: seq_kv doubles of scratch. */
+static void ref_row(const struct mha_attn *a, const struct mha_args *x,
+                    size_t b, size_t i, size_t hh, size_t lo, size_t end,
+                    double *s)
+{
+	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
+	const size_t hk = hh / (a->h / a->kv_heads);
+	const float *qr = x->q + mha_ref_offset(a->layout, b, i, hh, seq_q,
+	                                        a->h, a->dk);
+	float *o = x->out + mha_ref_offset(a->layout, b, i, hh, seq_q, a->h,
+	                                   a->dv);
+	float *w = x->weights ? x->weights + ((b * a->h + hh) * seq_q + i) *
+	                        seq_kv : NULL;
+	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias : NULL;
+	/* ALiBi's row position: i on the causal diagonal's scale */
+	const double shift = (a->mask & MHA_MASK_CAUSAL) &&
+	                     a->align == MHA_ALIGN_TOP_LEFT ? 0.0
+	                     : (double)seq_kv - (double)seq_q;
+	const double slope = mha_ref_slope(a, x, hh);
 	double mx = -INFINITY, sum = 0.0;
 
 	for (size_t j = lo; j < end; ++j) {
-		const float *kr = k + mha_ref_offset(a->layout, b, j, hk, seq_kv,
-		                                     a->kv_heads, a->dk);
+		const float *kr = x->k + mha_ref_offset(a->layout, b, j, hk, seq_kv,
+		                                        a->kv_heads, a->dk);
 		double acc = 0.0;
 		for (size_t d = 0; d < a->dk; ++d)
 			acc += (double)qr[d] * (double)kr[d];
 		acc *= a->scale;
+		if (a->softcap > 0.0)
+			acc = a->softcap * tanh(acc / a->softcap);
+		if (a->alibi)
+			acc -= slope * fabs((double)i + shift - (double)j);
 		if (bias)
 			acc += (double)bias[i * seq_kv + j];
 		s[j] = acc;
@@ -62,6 +99,13 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 		w[j] = 0.0f;
 	if (end <= lo || mx == -INFINITY)
 		return; /* every key masked: zeros */
+	if (a->sinks) {
+		/* the sink's logit: in the denominator, with no value */
+		double sink = x->sinks[hh];
+		if (sink > mx)
+			mx = sink;
+		sum = exp(sink - mx);
+	}
 	for (size_t j = lo; j < end; ++j) {
 		s[j] = exp(s[j] - mx);
 		sum += s[j];
@@ -71,9 +115,9 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 	for (size_t d = 0; d < a->dv; ++d) {
 		double acc = 0.0;
 		for (size_t j = lo; j < end; ++j) {
-			const float *vr = v + mha_ref_offset(a->layout, b, j, hk,
-			                                     seq_kv, a->kv_heads,
-			                                     a->dv);
+			const float *vr = x->v + mha_ref_offset(a->layout, b, j, hk,
+			                                        seq_kv, a->kv_heads,
+			                                        a->dv);
 			acc += s[j] * (double)vr[d];
 		}
 		o[d] = (float)(acc / sum);
@@ -82,10 +126,8 @@ static void ref_row(const struct mha_attn *a, const float *qr, const float *k,
 
 void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x)
 {
-	const float *q = x->q, *k = x->k, *v = x->v, *bias = x->bias;
 	const int32_t *kv_len = x->kv_len;
 	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
-	size_t group = a->h / a->kv_heads;
 	double *s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);
 
 	if (!s)
@@ -102,17 +144,8 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x)
 			size_t end = mha_ref_visible(a, i, seq_q, seq_kv, &lo);
 			if (end > nkv)
 				end = nkv;
-			for (size_t hh = 0; hh < a->h; ++hh) {
-				const float *qr = q + mha_ref_offset(
-					a->layout, b, i, hh, seq_q, a->h, a->dk);
-				float *o = x->out + mha_ref_offset(
-					a->layout, b, i, hh, seq_q, a->h, a->dv);
-				float *w = x->weights ? x->weights + ((b * a->h + hh) *
-					seq_q + i) * seq_kv : NULL;
-				ref_row(a, qr, k, v, o, w, b, i, hh / group, seq_kv,
-				        lo, end,
-				        (a->mask & MHA_MASK_BIAS) ? bias : NULL, s);
-			}
+			for (size_t hh = 0; hh < a->h; ++hh)
+				ref_row(a, x, b, i, hh, lo, end, s);
 		}
 	}
 	free(s);

@@ -12,11 +12,19 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
 
 /* out = softmax(q k^T * scale + mask) v for the inputs in x, as a kernel
  * generated for a computes them (x->kv_len must be set when a->mask has
- * PADDING, x->bias when it has BIAS).  Rows with no visible key are zero.
+ * PADDING, x->bias when it has BIAS, x->alibi_slopes with
+ * MHA_ALIBI_SLOPES, x->sinks with a->sinks), the score modifiers applied
+ * in the contract's order (softcap, ALiBi, then bias and masks).  Rows with no visible key are zero.
  * With x->weights also the softmax weights: [batch][h][seq_q][seq_kv] in
  * every layout, 0 where masked, the weights of a row with no visible key
  * all 0. */
 void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x);
+
+/* ALiBi's slope of query head head: x->alibi_slopes[head], or ggml's rule
+ * from a->max_bias (rounded to float, as in the generated kernel); 0
+ * without ALiBi. */
+double mha_ref_slope(const struct mha_attn *a, const struct mha_args *x,
+                     size_t head);
 
 /* Element offset of (b, s, head, 0) in a tensor of the given layout. */
 size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,

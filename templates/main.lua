@@ -281,6 +281,13 @@ local ARGS = {
 	{"const int32_t *kv_len", "const float *bias"},
 }
 
+local ARGS_FLAT = {}
+for _, group in ipairs(ARGS) do
+	for _, a in ipairs(group) do
+		ARGS_FLAT[#ARGS_FLAT + 1] = a
+	end
+end
+
 -- "void NAME(...)" with the kernel's arguments, extra ones (a list of
 -- "type name") after them.
 local function signature(name, extra)
@@ -297,14 +304,192 @@ local function signature(name, extra)
 	return "void " .. name .. "(" .. table.concat(lines, ",\n        ") .. ")"
 end
 
+-- struct mha_args as the kernel contract (runtime/mha_abi.h, embedded with
+-- the templates) defines it, between its marks: each kernel carries a copy,
+-- guarded, so that it stays self-contained.
+local function args_struct()
+	local text = mhagen.source("runtime/mha_abi.h")
+	local body = text:match("/%* mha_args: begin %*/\n(.-)/%* mha_args: end %*/")
+	if not body then
+		error("runtime/mha_abi.h: no struct mha_args between its marks", 0)
+	end
+	return body
+end
+
+-- The inputs of struct mha_args a kernel of spec S reads: {field, C type};
+-- the first nine are the 9-argument form's (ARGS), the others the
+-- optional inputs, each read only by the kernels whose spec asks for it.
+local function inputs(S)
+	local list = {
+		{"q", "const float *"}, {"k", "const float *"}, {"v", "const float *"},
+		{"out", "float *"}, {"batch", "size_t"}, {"seq_q", "size_t"},
+		{"seq_kv", "size_t"}, {"kv_len", "const int32_t *"},
+		{"bias", "const float *"},
+	}
+	if S.alibi == "slopes" then
+		list[#list + 1] = {"alibi_slopes", "const float *"}
+	end
+	if S.sinks then
+		list[#list + 1] = {"sinks", "const float *"}
+	end
+	return list
+end
+
+-- ALiBi's slopes by ggml's rule from max_bias, for h heads: with n the
+-- largest power of two up to h, head i < n has m0^(i+1) and the others
+-- m1^(2(i-n)+1), m0 = 2^(-max_bias/n), m1 = 2^(-max_bias/2/n).  Computed in
+-- double, rounded to float (runtime/mha_ref.c does the same).
+local function max_bias_slopes(h, max_bias)
+	local n = 1
+	while n * 2 <= h do
+		n = n * 2
+	end
+	local m0, m1 = 2.0 ^ (-max_bias / n), 2.0 ^ (-(max_bias / 2.0) / n)
+	local out = {}
+	for i = 0, h - 1 do
+		out[#out + 1] = i < n and m0 ^ (i + 1) or m1 ^ (2 * (i - n) + 1)
+	end
+	return out
+end
+
+-- Score modifiers: what changes s = scale * q.k before the bias and the
+-- masks, in this order.  The one place a score-changing feature is
+-- written: the templates (tiled, rows, weights) apply mods.vec to a vector
+-- x of scores, at.row and at.key being vectors of the rows' and keys'
+-- positions (the row's counted on the causal diagonal: i + seq_kv - seq_q
+-- bottom-right, i top-left) and at.slope the head's ALiBi slope (a float
+-- expression, from the array slopes).
+local function modifiers(S, T, N)
+	local M = {}
+	local list = {}
+	if S.softcap > 0 then
+		-- cap * tanh(x / cap)
+		list[#list + 1] = function(x)
+			local y = T.mul(x, T.set1(hexf(1.0 / S.softcap)))
+			return T.mul(T.set1(hexf(S.softcap)), N .. "_tanh(" .. y .. ")")
+		end
+	end
+	if S.alibi ~= "none" then
+		-- x - slope * |row - key|
+		list[#list + 1] = function(x, at)
+			local d = T.sub(at.row, at.key)
+			return T.fma(T.set1("-" .. at.slope), T.max(d, T.sub(T.zero(), d)), x)
+		end
+	end
+	M.any = #list > 0
+	M.alibi = S.alibi ~= "none"
+	function M.vec(x, at)
+		for _, f in ipairs(list) do
+			x = f(x, at)
+		end
+		return x
+	end
+	-- C text the modifiers need before the kernel: tanh, fixed slopes
+	function M.prelude()
+		local out = {}
+		local V = T.vec
+		if S.softcap > 0 then
+			-- |y| clamped to 9 (tanh(9) rounds to 1); below 1/4 the odd
+			-- Taylor series to y^9 (truncation < 1e-8 relative), from 1/4
+			-- on (1 - t) / (1 + t) with t = exp(-2|y|) (no cancellation
+			-- worse than 1 - e^-0.5): a few ulp relative everywhere
+			local function c(x) return T.set1(hexf(x)) end
+			out[#out + 1] = "/* tanh(y) (for --softcap), a few ulp. */\n" ..
+				"static inline " .. V .. " " .. N .. "_tanh(" .. V .. " y)\n{\n" ..
+				"\tconst " .. V .. " a = " .. T.select_ge(T.max("y", T.sub(T.zero(), "y")), c(9.0), c(9.0), T.max("y", T.sub(T.zero(), "y"))) .. ";\n" ..
+				"\tconst " .. V .. " z = " .. T.mul("a", "a") .. ";\n" ..
+				"\t" .. V .. " p = " .. c(62.0 / 2835.0) .. ";\n" ..
+				"\tp = " .. T.fma("p", "z", c(-17.0 / 315.0)) .. ";\n" ..
+				"\tp = " .. T.fma("p", "z", c(2.0 / 15.0)) .. ";\n" ..
+				"\tp = " .. T.fma("p", "z", c(-1.0 / 3.0)) .. ";\n" ..
+				"\tp = " .. T.fma(T.mul("p", "z"), "a", "a") .. ";\n" ..
+				"\tconst " .. V .. " t = " .. N .. "_exp(" .. T.mul(c(-2.0), "a") .. ");\n" ..
+				"\tconst " .. V .. " r = " .. T.select_ge("a", c(0.25), T.div(T.sub(c(1.0), "t"), T.add(c(1.0), "t")), "p") .. ";\n" ..
+				"\treturn " .. T.select_ge("y", T.zero(), "r", T.sub(T.zero(), "r")) .. ";\n}\n"
+		end
+		if S.alibi == "max-bias" then
+			local sl = {}
+			for i, x in ipairs(max_bias_slopes(S.h, S.max_bias)) do
+				sl[#sl + 1] = (i - 1) % 4 == 0 and ("\n\t" .. hexf(x)) or (" " .. hexf(x))
+			end
+			out[#out + 1] = "/* ALiBi slopes of the " .. S.h .. " heads, by ggml's rule from max_bias " ..
+				hexf(S.max_bias) .. ". */\n" ..
+				"static const float " .. N .. "_slopes[" .. S.h .. "] = {" .. table.concat(sl, ",") .. "\n};\n"
+		end
+		if M.alibi then
+			local iota = {}
+			for i = 0, T.width - 1 do
+				iota[#iota + 1] = tostring(i) .. ".0f"
+			end
+			out[#out + 1] = "/* 0, 1, ...: lane positions (ALiBi). */\n" ..
+				"static const float " .. N .. "_iota[" .. T.width .. "] = {" .. table.concat(iota, ", ") .. "};\n"
+		end
+		return table.concat(out, "\n")
+	end
+	-- A statement setting float inv to the factor that turns a row's
+	-- unnormalized sum into its output: 1 / l, with --sinks 1 / (l +
+	-- exp(sink - m)) computed as e / (l e + exp(sink - mf)), mf = max(m,
+	-- sink) and e = exp(m - mf), so that no exp overflows; 0 when the row
+	-- saw no key (l = 0), sink or not.
+	function M.norm(indent, inv, l, m, sink)
+		if not S.sinks then
+			return indent .. "const float " .. inv .. " = " .. l .. " > 0.0f ? 1.0f / " .. l .. " : 0.0f;"
+		end
+		local function e(x)
+			return T.first(N .. "_exp(" .. T.set1(x) .. ")")
+		end
+		return indent .. "float " .. inv .. " = 0.0f;\n" ..
+			indent .. "if (" .. l .. " > 0.0f) {\n" ..
+			indent .. "\t/* the sink's logit joins the denominator */\n" ..
+			indent .. "\tconst float sk = " .. sink .. ", mr = " .. m .. ";\n" ..
+			indent .. "\tconst float mf = mr > sk ? mr : sk;\n" ..
+			indent .. "\tconst float e = " .. e("mr - mf") .. ";\n" ..
+			indent .. "\t" .. inv .. " = e / (" .. l .. " * e + " .. e("sk - mf") .. ");\n" ..
+			indent .. "}"
+	end
+	-- the slopes' array inside a kernel body (a C expression)
+	M.slopes = S.alibi == "slopes" and "alibi_slopes" or (N .. "_slopes")
+	-- the C expression (float) of the diagonal's shift: key positions of
+	-- row i are counted from i + shift
+	function M.shift(P)
+		if S.align == "top-left" and S.causal then
+			return "0.0f"
+		elseif S.seq_q > 0 then
+			return hexf(S.seq_kv - S.seq_q)
+		end
+		return "((float)seq_kv - (float)seq_q)"
+	end
+	return M
+end
+
 -- One X-macro line for test and bench registries (tests/registry.h), behind
--- the target's guard.
+-- the target's guard: name, target, cpu, whether the 9-argument NAME and
+-- NAME_weights exist, then struct mha_attn's fields as designated
+-- initializers (so a new field is a new initializer, not a new column).
 local function registry_line(S, T)
-	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %du, %d, %d, %s, %d, %d)\n",
-		S.name, S.target, table.concat(T.cpu, " "), S.h, S.kv_heads, S.dk,
-		S.dv, S.seq_q, S.seq_kv, S.mask_bits,
-		S.align == "top-left" and 1 or 0, S.layout == "bhsd" and 1 or 0,
-		string.format("%a", S.scale), S.window, S.weights and 1 or 0)
+	local attn = {
+		".h = " .. S.h, ".kv_heads = " .. S.kv_heads, ".dk = " .. S.dk,
+		".dv = " .. S.dv, ".mask = " .. S.mask_bits .. "u",
+		".align = " .. (S.align == "top-left" and 1 or 0),
+		".layout = " .. (S.layout == "bhsd" and 1 or 0),
+		".window = " .. S.window, ".scale = " .. string.format("%a", S.scale),
+	}
+	if S.softcap > 0 then
+		attn[#attn + 1] = ".softcap = " .. string.format("%a", S.softcap)
+	end
+	if S.alibi ~= "none" then
+		attn[#attn + 1] = ".alibi = " .. (S.alibi == "slopes" and 1 or 2)
+	end
+	if S.max_bias > 0 then
+		attn[#attn + 1] = ".max_bias = " .. string.format("%a", S.max_bias)
+	end
+	if S.sinks then
+		attn[#attn + 1] = ".sinks = 1"
+	end
+	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %s)\n",
+		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
+		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0,
+		table.concat(attn, ", "))
 	if T.guard == "" then
 		return line
 	end
@@ -339,6 +524,22 @@ local function generate(spec, what)
 		return row_offset(spec, ...)
 	end
 	vars.signature = signature
+	vars.mods = modifiers(spec, T, spec.name)
+	vars.args_struct = args_struct
+	vars.inputs = inputs(spec)
+	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
+	-- nothing else
+	vars.plain = #vars.inputs == #ARGS_FLAT
+	-- "const T name = a->name;" for every input the kernel reads
+	vars.unpack = function(indent)
+		local out = {}
+		for _, f in ipairs(vars.inputs) do
+			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
+			             ("const " .. f[2] .. " " .. f[1])
+			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+		end
+		return table.concat(out, "\n")
+	end
 	vars.include = function(path)
 		return (engine.render(path, vars))
 	end

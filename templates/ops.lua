@@ -35,6 +35,8 @@ return {
 		{"mul", true, "mul(a, b)", "a * b"},
 		{"fma", true, "fma(a, b, c)", "a * b + c (fused where the target can)"},
 		{"max", true, "max(a, b)", "the larger of a and b per lane"},
+		{"div", true, "div(a, b)", "a / b (correctly rounded)"},
+		{"select_ge", true, "select_ge(x, lim, a, b)", "a where x >= lim, else b, per lane"},
 		{"hsum", true, "hsum(v)", "the sum of v's lanes, a float"},
 		{"hmax", true, "hmax(v)", "the largest of v's lanes, a float"},
 		{"first", true, "first(v)", "lane 0 of v, a float"},

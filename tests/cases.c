@@ -127,6 +127,17 @@ const struct bad bad_cases[] = {
 	{{{HD, "--scale", "1e-400"}}, "--scale: 1e-400"},
 	{{{HD, "--scale", "0.5x"}}, "--scale: '0.5x' is not a number"},
 	{{{HD, "--scale", ""}}, "--scale: '' is not a number"},
+	/* score modifiers */
+	{{{HD, "--softcap", "0"}}, "--softcap: 0 must be a positive finite number"},
+	{{{HD, "--softcap", "-30"}}, "--softcap: -30 must be a positive"},
+	{{{HD, "--softcap", "inf"}}, "--softcap: inf"},
+	{{{HD, "--softcap", "30x"}}, "--softcap: '30x' is not a number"},
+	{{{HD, "--max-bias", "-8"}}, "--max-bias: -8 must be a positive"},
+	{{{HD, "--alibi", "--max-bias", "8"}},
+	 "--max-bias: fixes the ALiBi slopes, --alibi takes them from the "
+	 "caller; give one of them"},
+	{{{HD, "--sinks", "--sinks"}}, "--sinks is given twice"},
+	{{{HD, "--alibi", "maybe"}}, "unexpected argument 'maybe'"},
 	/* spec files */
 	{{{"--spec", FIX "missing.spec"}},
 	 "--spec: cannot open '" FIX "missing.spec'"},

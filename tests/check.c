@@ -76,14 +76,15 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		/* fixed lengths: every padding and data kind, batches 1 and 3 */
 		for (int pad = 0; pad < 3 && n < max; ++pad)
 			for (int data = 0; data < 2 && n < max; ++data) {
-				if (!(k->mask & MHA_MASK_PADDING) && pad)
+				if (!(k->a.mask & MHA_MASK_PADDING) && pad)
 					continue;
 				cases[n] = (struct check_case){
 					pad ? 3 : 1 + (size_t)data * 2, k->seq_q,
 					k->seq_kv, (enum check_pad)pad,
-					(enum check_data)data, index * 131 + n};
+					(enum check_data)data, index * 131 + n, 0};
 				++n;
 			}
+		cases[0].via_args = 1;
 		return n;
 	}
 	/* dynamic: walk the length pairs with a stride that differs per
@@ -94,15 +95,17 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		size_t b = (index * 5 + t * 7 + 1) % NLEN;
 		cases[n++] = (struct check_case){
 			1 + t % 3, lengths[a], lengths[b],
-			(k->mask & MHA_MASK_PADDING) ? (enum check_pad)(t % 3) : PAD_FULL,
-			(enum check_data)(t % 2), index * 131 + t};
+			(k->a.mask & MHA_MASK_PADDING) ? (enum check_pad)(t % 3) : PAD_FULL,
+			(enum check_data)(t % 2), index * 131 + t, 0};
 	}
 	if (n < max)
 		cases[n++] = (struct check_case){2, lengths[index % NLEN], 0,
-		                                 PAD_FULL, DATA_UNIFORM, index};
+		                                 PAD_FULL, DATA_UNIFORM, index, 0};
 	if (n < max)
-		cases[n++] = (struct check_case){1, 130, 130, (k->mask & MHA_MASK_PADDING) ? PAD_MIXED : PAD_FULL,
-		                                 DATA_HOT, index + 7};
+		cases[n++] = (struct check_case){1, 130, 130, (k->a.mask & MHA_MASK_PADDING) ? PAD_MIXED : PAD_FULL,
+		                                 DATA_HOT, index + 7, 0};
+	if (n > 0)
+		cases[0].via_args = 1;
 	return n;
 }
 
@@ -170,14 +173,14 @@ static int check_zero_rows(const char *what, const struct mha_kernel *k,
 		for (size_t i = 0; i < c->seq_q; ++i) {
 			size_t first = 0;
 			size_t n = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &first);
-			if ((k->mask & MHA_MASK_PADDING) && (size_t)kv_len[b] < n)
+			if ((k->a.mask & MHA_MASK_PADDING) && (size_t)kv_len[b] < n)
 				n = (size_t)kv_len[b];
 			if (n > first && !(bias && i == 0))
 				continue;
-			for (size_t hh = 0; hh < k->h; ++hh) {
-				size_t o = mha_ref_offset(k->layout, b, i, hh, c->seq_q,
-				                          k->h, k->dv);
-				for (size_t d = 0; d < k->dv; ++d)
+			for (size_t hh = 0; hh < k->a.h; ++hh) {
+				size_t o = mha_ref_offset(k->a.layout, b, i, hh, c->seq_q,
+				                          k->a.h, k->a.dv);
+				for (size_t d = 0; d < k->a.dv; ++d)
 					if (out[o + d] != 0.0f) {
 						snprintf(msg, msglen, "%sbatch %zu row %zu head %zu "
 						         "sees no key but column %zu is %.9g", what,
@@ -210,16 +213,16 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 		return -1;
 	}
 	for (size_t b = 0; b < c->batch; ++b)
-		for (size_t hh = 0; hh < k->h; ++hh)
+		for (size_t hh = 0; hh < k->a.h; ++hh)
 			for (size_t i = 0; i < c->seq_q; ++i) {
-				size_t row = ((b * k->h + hh) * c->seq_q + i) * c->seq_kv;
+				size_t row = ((b * k->a.h + hh) * c->seq_q + i) * c->seq_kv;
 				size_t lo, end = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &lo);
 				size_t nkv = c->seq_kv;
 				double sum = 0.0;
 				int seen = 0;
-				if ((k->mask & MHA_MASK_PADDING) && kv_len[b] <= 0)
+				if ((k->a.mask & MHA_MASK_PADDING) && kv_len[b] <= 0)
 					nkv = 0;
-				else if ((k->mask & MHA_MASK_PADDING) &&
+				else if ((k->a.mask & MHA_MASK_PADDING) &&
 				         (size_t)kv_len[b] < nkv)
 					nkv = (size_t)kv_len[b];
 				if (end > nkv)
@@ -250,7 +253,9 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 					sum += x;
 					seen |= !hidden;
 				}
-				if (seen && fabs(sum - 1.0) > sum_tol) {
+				/* a sink takes its share: the keys' weights sum to less */
+				if (seen && (a->sinks ? sum > 1.0 + sum_tol
+				                      : fabs(sum - 1.0) > sum_tol)) {
 					snprintf(msg, msglen,
 					         "%s_weights: batch %zu seq_q %zu seq_kv %zu: "
 					         "weights of row [%zu][%zu][%zu] sum to %.9g",
@@ -265,31 +270,34 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen)
 {
-	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
-	                     k->align, k->layout, k->window, k->scale};
-	size_t nq = c->batch * c->seq_q * k->h * k->dk;
-	size_t nk = c->batch * c->seq_kv * k->kv_heads * k->dk;
-	size_t nv = c->batch * c->seq_kv * k->kv_heads * k->dv;
-	size_t no = c->batch * c->seq_q * k->h * k->dv;
+	const struct mha_attn a = k->a;
+	size_t nq = c->batch * c->seq_q * k->a.h * k->a.dk;
+	size_t nk = c->batch * c->seq_kv * k->a.kv_heads * k->a.dk;
+	size_t nv = c->batch * c->seq_kv * k->a.kv_heads * k->a.dv;
+	size_t no = c->batch * c->seq_q * k->a.h * k->a.dv;
 	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
-	float *bias = (k->mask & MHA_MASK_BIAS) ?
+	float *bias = (k->a.mask & MHA_MASK_BIAS) ?
 		check_alloc(c->seq_q * c->seq_kv) : NULL;
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
 	struct mha_guarded w = {NULL, 0, NULL};
-	size_t nw = c->batch * k->h * c->seq_q * c->seq_kv;
-	float *wref = k->wfn ? mha_alloc(nw) : NULL;
+	size_t nw = c->batch * k->a.h * c->seq_q * c->seq_kv;
+	float *wref = k->weights ? mha_alloc(nw) : NULL;
+	float *slopes = malloc(k->a.h * sizeof *slopes);
+	float *sinks = malloc(k->a.h * sizeof *sinks);
+	double smax = 0.0;
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
 	/* per element value giving |q.k| * scale near 100 on hot data */
-	float hot = (float)sqrt(100.0 / ((double)k->dk * k->scale));
+	float hot = (float)sqrt(100.0 / ((double)k->a.dk * k->a.scale));
 	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol;
 	struct mha_args x;
 	int rc = -1;
 
-	if (!q || !kk || !v || !ref || !kv_len || out_init(&out, no) ||
-	    ((k->mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
-	    (k->wfn && ((nw && !wref) || out_init(&wout, no) ||
+	if (!q || !kk || !v || !ref || !kv_len || !slopes || !sinks ||
+	    out_init(&out, no) ||
+	    ((k->a.mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
+	    (k->weights && ((nw && !wref) || out_init(&wout, no) ||
 	                out_init(&w, nw)))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
@@ -316,6 +324,15 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		for (size_t j = 0; j < c->seq_kv; ++j)
 			bias[j] = -INFINITY;
 	}
+	/* ALiBi slopes of both signs, from 0.05 to 0.5 in size; sink logits
+	 * among the scores, far above them (the row's output nearly 0), and
+	 * -inf (no part) */
+	for (size_t h = 0; h < k->a.h; ++h) {
+		double u = check_rng_unit(&seed);
+		slopes[h] = (float)((h % 2 ? -1.0 : 1.0) * (0.05 + 0.45 * fabs(u)));
+		sinks[h] = h % 3 == 0 ? 2.0f * (float)u : h % 3 == 1 ? 30.0f : -INFINITY;
+		smax = fmax(smax, fabs(mha_ref_slope(&a, &(struct mha_args){.alibi_slopes = slopes}, h)));
+	}
 	for (size_t i = 0; i < nv; ++i)
 		vmax = fmax(vmax, fabs(v[i]));
 	for (size_t i = 0; i < nq; ++i)
@@ -327,25 +344,37 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.q = q, .k = kk, .v = v, .out = ref,
 		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
 		.kv_len = kv_len, .bias = bias, .weights = wref,
+		.alibi_slopes = slopes, .sinks = sinks,
 	};
 	mha_ref_attention(&a, &x);
-	x.kv_len = (k->mask & MHA_MASK_PADDING) ? kv_len : NULL;
+	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
+	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
+	x.sinks = k->a.sinks ? sinks : NULL;
 	x.out = out.data;
 	x.weights = NULL;
-	mha_call(k->fn, k->wfn, &x);
+	if (k->fn && !c->via_args)
+		mha_call(k->fn, k->wfn, &x);
+	else
+		k->args(&x);
 
 	/* Outputs are convex combinations of v rows, so errors scale with
 	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
 	 * sum|q_d k_d| * scale (bounded by dk * max|q| max|k| * scale); it
 	 * becomes a relative error of the weights.  exp adds a few ulp.  Wrong
 	 * masking or indexing errs by O(max|v|), far above this. */
-	wtol = 1e-5 + 4.0 * sqrt((double)k->dk) * 0x1p-24 *
-	              (double)k->dk * qmax * kmax * k->scale;
+	wtol = 1e-5 + 4.0 * sqrt((double)k->a.dk) * 0x1p-24 *
+	              (double)k->a.dk * qmax * kmax * k->a.scale;
+	/* a capped score errs by a few ulp of the cap (tanh's error), an ALiBi
+	 * term by an ulp of slope * distance */
+	if (k->a.softcap > 0.0)
+		wtol += 8.0 * k->a.softcap * 0x1p-24;
+	if (k->a.alibi)
+		wtol += 4.0 * smax * (double)(c->seq_q + c->seq_kv) * 0x1p-24;
 	tol = vmax * wtol;
 	if (check_out("", c, &out, ref, tol, msg, msglen) ||
 	    check_zero_rows("", k, &a, c, out.data, kv_len, bias, msg, msglen))
 		goto done;
-	if (k->wfn) {
+	if (k->weights) {
 		/* NAME_weights: the same output, and weights, each at most 1 and
 		 * off by the relative error above (out's tolerance per unit of
 		 * v); a wrong mask or index errs by a whole weight */
@@ -353,7 +382,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		mha_guarded_poison(&w);
 		x.out = wout.data;
 		x.weights = w.data;
-		mha_call(k->fn, k->wfn, &x);
+		if (k->wfn && !c->via_args)
+			mha_call(k->fn, k->wfn, &x);
+		else
+			k->args(&x);
 		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
 		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, kv_len,
 		                    bias, msg, msglen) ||
@@ -374,6 +406,8 @@ done:
 	mha_free(wref);
 	mha_guarded_free(&wout);
 	mha_guarded_free(&w);
+	free(slopes);
+	free(sinks);
 	return rc;
 }
 

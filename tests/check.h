@@ -15,14 +15,12 @@ struct mha_kernel {
 	const char *name;
 	const char *target; /* the target table it was generated from */
 	const char *cpu;    /* the CPU features it needs (mha_cpu_has) */
-	mha_kernel_fn *fn;
-	size_t h, kv_heads, dk, dv;
+	mha_args_fn *args;  /* NAME_args */
+	mha_kernel_fn *fn;  /* the 9-argument NAME, or NULL without one */
+	mha_weights_fn *wfn; /* NAME_weights, or NULL without one */
+	int weights;        /* generated with --weights (NAME_args writes them) */
 	size_t seq_q, seq_kv; /* 0: dynamic */
-	unsigned mask;
-	int align, layout;
-	float scale;
-	size_t window; /* 0: none */
-	mha_weights_fn *wfn; /* NAME_weights, or NULL without --weights */
+	struct mha_attn a;  /* the problem it solves */
 };
 
 /* How key padding lengths are chosen for a case. */
@@ -37,6 +35,7 @@ struct check_case {
 	enum check_pad pad;
 	enum check_data data;
 	uint64_t seed;
+	int via_args; /* call NAME_args even when the 9-argument NAME exists */
 };
 
 /* CHECK_ASAN: built with AddressSanitizer (clang or gcc). */

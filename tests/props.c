@@ -14,6 +14,7 @@
 struct inputs {
 	size_t batch, seq_q, seq_kv, nq, nk, nv, no;
 	float *q, *k, *v, *bias, *out1, *out2;
+	float *slopes, *sinks; /* [h] each, for --alibi and --sinks */
 	int32_t *kv_len;
 };
 
@@ -26,10 +27,10 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->batch = 2;
 	in->seq_q = k->seq_q ? k->seq_q : 37;
 	in->seq_kv = k->seq_kv ? k->seq_kv : 37;
-	in->nq = in->batch * in->seq_q * k->h * k->dk;
-	in->nk = in->batch * in->seq_kv * k->kv_heads * k->dk;
-	in->nv = in->batch * in->seq_kv * k->kv_heads * k->dv;
-	in->no = in->batch * in->seq_q * k->h * k->dv;
+	in->nq = in->batch * in->seq_q * k->a.h * k->a.dk;
+	in->nk = in->batch * in->seq_kv * k->a.kv_heads * k->a.dk;
+	in->nv = in->batch * in->seq_kv * k->a.kv_heads * k->a.dv;
+	in->no = in->batch * in->seq_q * k->a.h * k->a.dv;
 	in->q = check_alloc(in->nq);
 	in->k = check_alloc(in->nk);
 	in->v = check_alloc(in->nv);
@@ -37,9 +38,15 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->out1 = check_alloc(in->no);
 	in->out2 = check_alloc(in->no);
 	in->kv_len = malloc(in->batch * sizeof *in->kv_len);
+	in->slopes = malloc(k->a.h * sizeof *in->slopes);
+	in->sinks = malloc(k->a.h * sizeof *in->sinks);
 	if (!in->q || !in->k || !in->v || !in->bias || !in->out1 ||
-	    !in->out2 || !in->kv_len)
+	    !in->out2 || !in->kv_len || !in->slopes || !in->sinks)
 		return -1;
+	for (size_t h = 0; h < k->a.h; ++h) {
+		in->slopes[h] = 0.5f * check_rng_unit(&s);
+		in->sinks[h] = check_rng_unit(&s);
+	}
 	for (size_t i = 0; i < in->nq; ++i)
 		in->q[i] = 2.0f * check_rng_unit(&s);
 	for (size_t i = 0; i < in->nk; ++i)
@@ -62,6 +69,8 @@ static void inputs_free(struct inputs *in)
 	check_free(in->out1, in->no);
 	check_free(in->out2, in->no);
 	free(in->kv_len);
+	free(in->slopes);
+	free(in->sinks);
 }
 
 static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
@@ -69,11 +78,12 @@ static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
 	struct mha_args x = {
 		.q = in->q, .k = in->k, .v = in->v, .out = out,
 		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = in->seq_kv,
-		.kv_len = (k->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
-		.bias = (k->mask & MHA_MASK_BIAS) ? in->bias : NULL,
+		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
+		.bias = (k->a.mask & MHA_MASK_BIAS) ? in->bias : NULL,
+		.alibi_slopes = in->slopes, .sinks = in->sinks,
 	};
 
-	mha_call(k->fn, k->wfn, &x);
+	k->args(&x);
 }
 
 int props_bias_shift(const struct mha_kernel *k, char *msg, size_t len)
@@ -110,8 +120,7 @@ done:
 
 int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 {
-	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
-	                     k->align, k->layout, k->window, k->scale};
+	const struct mha_attn a = k->a;
 	struct inputs in;
 	size_t cut;
 	int rc = -1;
@@ -126,14 +135,14 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 	cut = in.seq_kv / 2;
 	for (size_t b = 0; b < in.batch; ++b)
 		for (size_t j = cut; j < in.seq_kv; ++j)
-			for (size_t hk = 0; hk < k->kv_heads; ++hk) {
-				float *kr = in.k + mha_ref_offset(k->layout, b, j, hk,
-				                                  in.seq_kv, k->kv_heads, k->dk);
-				float *vr = in.v + mha_ref_offset(k->layout, b, j, hk,
-				                                  in.seq_kv, k->kv_heads, k->dv);
-				for (size_t d = 0; d < k->dk; ++d)
+			for (size_t hk = 0; hk < k->a.kv_heads; ++hk) {
+				float *kr = in.k + mha_ref_offset(k->a.layout, b, j, hk,
+				                                  in.seq_kv, k->a.kv_heads, k->a.dk);
+				float *vr = in.v + mha_ref_offset(k->a.layout, b, j, hk,
+				                                  in.seq_kv, k->a.kv_heads, k->a.dv);
+				for (size_t d = 0; d < k->a.dk; ++d)
 					kr[d] = 50.0f - kr[d];
-				for (size_t d = 0; d < k->dv; ++d)
+				for (size_t d = 0; d < k->a.dv; ++d)
 					vr[d] = 7.0f + vr[d];
 			}
 	run(k, &in, in.out2);
@@ -141,10 +150,10 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 		for (size_t i = 0; i < in.seq_q; ++i) {
 			if (mha_ref_visible(&a, i, in.seq_q, in.seq_kv, NULL) > cut)
 				continue;
-			for (size_t hh = 0; hh < k->h; ++hh) {
-				size_t o = mha_ref_offset(k->layout, b, i, hh, in.seq_q,
-				                          k->h, k->dv);
-				if (memcmp(in.out1 + o, in.out2 + o, k->dv * sizeof(float))) {
+			for (size_t hh = 0; hh < k->a.h; ++hh) {
+				size_t o = mha_ref_offset(k->a.layout, b, i, hh, in.seq_q,
+				                          k->a.h, k->a.dv);
+				if (memcmp(in.out1 + o, in.out2 + o, k->a.dv * sizeof(float))) {
 					snprintf(msg, len, "%s: row %zu of batch %zu, head %zu "
 					         "changed when only keys from %zu did", k->name,
 					         i, b, hh, cut);
@@ -171,7 +180,7 @@ static int depends(const struct mha_kernel *k, const struct mha_attn *a,
 	size_t first = 0;
 	size_t n = mha_ref_visible(a, i, in->seq_q, in->seq_kv, &first);
 
-	return hh / (k->h / k->kv_heads) == hk && j >= first && j < n;
+	return hh / (k->a.h / k->a.kv_heads) == hk && j >= first && j < n;
 }
 
 /* What an output must be after the NaN went in. */
@@ -193,8 +202,7 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 	static const char *const names[] = {"q", "k", "v"};
 	static const char *const wants[] = {"the same bits", "0", "anything",
 	                                    "NaN", "the same bits or NaN"};
-	struct mha_attn a = {k->h, k->kv_heads, k->dk, k->dv, k->mask,
-	                     k->align, k->layout, k->window, k->scale};
+	const struct mha_attn a = k->a;
 	struct inputs in;
 	size_t b, r, head, c, o;
 	float *x;
@@ -206,31 +214,31 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 	}
 	run(k, &in, in.out1);
 	b = in.batch - 1;
-	c = (t == NAN_V ? k->dv : k->dk) / 2;
+	c = (t == NAN_V ? k->a.dv : k->a.dk) / 2;
 	if (t == NAN_Q) {
 		r = in.seq_q - 1 - in.seq_q / 3;
-		head = k->h - 1;
-		x = in.q + mha_ref_offset(k->layout, b, r, head, in.seq_q, k->h,
-		                          k->dk);
+		head = k->a.h - 1;
+		x = in.q + mha_ref_offset(k->a.layout, b, r, head, in.seq_q, k->a.h,
+		                          k->a.dk);
 	} else {
 		r = in.seq_kv / 3;
-		head = k->kv_heads - 1;
+		head = k->a.kv_heads - 1;
 		x = (t == NAN_K ? in.k : in.v) +
-		    mha_ref_offset(k->layout, b, r, head, in.seq_kv, k->kv_heads,
-		                   t == NAN_K ? k->dk : k->dv);
+		    mha_ref_offset(k->a.layout, b, r, head, in.seq_kv, k->a.kv_heads,
+		                   t == NAN_K ? k->a.dk : k->a.dv);
 	}
 	x[c] = NAN;
 	run(k, &in, in.out2);
 	for (size_t bb = 0; bb < in.batch; ++bb)
 		for (size_t i = 0; i < in.seq_q; ++i)
-			for (size_t hh = 0; hh < k->h; ++hh) {
+			for (size_t hh = 0; hh < k->a.h; ++hh) {
 				int dep = bb == b && (t == NAN_Q ? i == r && hh == head
 				          : depends(k, &a, &in, i, hh, r, head));
 				int group = bb == b && t == NAN_V &&
-				            hh / (k->h / k->kv_heads) == head;
-				o = mha_ref_offset(k->layout, bb, i, hh, in.seq_q, k->h,
-				                   k->dv);
-				for (size_t d = 0; d < k->dv; ++d) {
+				            hh / (k->a.h / k->a.kv_heads) == head;
+				o = mha_ref_offset(k->a.layout, bb, i, hh, in.seq_q, k->a.h,
+				                   k->a.dv);
+				for (size_t d = 0; d < k->a.dv; ++d) {
 					float y = in.out2[o + d];
 					enum want w = dep ? (t == NAN_Q ? ZERO : t == NAN_K ? ANY
 					                     : d == c ? IS_NAN : SAME)

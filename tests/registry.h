@@ -2,9 +2,10 @@
  * `mhagen --emit registry`: one MHA_KERNEL(...) per kernel, behind its
  * target's architecture guard (so one registry serves the x86 tests and the
  * AArch64 driver alike; each links the kernels its architecture builds).
- * Fields: name, target, cpu (the features it needs, for mha_cpu_has), h,
- * kv_heads, dk, dv, seq_q, seq_kv, mask, align, layout, scale, window, wts
- * (1 when the kernel also exports NAME_weights).
+ * Fields: name, target, cpu (the features it needs, for mha_cpu_has),
+ * seq_q, seq_kv (0: any), plain (1 when the 9-argument NAME exists), wts
+ * (1 when the kernel has --weights), then the fields of its struct
+ * mha_attn as designated initializers.
  *
  * A consumer defines MHA_KERNEL as MHA_PROTO and includes the registry
  * files, to declare every kernel, then as MHA_ENTRY inside a table of
@@ -14,16 +15,26 @@
 
 #include "check.h"
 
-#define MHA_PROTO(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
-	mha_kernel_fn name;                                                    \
-	MHA_PROTO_W##wts(name)
-#define MHA_ENTRY(name, tgt, cpu, h, kvh, dk, dv, sq, skv, mask, align, layout, scale, win, wts) \
-	{#name, tgt, cpu, name, h, kvh, dk, dv, sq, skv, mask, align, layout,   \
-	 scale, win, MHA_ENTRY_W##wts(name)},
-/* wts pasted on: NAME_weights declared and taken only when it exists */
-#define MHA_PROTO_W0(name)
-#define MHA_PROTO_W1(name) mha_weights_fn name##_weights;
-#define MHA_ENTRY_W0(name) NULL
-#define MHA_ENTRY_W1(name) name##_weights
+#define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, ...)                 \
+	mha_args_fn name##_args;                                               \
+	MHA_PROTO_P##plain(name)                                               \
+	MHA_PROTO_W##plain##wts(name)
+#define MHA_ENTRY(name, tgt, cpu, sq, skv, plain, wts, ...)                 \
+	{#name, tgt, cpu, name##_args, MHA_ENTRY_P##plain(name),               \
+	 MHA_ENTRY_W##plain##wts(name), wts, sq, skv, {__VA_ARGS__}},
+/* plain and wts pasted on: NAME and NAME_weights declared and taken only
+ * when they exist */
+#define MHA_PROTO_P0(name)
+#define MHA_PROTO_P1(name) mha_kernel_fn name;
+#define MHA_PROTO_W00(name)
+#define MHA_PROTO_W01(name)
+#define MHA_PROTO_W10(name)
+#define MHA_PROTO_W11(name) mha_weights_fn name##_weights;
+#define MHA_ENTRY_P0(name) NULL
+#define MHA_ENTRY_P1(name) name
+#define MHA_ENTRY_W00(name) NULL
+#define MHA_ENTRY_W01(name) NULL
+#define MHA_ENTRY_W10(name) NULL
+#define MHA_ENTRY_W11(name) name##_weights
 
 #endif

@@ -62,14 +62,17 @@ ParameterizedTestParameters(kernels, bias_shift_invariant)
 	return params_index(NKERNELS);
 }
 
-/* Bias kernels: a constant added to a bias row does not change the output. */
+/* Bias kernels: a constant added to a bias row does not change the output
+ * (unless a sink logit, which the bias does not shift, joins the softmax). */
 ParameterizedTest(int *index, kernels, bias_shift_invariant)
 {
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];
 
-	if (!(k->mask & MHA_MASK_BIAS))
+	if (!(k->a.mask & MHA_MASK_BIAS))
 		cr_skip_test("%s has no bias", k->name);
+	if (k->a.sinks)
+		cr_skip_test("%s has sinks: a shift changes the weights", k->name);
 	if (!mha_cpu_has(k->cpu))
 		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
 		             k->target, k->cpu);
@@ -87,7 +90,7 @@ ParameterizedTest(int *index, kernels, causal_ignores_future)
 	const struct mha_kernel *k = &kernels[*index];
 	char msg[512];
 
-	if (!(k->mask & MHA_MASK_CAUSAL))
+	if (!(k->a.mask & MHA_MASK_CAUSAL))
 		cr_skip_test("%s is not causal", k->name);
 	if (!mha_cpu_has(k->cpu))
 		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
@@ -120,11 +123,20 @@ Test(kernels, registry_complete)
 	const char *seen[32];
 	size_t nseen = 0;
 
-	for (size_t i = 0; i < NKERNELS; ++i)
-		cr_assert_eq(kernels[i].wfn != NULL,
+	for (size_t i = 0; i < NKERNELS; ++i) {
+		cr_assert_eq(kernels[i].weights,
 		             strstr(kernels[i].name, "_weights") != NULL,
-		             "%s: NAME_weights linked iff the name says weights",
+		             "%s: weights iff the name says weights",
 		             kernels[i].name);
+		/* the 9-argument forms exist iff the spec reads no other input */
+		int plain = !kernels[i].a.sinks &&
+		            kernels[i].a.alibi != MHA_ALIBI_SLOPES;
+		cr_assert_eq(kernels[i].fn != NULL, plain, "%s: NAME linked iff "
+		             "plain", kernels[i].name);
+		cr_assert_eq(kernels[i].wfn != NULL, plain && kernels[i].weights,
+		             "%s: NAME_weights linked iff plain with weights",
+		             kernels[i].name);
+	}
 	for (size_t i = 0; i < NLISTED; ++i) {
 		const char *t = listed[i].target;
 		size_t n = 0, w = 0, s;
@@ -137,7 +149,7 @@ Test(kernels, registry_complete)
 		for (size_t j = 0; j < NLISTED; ++j)
 			if (strcmp(listed[j].target, t) == 0) {
 				++n;
-				w += listed[j].wfn != NULL;
+				w += listed[j].weights;
 			}
 		cr_assert_eq(n, KERNELS_LISTED, "%zu %s kernels linked, %d listed",
 		             n, t, KERNELS_LISTED);

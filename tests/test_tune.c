@@ -297,9 +297,9 @@ Test(tune, records_resume_reject_and_pick)
 		char cmd[512];
 		void *h;
 		struct mha_kernel k = {.name = "mha_tuned", .target = "scalar",
-		                       .cpu = "", .h = 2, .kv_heads = 2, .dk = 8,
-		                       .dv = 8, .seq_q = 16, .seq_kv = 16,
-		                       .scale = 0.35355339f};
+		                       .cpu = "", .seq_q = 16, .seq_kv = 16,
+		                       .a = {.h = 2, .kv_heads = 2, .dk = 8,
+		                             .dv = 8, .scale = 0.35355339f}};
 		char msg[512];
 		snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -shared -fPIC -o '%s' '%s'",
 		         cc, so, kc);
@@ -307,7 +307,9 @@ Test(tune, records_resume_reject_and_pick)
 		h = dlopen(so, RTLD_NOW);
 		cr_assert_not_null(h, "%s", dlerror());
 		*(void **)&k.fn = dlsym(h, "mha_tuned");
+		*(void **)&k.args = dlsym(h, "mha_tuned_args");
 		cr_assert_not_null(k.fn);
+		cr_assert_not_null(k.args);
 		cr_assert_eq(check_kernel(&k, 3, msg, sizeof msg), 0, "%s", msg);
 		dlclose(h);
 	}

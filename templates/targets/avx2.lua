@@ -69,6 +69,10 @@ function T.sub(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end
 function T.mul(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end
 function T.fma(a, b, c) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function T.max(a, b) return "_mm256_max_ps(" .. a .. ", " .. b .. ")" end
+function T.div(a, b) return "_mm256_div_ps(" .. a .. ", " .. b .. ")" end
+function T.select_ge(x, lim, a, b)
+	return "_mm256_blendv_ps(" .. b .. ", " .. a .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
+end
 function T.hsum(v) T.use("hsum") return T.prefix .. "_hsum(" .. v .. ")" end
 function T.hmax(v) T.use("hmax") return T.prefix .. "_hmax(" .. v .. ")" end
 function T.first(v) return "_mm256_cvtss_f32(" .. v .. ")" end

@@ -45,6 +45,10 @@ function T.sub(a, b) return "_mm512_sub_ps(" .. a .. ", " .. b .. ")" end
 function T.mul(a, b) return "_mm512_mul_ps(" .. a .. ", " .. b .. ")" end
 function T.fma(a, b, c) return "_mm512_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function T.max(a, b) return "_mm512_max_ps(" .. a .. ", " .. b .. ")" end
+function T.div(a, b) return "_mm512_div_ps(" .. a .. ", " .. b .. ")" end
+function T.select_ge(x, lim, a, b)
+	return "_mm512_mask_blend_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. b .. ", " .. a .. ")"
+end
 function T.hsum(v) return "_mm512_reduce_add_ps(" .. v .. ")" end
 function T.hmax(v) return "_mm512_reduce_max_ps(" .. v .. ")" end
 function T.first(v) return "_mm512_cvtss_f32(" .. v .. ")" end

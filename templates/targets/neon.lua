@@ -45,6 +45,8 @@ function T.sub(a, b) return "vsubq_f32(" .. a .. ", " .. b .. ")" end
 function T.mul(a, b) return "vmulq_f32(" .. a .. ", " .. b .. ")" end
 function T.fma(a, b, c) return "vfmaq_f32(" .. c .. ", " .. a .. ", " .. b .. ")" end
 function T.max(a, b) return "vmaxq_f32(" .. a .. ", " .. b .. ")" end
+function T.div(a, b) return "vdivq_f32(" .. a .. ", " .. b .. ")" end
+function T.select_ge(x, lim, a, b) return "vbslq_f32(vcgeq_f32(" .. x .. ", " .. lim .. "), " .. a .. ", " .. b .. ")" end
 function T.hsum(v) return "vaddvq_f32(" .. v .. ")" end
 function T.hmax(v) return "vmaxvq_f32(" .. v .. ")" end
 function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end

@@ -55,6 +55,8 @@ function T.sub(a, b) return "(" .. a .. " - " .. b .. ")" end
 function T.mul(a, b) return "(" .. a .. " * " .. b .. ")" end
 function T.fma(a, b, c) return "(" .. a .. " * " .. b .. " + " .. c .. ")" end
 function T.max(a, b) T.use("max") return T.prefix .. "_max(" .. a .. ", " .. b .. ")" end
+function T.div(a, b) return "(" .. a .. " / " .. b .. ")" end
+function T.select_ge(x, lim, a, b) return "(" .. x .. " >= " .. lim .. " ? " .. a .. " : " .. b .. ")" end
 function T.hsum(v) return v end
 function T.hmax(v) return v end
 function T.first(v) return v end
