@@ -858,7 +858,8 @@ int mhagen_template_hash(const char *template_dir, char *out, size_t n,
 	for (size_t i = 0; i < mhagen_ntemplates; ++i) {
 		const struct mhagen_file *f = &mhagen_templates[i];
 		h = fnv1a(h, f->path, strlen(f->path) + 1);
-		if (!template_dir) {
+		/* the contract is always the embedded one (l_source) */
+		if (!template_dir || strncmp(f->path, PREFIX, strlen(PREFIX)) != 0) {
 			h = fnv1a(h, f->text, f->len);
 			continue;
 		}

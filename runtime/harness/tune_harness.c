@@ -232,6 +232,7 @@ int main(int argc, char **argv)
 		printf("fail harness: expected 15 arguments\n");
 		return 1;
 	}
+	memset(&a, 0, sizeof a); /* no score modifiers: tune refuses them */
 	a.h = strtoul(argv[1], NULL, 10);
 	a.kv_heads = strtoul(argv[2], NULL, 10);
 	a.dk = strtoul(argv[3], NULL, 10);
