@@ -202,12 +202,19 @@ static const struct mhagen_file *embedded(const char *path)
 	return NULL;
 }
 
+/* 1 when path is read from template_dir: a template, given a dir.  The
+ * kernel contract (runtime/mha_abi.h) is always the embedded one. */
+static int from_dir(const char *template_dir, const char *path)
+{
+	return template_dir && strncmp(path, PREFIX, strlen(PREFIX)) == 0;
+}
+
 /* Push the name a template is known by in messages: its path, or the file
  * under --template-dir. */
 static void push_display(lua_State *L, const struct source *src,
                          const char *path)
 {
-	if (src->dir && strncmp(path, PREFIX, strlen(PREFIX)) == 0)
+	if (from_dir(src->dir, path))
 		lua_pushfstring(L, "%s/%s", src->dir, path + strlen(PREFIX));
 	else
 		lua_pushstring(L, path);
@@ -244,16 +251,14 @@ static int l_source(lua_State *L)
 	FILE *fp;
 	size_t got;
 
-	/* the kernel contract (runtime/mha_abi.h) is embedded with the
-	 * templates and never read from --template-dir */
-	if (!src->dir || strncmp(path, PREFIX, strlen(PREFIX)) != 0) {
+	if (!from_dir(src->dir, path)) {
 		f = embedded(path);
 		if (!f)
 			return raisef(L, "no template '%s'", path);
 		lua_pushlstring(L, f->text, f->len);
 		return 1;
 	}
-	if (strncmp(path, PREFIX, strlen(PREFIX)) != 0 || strstr(path, ".."))
+	if (strstr(path, ".."))
 		return raisef(L, "no template '%s'", path);
 	push_display(L, src, path);
 	fp = fopen(lua_tostring(L, -1), "rb");
@@ -858,8 +863,7 @@ int mhagen_template_hash(const char *template_dir, char *out, size_t n,
 	for (size_t i = 0; i < mhagen_ntemplates; ++i) {
 		const struct mhagen_file *f = &mhagen_templates[i];
 		h = fnv1a(h, f->path, strlen(f->path) + 1);
-		/* the contract is always the embedded one (l_source) */
-		if (!template_dir || strncmp(f->path, PREFIX, strlen(PREFIX)) != 0) {
+		if (!from_dir(template_dir, f->path)) {
 			h = fnv1a(h, f->text, f->len);
 			continue;
 		}

@@ -320,12 +320,11 @@ end
 -- the first nine are the 9-argument form's (ARGS), the others the
 -- optional inputs, each read only by the kernels whose spec asks for it.
 local function inputs(S)
-	local list = {
-		{"q", "const float *"}, {"k", "const float *"}, {"v", "const float *"},
-		{"out", "float *"}, {"batch", "size_t"}, {"seq_q", "size_t"},
-		{"seq_kv", "size_t"}, {"kv_len", "const int32_t *"},
-		{"bias", "const float *"},
-	}
+	local list = {}
+	for _, a in ipairs(ARGS_FLAT) do
+		local ty, name = a:match("^(.-)([%w_]+)$")
+		list[#list + 1] = {name, (ty:gsub(" $", ""))}
+	end
 	if S.alibi == "slopes" then
 		list[#list + 1] = {"alibi_slopes", "const float *"}
 	end
@@ -396,7 +395,8 @@ local function modifiers(S, T, N)
 			local function c(x) return T.set1(hexf(x)) end
 			out[#out + 1] = "/* tanh(y) (for --softcap), a few ulp. */\n" ..
 				"static inline " .. V .. " " .. N .. "_tanh(" .. V .. " y)\n{\n" ..
-				"\tconst " .. V .. " a = " .. T.select_ge(T.max("y", T.sub(T.zero(), "y")), c(9.0), c(9.0), T.max("y", T.sub(T.zero(), "y"))) .. ";\n" ..
+				"\tconst " .. V .. " ay = " .. T.max("y", T.sub(T.zero(), "y")) .. ";\n" ..
+				"\tconst " .. V .. " a = " .. T.select_ge("ay", c(9.0), c(9.0), "ay") .. ";\n" ..
 				"\tconst " .. V .. " z = " .. T.mul("a", "a") .. ";\n" ..
 				"\t" .. V .. " p = " .. c(62.0 / 2835.0) .. ";\n" ..
 				"\tp = " .. T.fma("p", "z", c(-17.0 / 315.0)) .. ";\n" ..
@@ -451,8 +451,8 @@ local function modifiers(S, T, N)
 	M.slopes = S.alibi == "slopes" and "alibi_slopes" or (N .. "_slopes")
 	-- the C expression (float) of the diagonal's shift: key positions of
 	-- row i are counted from i + shift
-	function M.shift(P)
-		if S.align == "top-left" and S.causal then
+	function M.shift()
+		if S.align == "top-left" then
 			return "0.0f"
 		elseif S.seq_q > 0 then
 			return hexf(S.seq_kv - S.seq_q)
