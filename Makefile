@@ -86,7 +86,7 @@ $(BUILD)/runtime/%.o: runtime/%.c | $(BUILD)/runtime
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS) $(TUNE_OBJS)
+$(MHAGEN): $(BUILD)/generator/main.o $(BUILD)/generator/depfile.o $(GEN_OBJS) $(TUNE_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $^ $(LUA_LIBS) -lm -o $@
 
@@ -329,7 +329,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
             generator/fail.c runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
-PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
+PROG_SRCS := generator/main.c generator/depfile.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \
              generator/tunespace.c generator/tunesearch.c \
              generator/tunerun.c generator/tunereport.c runtime/mha_time.c \
