@@ -14,6 +14,12 @@ PKG_CONFIG ?= pkg-config
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 INCLUDEDIR ?= $(PREFIX)/include
+LIBDIR ?= $(PREFIX)/lib
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/mhagen
+CMAKEDIR ?= $(LIBDIR)/cmake/mhagen
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 
 CFLAGS ?= -O2 -g
 WARN := -std=c11 -Wall -Wextra -Werror
@@ -44,7 +50,8 @@ RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
 MHAGEN := $(BUILD)/mhagen
 
 .SECONDARY:
-.PHONY: all deps bench demo demo-run test check check-build generate exp-fit install clean
+.PHONY: all deps bench demo demo-run test check check-build generate exp-fit install \
+        uninstall install-check clean
 all: $(MHAGEN)
 
 deps:
@@ -57,6 +64,7 @@ test: deps
 	@$(MAKE) --no-print-directory -j2 check-build robust-build
 	@$(MAKE) --no-print-directory robust
 	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory install-check
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
 	@mkdir -p $@
@@ -89,15 +97,65 @@ $(BUILD)/runtime/%.o: runtime/%.c | $(BUILD)/runtime
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(MHAGEN): $(BUILD)/generator/main.o $(GEN_OBJS) $(TUNE_OBJS)
+$(MHAGEN): $(BUILD)/generator/main.o $(BUILD)/generator/depfile.o $(GEN_OBJS) $(TUNE_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(CFLAGS) $^ $(LUA_LIBS) -lm -o $@
 
-# the program, and the kernel contract for callers (runtime/mha_abi.h)
-install: $(MHAGEN)
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR)
+# ---- install: the program, the kernel contract for callers
+# (runtime/mha_abi.h), the man page and bash completion (both from --help),
+# the CMake package (find_package(mhagen), mhagen_add_kernel), the Make
+# fragment, the examples, README and LICENSE.  The CMake and Make files find
+# the program relative to themselves, so a DESTDIR tree works where it lies.
+PKG := $(BUILD)/pkg
+EXAMPLES := $(wildcard pkg/examples/*)
+relpath = $(shell realpath -m --relative-to=$(1) $(2))
+$(PKG):
+	@mkdir -p $@
+$(PKG)/mhagen.1: $(MHAGEN) tools/man.sh | $(PKG)
+	@echo "  MAN     $@"
+	@tools/man.sh $(MHAGEN) > $@.tmp && mv $@.tmp $@
+$(PKG)/mhagen.bash: $(MHAGEN) tools/completion.sh | $(PKG)
+	@echo "  GEN     $@"
+	@tools/completion.sh $(MHAGEN) > $@.tmp && mv $@.tmp $@
+# files of pkg/ with @VERSION@ and the relative paths filled in; they
+# depend on the install directories, so they are made at install time
+pkg_subst = sed -e "s|@VERSION@|$$($(MHAGEN) --version | sed 's/^mhagen //')|" \
+	-e "s|@BIN_REL@|$(2)|" -e "s|@INCLUDE_REL@|$(3)|" $(1)
+PKG_FILES := $(PKG)/mhagen.1 $(PKG)/mhagen.bash
+install: $(MHAGEN) $(PKG_FILES)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DATADIR)/mhagen/examples \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(DOCDIR)
 	install -m 755 $(MHAGEN) $(DESTDIR)$(BINDIR)/mhagen
 	install -m 644 runtime/mha_abi.h $(DESTDIR)$(INCLUDEDIR)/mha_abi.h
+	install -m 644 $(PKG)/mhagen.1 $(DESTDIR)$(MANDIR)/man1/mhagen.1
+	install -m 644 $(PKG)/mhagen.bash $(DESTDIR)$(BASHCOMPDIR)/mhagen
+	install -m 644 README.md LICENSE $(DESTDIR)$(DOCDIR)
+	install -m 644 $(EXAMPLES) $(DESTDIR)$(DATADIR)/mhagen/examples
+	$(call pkg_subst,pkg/mhagenConfig.cmake.in,$(call relpath,$(CMAKEDIR),$(BINDIR)),$(call relpath,$(CMAKEDIR),$(INCLUDEDIR))) \
+		> $(PKG)/mhagenConfig.cmake
+	$(call pkg_subst,pkg/mhagenConfigVersion.cmake.in) > $(PKG)/mhagenConfigVersion.cmake
+	$(call pkg_subst,pkg/mhagen.mk.in,$(call relpath,$(DATADIR)/mhagen,$(BINDIR))) > $(PKG)/mhagen.mk
+	install -m 644 $(PKG)/mhagenConfig.cmake $(PKG)/mhagenConfigVersion.cmake $(DESTDIR)$(CMAKEDIR)
+	install -m 644 $(PKG)/mhagen.mk $(DESTDIR)$(DATADIR)/mhagen
+
+# every file install wrote, and the folders it made that are left empty
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/mhagen $(DESTDIR)$(INCLUDEDIR)/mha_abi.h \
+		$(DESTDIR)$(MANDIR)/man1/mhagen.1 $(DESTDIR)$(BASHCOMPDIR)/mhagen \
+		$(DESTDIR)$(DOCDIR)/README.md $(DESTDIR)$(DOCDIR)/LICENSE \
+		$(DESTDIR)$(CMAKEDIR)/mhagenConfig.cmake \
+		$(DESTDIR)$(CMAKEDIR)/mhagenConfigVersion.cmake \
+		$(DESTDIR)$(DATADIR)/mhagen/mhagen.mk \
+		$(addprefix $(DESTDIR)$(DATADIR)/mhagen/examples/,$(notdir $(EXAMPLES)))
+	-rmdir $(DESTDIR)$(DOCDIR) $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(DATADIR)/mhagen/examples \
+		$(DESTDIR)$(DATADIR)/mhagen 2>/dev/null
+
+# make install into a temporary DESTDIR, then build the installed examples
+# with CMake, the Make fragment and Meson and run them; the depfile, the
+# untouched outputs, and make uninstall (tools/install-check.sh)
+install-check: $(MHAGEN) $(PKG_FILES)
+	@MAKE="$(MAKE)" BUILD=$(BUILD) CC="$(CC)" tools/install-check.sh
 
 clean:
 	rm -rf $(BUILD)
@@ -332,7 +390,7 @@ FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=a
 GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
             generator/fail.c runtime/mha_cpu.c $(BUILD)/generator/templates_embed.c
 # the whole program: the generator, the tuner and its embedded harness
-PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
+PROG_SRCS := generator/main.c generator/depfile.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \
              generator/tunespace.c generator/tunesearch.c \
              generator/tunerun.c generator/tunereport.c runtime/mha_time.c \

@@ -71,9 +71,9 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 	const char *flag_key[MAXFLAGS];     /* each spec flag given, */
 	const char *flag_val[MAXFLAGS];     /* and its value */
 	int nflags = 0;
-	const char *spec_file = NULL;
 
 	memset(cli, 0, sizeof *cli);
+	cli->help = argc < 2; /* no arguments: the usage */
 	mha_spec_init(&flags);
 	mha_spec_init(&cli->spec);
 	for (int i = 1; i < argc; ++i) {
@@ -97,11 +97,13 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 		else if (strcmp(a, "--template-dir") == 0)
 			dst = &cli->template_dir;
 		else if (strcmp(a, "--spec") == 0)
-			dst = &spec_file;
+			dst = &cli->spec_file;
 		else if (strcmp(a, "--emit") == 0)
 			dst = &cli->emit;
 		else if (strcmp(a, "--tuning-db") == 0)
 			dst = &cli->tuning_db;
+		else if (strcmp(a, "--depfile") == 0)
+			dst = &cli->depfile;
 		else if (!mha_spec_is_key(a + 2))
 			return mhagen_fail(err, "unknown flag '%s' (see --help)", a);
 		if (!dst && mha_spec_is_switch(a + 2)) {
@@ -144,15 +146,18 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 		return mhagen_fail(err, "--emit: unknown value '%s' "
 		            "(kernel, exp, registry, name, cflags, targets)",
 		            cli->emit);
+	if (cli->depfile && !cli->out && !cli->help && !cli->version)
+		return mhagen_fail(err, "--depfile needs -o FILE (the target its "
+		                   "rule names)");
 	/* the target tables need no spec */
 	if (cli->help || cli->version || strcmp(cli->emit, "targets") == 0)
 		return 0;
-	if (spec_file) {
-		char *text = read_file(spec_file, err);
+	if (cli->spec_file) {
+		char *text = read_file(cli->spec_file, err);
 		int rc;
 		if (!text)
 			return -1;
-		rc = mha_spec_parse_text(&cli->spec, text, spec_file, err);
+		rc = mha_spec_parse_text(&cli->spec, text, cli->spec_file, err);
 		free(text);
 		if (rc)
 			return -1;

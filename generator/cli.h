@@ -14,6 +14,8 @@ struct mhagen_cli {
 	const char *emit;         /* kernel (default), exp, registry, name,
 	                             cflags, targets */
 	const char *tuning_db;    /* --tuning-db FILE, or NULL */
+	const char *spec_file;    /* --spec FILE, or NULL */
+	const char *depfile;      /* --depfile FILE, or NULL */
 	int help, version;
 };
 

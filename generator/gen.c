@@ -22,6 +22,8 @@
 
 #define PREFIX "templates/"
 
+void (*mhagen_on_read)(const char *path);
+
 /* Where templates come from during one generation. */
 struct source {
 	const char *dir; /* NULL: embedded */
@@ -265,6 +267,8 @@ static int l_source(lua_State *L)
 	if (!fp)
 		return raisef(L, "cannot read template '%s': %s",
 		                  lua_tostring(L, -1), strerror(errno));
+	if (mhagen_on_read)
+		mhagen_on_read(lua_tostring(L, -1));
 	luaL_buffinit(L, &b);
 	do {
 		char *p = luaL_prepbuffer(&b);
@@ -879,6 +883,8 @@ int mhagen_template_hash(const char *template_dir, char *out, size_t n,
 				            path, strerror(errno));
 				return -1;
 			}
+			if (mhagen_on_read)
+				mhagen_on_read(path);
 			while ((got = fread(buf, 1, sizeof buf, fp)) > 0)
 				h = fnv1a(h, buf, got);
 			fclose(fp);

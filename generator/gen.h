@@ -20,6 +20,10 @@ struct mhagen_file {
 extern const struct mhagen_file mhagen_templates[];
 extern const size_t mhagen_ntemplates;
 
+/* When set, called with the path of each template file read from a
+ * --template-dir (the files --depfile lists); NULL by default. */
+extern void (*mhagen_on_read)(const char *path);
+
 /* Render what ("kernel", "exp", "header", or "registry": one X-macro line
  * for tests/registry.h) for spec s with templates from template_dir, or
  * the embedded ones when it is NULL.

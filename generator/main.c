@@ -12,6 +12,7 @@
 #include "gen.h"
 #include "knobs.h"
 #include "cli.h"
+#include "depfile.h"
 #include "spec.h"
 #include "tune.h"
 #include "tunedb.h"
@@ -59,11 +60,35 @@ static const char usage_out[] =
 "  --template-dir DIR  use templates from DIR instead of the built-in ones\n"
 "  --tuning-db FILE    use the knobs of the fastest variant measured on this\n"
 "                      machine by 'mhagen tune' (defaults when none)\n"
+"  --depfile FILE      also write a Make rule: the -o and --header files\n"
+"                      depend on the --spec file, the --tuning-db file and\n"
+"                      the files read under --template-dir\n"
 "  --emit WHAT         kernel (default), exp (the vector exp alone, for\n"
 "                      accuracy tests), name, registry (one X-macro line),\n"
 "                      cflags (the compiler flags the kernel needs),\n"
 "                      targets (the target tables as make variables)\n"
-"  --help, --version\n"
+"  --help, --version  this text; the version\n"
+"An output file whose bytes would not change is left untouched.\n"
+"\n"
+"kernel (C11; the --header file declares it and struct mha_args):\n"
+"  void NAME_args(const struct mha_args *a);\n"
+"and, when the spec reads no input beyond these nine (no --alibi, --sinks):\n"
+"  void NAME(const float *q, const float *k, const float *v, float *out,\n"
+"    size_t batch, size_t seq_q, size_t seq_kv,\n"
+"    const int32_t *kv_len, const float *bias);\n"
+"Layout bshd: q [batch][seq_q][h][dk], k [batch][seq_kv][kv_heads][dk],\n"
+"v [batch][seq_kv][kv_heads][dv], out [batch][seq_q][h][dv]; kv_len is NULL\n"
+"unless the mask has padding, bias NULL unless it has bias ([seq_q][seq_kv]).\n"
+"alibi_slopes [h] and sinks [h] are fields of struct mha_args. With\n"
+"--weights, NAME_args also writes the softmax weights when a->weights is\n"
+"set, and NAME_weights takes them as a tenth argument, float *weights\n"
+"([batch][h][seq_q][seq_kv]).\n"
+"\n"
+"environment:\n"
+"  MHAGEN_TRACE        when set, template errors carry a Lua traceback\n"
+"  MHAGEN_CPU_SECONDS  CPU time one generation may take (default 20)\n"
+"  CC                  mhagen tune: the compiler of the variants\n"
+"  TMPDIR              mhagen tune: where variants are built\n"
 "\n"
 "mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
 "variants of a spec on this machine (see mhagen tune --help).\n"
@@ -105,13 +130,39 @@ static int print_targets(const char *template_dir, char *err)
 }
 
 /* An output file being written: data goes to a temporary file beside the
- * path, renamed over it only when every output is ready. */
+ * path, renamed over it only when every output is ready; a file that holds
+ * the same bytes already is left untouched (tmp stays NULL). */
 struct staged {
 	const char *path;
 	char *tmp;
 };
 
-/* Write len bytes to a new temporary file beside st->path; 0 or -1. */
+/* Whether the regular file at path holds exactly the len bytes of data. */
+static int same_bytes(const char *path, const char *data, size_t len)
+{
+	char buf[65536];
+	struct stat sb;
+	int fd = open(path, O_RDONLY), same = 0;
+	size_t at = 0;
+
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) &&
+	    (size_t)sb.st_size == len) {
+		ssize_t got = 1;
+		while (at < len &&
+		       (got = read(fd, buf, sizeof buf)) > 0 &&
+		       (size_t)got <= len - at &&
+		       memcmp(buf, data + at, (size_t)got) == 0)
+			at += (size_t)got;
+		same = at == len && got >= 0;
+	}
+	close(fd);
+	return same;
+}
+
+/* Write len bytes to a new temporary file beside st->path, unless path
+ * holds them already; 0 or -1. */
 static int stage(struct staged *st, const char *path, const char *data,
                  size_t len, char *err)
 {
@@ -120,6 +171,8 @@ static int stage(struct staged *st, const char *path, const char *data,
 	int fd;
 
 	st->path = path;
+	if (same_bytes(path, data, len))
+		return 0;
 	st->tmp = malloc(n + 16);
 	if (!st->tmp) {
 		mhagen_fail(err, "out of memory");
@@ -175,7 +228,11 @@ static void unstage(struct staged *st)
 /* Move a staged file over its path; 0 or -1. */
 static int commit(struct staged *st, char *err)
 {
-	int rc = rename(st->tmp, st->path);
+	int rc;
+
+	if (!st->tmp)
+		return 0;
+	rc = rename(st->tmp, st->path);
 
 	if (rc != 0)
 		mhagen_fail(err, "cannot write '%s': %s", st->path,
@@ -287,17 +344,50 @@ static int use_tuning_db(struct mhagen_cli *cli, char *err)
 	return mha_spec_finish(&cli->spec, err);
 }
 
+/* The template files read under --template-dir, for --depfile. */
+static struct mhagen_deps template_reads;
+
+static void on_read(const char *path)
+{
+	mhagen_deps_add(&template_reads, path);
+}
+
+/* The --depfile rule: the outputs depend on the spec file, the tuning
+ * database and every template file read; NULL with err on failure. */
+static char *deps_text(const struct mhagen_cli *cli, size_t *len, char *err)
+{
+	struct mhagen_deps d = {NULL, 0, 0, 0};
+	const char *t[2];
+	size_t nt = 0;
+	char *text;
+
+	if (cli->spec_file)
+		mhagen_deps_add(&d, cli->spec_file);
+	if (cli->tuning_db)
+		mhagen_deps_add(&d, cli->tuning_db);
+	for (size_t i = 0; i < template_reads.n; ++i)
+		mhagen_deps_add(&d, template_reads.path[i]);
+	d.oom |= template_reads.oom;
+	t[nt++] = cli->out;
+	if (cli->header)
+		t[nt++] = cli->header;
+	text = mhagen_deps_rule(&d, t, nt, len, err);
+	mhagen_deps_free(&d);
+	return text;
+}
+
 int main(int argc, char **argv)
 {
 	struct mhagen_cli cli;
-	struct staged out = {NULL, NULL}, hdr = {NULL, NULL};
+	struct staged out = {NULL, NULL}, hdr = {NULL, NULL}, dep = {NULL, NULL};
 	char err[MHAGEN_ERR];
-	char *text = NULL, *header = NULL;
-	size_t len = 0, hlen = 0;
+	char *text = NULL, *header = NULL, *deps = NULL;
+	size_t len = 0, hlen = 0, dlen = 0;
 	int rc = 2;
 
 	if (argc > 1 && strcmp(argv[1], "tune") == 0)
 		return mhagen_tune_main(argc - 1, argv + 1);
+	mhagen_on_read = on_read;
 	if (mhagen_parse_args(&cli, argc, argv, err))
 		goto fail;
 	if (cli.help) {
@@ -306,11 +396,13 @@ int main(int argc, char **argv)
 		fputs(usage_out, stdout);
 		if (print_targets(cli.template_dir, err))
 			goto fail;
-		return 0;
+		rc = 0;
+		goto done;
 	}
 	if (cli.version) {
 		printf("mhagen %s\n", MHAGEN_VERSION);
-		return 0;
+		rc = 0;
+		goto done;
 	}
 	if (cli.tuning_db && use_tuning_db(&cli, err))
 		goto fail;
@@ -347,15 +439,19 @@ int main(int argc, char **argv)
 	                                  &header, &hlen, err))
 		goto fail;
 write:
+	if (cli.depfile && !(deps = deps_text(&cli, &dlen, err)))
+		goto fail;
 	/* Everything is rendered; stage every file, then put them in place. */
 	if (cli.header && stage(&hdr, cli.header, header, hlen, err))
 		goto fail;
 	if (cli.out && stage(&out, cli.out, text, len, err))
 		goto fail;
+	if (cli.depfile && stage(&dep, cli.depfile, deps, dlen, err))
+		goto fail;
 	if (cli.header && commit(&hdr, err))
 		goto fail;
 	if (cli.out) {
-		if (commit(&out, err))
+		if (commit(&out, err) || (cli.depfile && commit(&dep, err)))
 			goto fail;
 	} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout) != 0) {
 		mhagen_fail(err, "cannot write to standard output: %s",
@@ -367,9 +463,12 @@ write:
 fail:
 	unstage(&hdr);
 	unstage(&out);
+	unstage(&dep);
 	fprintf(stderr, "mhagen: %s\n", err);
 done:
 	free(text);
 	free(header);
+	free(deps);
+	mhagen_deps_free(&template_reads);
 	return rc;
 }

@@ -4,6 +4,7 @@
 #include <criterion/parameterized.h>
 
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../generator/cli.h"
@@ -312,6 +314,100 @@ Test(cli, help_and_version)
 	cr_assert_eq(v.status, 0);
 	cr_assert_str_eq(v.out, "mhagen 0.1.0\n");
 	cr_assert_eq(v.nerr, 0);
+}
+
+/* mhagen alone prints the usage; --help states the kernel's signature and
+ * every environment variable the program reads. */
+Test(cli, usage_alone_signature_environment)
+{
+	static const char *const env[] = {"MHAGEN_TRACE", "MHAGEN_CPU_SECONDS",
+	                                  "CC", "TMPDIR"};
+	struct run h = run(&(struct args){{"--help"}});
+	struct run a = run(&(struct args){{NULL}});
+
+	cr_assert_eq(a.status, 0, "%s", a.err);
+	cr_assert(a.nout == h.nout && memcmp(a.out, h.out, a.nout) == 0,
+	          "mhagen alone does not print the usage: %s", a.out);
+	cr_assert_eq(a.nerr, 0);
+	cr_assert(strstr(h.out, "  void NAME_args(const struct mha_args *a);\n"),
+	          "%s", h.out);
+	cr_assert(strstr(h.out, "void NAME(const float *q, const float *k, "
+	                 "const float *v, float *out,\n"), "%s", h.out);
+	cr_assert(strstr(h.out, "const int32_t *kv_len, const float *bias);\n"),
+	          "%s", h.out);
+	for (size_t i = 0; i < sizeof env / sizeof *env; ++i) {
+		char line[64];
+		snprintf(line, sizeof line, "\n  %s ", env[i]);
+		cr_assert(strstr(h.out, line), "--help does not list %s", env[i]);
+	}
+}
+
+/* The modification time of path, in seconds. */
+static long long mtime_of(const char *path)
+{
+	struct stat sb;
+
+	cr_assert_eq(stat(path, &sb), 0, "%s: %s", path, strerror(errno));
+	return (long long)sb.st_mtime;
+}
+
+/* Set the modification time of path to t seconds. */
+static void set_mtime(const char *path, long long t)
+{
+	struct timespec ts[2] = {{(time_t)t, 0}, {(time_t)t, 0}};
+
+	cr_assert_eq(utimensat(AT_FDCWD, path, ts, 0), 0, "%s", path);
+}
+
+/* --depfile: one Make rule, the -o and --header files its targets, the
+ * spec file (its blank escaped) and the template files read under
+ * --template-dir its prerequisites, each also with an empty rule; outputs
+ * whose bytes would not change keep their time, others are rewritten. */
+Test(cli, depfile_and_untouched_outputs, .fini = cleanup)
+{
+	char spec[96], tpl[96], c[96], h[96], d[96], want[512];
+	struct run r;
+	char *dep;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(spec, sizeof spec, "%s/my spec", outdir);
+	snprintf(tpl, sizeof tpl, "%s/tpl", outdir);
+	snprintf(c, sizeof c, "%s/k.c", outdir);
+	snprintf(h, sizeof h, "%s/k.h", outdir);
+	snprintf(d, sizeof d, "%s/k.d", outdir);
+	files_write(spec, "wb", "h = 2\ndk = 16\n", 14);
+	cr_assert_eq(mkdir(tpl, 0700), 0);
+	files_copy_tree("templates", tpl);
+	r = run(&(struct args){{"--spec", spec, "--target", "scalar",
+		"--template-dir", tpl, "-o", c, "--header", h, "--depfile", d}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	dep = files_slurp(d, NULL);
+	snprintf(want, sizeof want, "%s %s: \\\n %s/my\\ spec \\\n", c, h,
+	         outdir);
+	cr_assert(strncmp(dep, want, strlen(want)) == 0, "%s", dep);
+	snprintf(want, sizeof want, "\n %s/kernel.c.in", tpl);
+	cr_assert(strstr(dep, want), "%s", dep);
+	snprintf(want, sizeof want, "\n %s/targets/scalar.lua", tpl);
+	cr_assert(strstr(dep, want), "%s", dep);
+	snprintf(want, sizeof want, "\n%s/main.lua:\n", tpl);
+	cr_assert(strstr(dep, want), "no empty rule: %s", dep);
+	cr_assert_null(strstr(dep, "avx2.lua"), "a table not read: %s", dep);
+
+	set_mtime(c, 1000000000);
+	set_mtime(h, 1000000000);
+	r = run(&(struct args){{"--spec", spec, "--target", "scalar",
+		"--template-dir", tpl, "-o", c, "--header", h, "--depfile", d}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(mtime_of(c), 1000000000, "the same kernel was written again");
+	cr_assert_eq(mtime_of(h), 1000000000, "the same header was written again");
+	r = run(&(struct args){{"--spec", spec, "--target", "scalar", "--dk", "32",
+		"-o", c, "--header", h}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_neq(mtime_of(c), 1000000000, "a changed kernel was not written");
+	cr_assert_neq(mtime_of(h), 1000000000, "a changed header was not written");
+	cr_assert(strstr(files_slurp(c, NULL), "dk=32"));
+	r = run(&(struct args){{HD, "--depfile", d}});
+	failed(&r, "--depfile needs -o FILE");
 }
 
 /* --weights: the kernel and its header have NAME (unchanged) and
