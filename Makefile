@@ -32,6 +32,7 @@ TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
              $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
              $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
+             $(BUILD)/generator/tuneprogress.o \
              $(BUILD)/generator/harness_embed.o $(BUILD)/runtime/mha_time.o
 # sources the tuner writes out to build its measuring harness
 HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
@@ -293,7 +294,8 @@ $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
 # the tuner's search alone, measuring through a fake callback
 $(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
-		$(BUILD)/generator/tunesearch.o $(BUILD)/runtime/mha_time.o
+		$(BUILD)/generator/tunesearch.o $(BUILD)/generator/tuneprogress.o \
+		$(BUILD)/runtime/mha_time.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
 $(BUILD)/tests/test_neon.o: $(TK)/count.h
@@ -332,7 +334,8 @@ GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
 PROG_SRCS := generator/main.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \
              generator/tunespace.c generator/tunesearch.c \
-             generator/tunerun.c generator/tunereport.c runtime/mha_time.c \
+             generator/tunerun.c generator/tunereport.c generator/tuneprogress.c \
+             runtime/mha_time.c \
              $(BUILD)/generator/harness_embed.c
 .PHONY: robust robust-build fuzz
 robust-build: $(BUILD)/mhagen_asan $(BUILD)/mhagen_vg $(FUZZ)/fuzz_spec \

@@ -14,6 +14,9 @@ struct mhagen_cli {
 	const char *emit;         /* kernel (default), exp, registry, name,
 	                             cflags, targets */
 	const char *tuning_db;    /* --tuning-db FILE, or NULL */
+	const char *tuning_cpu;   /* --tuning-cpu NAME: whose records; NULL:
+	                             this machine's CPU model */
+	int tuning_strict;        /* --tuning-strict: no record is an error */
 	int help, version;
 };
 
