@@ -161,7 +161,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune test_search test_knobs)
+             test_tune test_search test_knobs test_python)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -298,6 +298,16 @@ $(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
 		$(BUILD)/runtime/mha_time.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
+# the Python package against the reference, which it loads as a shared object
+$(BUILD)/tests/libpyref.so: tests/pyref.c runtime/mha_ref.c runtime/mha_ref.h \
+		runtime/mha_abi.h | $(BUILD)/tests
+	@echo "  CC      $@"
+	@$(CC) $(WARN) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -fPIC -shared \
+		tests/pyref.c runtime/mha_ref.c -lm -o $@
+$(BUILD)/tests/test_python: $(BUILD)/tests/test_python.o $(BUILD)/tests/files.o \
+		| $(MHAGEN) $(BUILD)/tests/libpyref.so
+	@echo "  LD      $@"
+	@$(CC) $^ $(CRIT_LIBS) -o $@
 $(BUILD)/tests/test_neon.o: $(TK)/count.h
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
