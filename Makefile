@@ -41,6 +41,7 @@ TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneopts.o $(BUILD)/generator/tunesweep.o \
              $(BUILD)/generator/tunespace.o $(BUILD)/generator/tunesearch.o \
              $(BUILD)/generator/tunerun.o $(BUILD)/generator/tunereport.o \
+             $(BUILD)/generator/tuneprogress.o \
              $(BUILD)/generator/harness_embed.o $(BUILD)/runtime/mha_time.o
 # sources the tuner writes out to build its measuring harness
 HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
@@ -221,7 +222,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune test_search test_knobs)
+             test_tune test_search test_knobs test_python)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -354,9 +355,20 @@ $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 	@$(CC) $^ $(TEST_LIBS) -ldl -o $@
 # the tuner's search alone, measuring through a fake callback
 $(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
-		$(BUILD)/generator/tunesearch.o $(BUILD)/runtime/mha_time.o
+		$(BUILD)/generator/tunesearch.o $(BUILD)/generator/tuneprogress.o \
+		$(BUILD)/runtime/mha_time.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
+# the Python package against the reference, which it loads as a shared object
+$(BUILD)/tests/libpyref.so: tests/pyref.c runtime/mha_ref.c runtime/mha_ref.h \
+		runtime/mha_abi.h | $(BUILD)/tests
+	@echo "  CC      $@"
+	@$(CC) $(WARN) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -fPIC -shared \
+		tests/pyref.c runtime/mha_ref.c -lm -o $@
+$(BUILD)/tests/test_python: $(BUILD)/tests/test_python.o $(BUILD)/tests/files.o \
+		| $(MHAGEN) $(BUILD)/tests/libpyref.so
+	@echo "  LD      $@"
+	@$(CC) $^ $(CRIT_LIBS) -o $@
 $(BUILD)/tests/test_neon.o: $(TK)/count.h
 $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 	@echo "  LD      $@"
@@ -393,7 +405,8 @@ GEN_SRCS := generator/spec.c generator/knobs.c generator/cli.c generator/gen.c \
 PROG_SRCS := generator/main.c generator/depfile.c $(GEN_SRCS) generator/tune.c generator/tunedb.c \
              generator/tuneopts.c generator/tunesweep.c \
              generator/tunespace.c generator/tunesearch.c \
-             generator/tunerun.c generator/tunereport.c runtime/mha_time.c \
+             generator/tunerun.c generator/tunereport.c generator/tuneprogress.c \
+             runtime/mha_time.c \
              $(BUILD)/generator/harness_embed.c
 .PHONY: robust robust-build fuzz
 robust-build: $(BUILD)/mhagen_asan $(BUILD)/mhagen_vg $(FUZZ)/fuzz_spec \

@@ -88,6 +88,10 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 			cli->version = 1;
 			continue;
 		}
+		if (strcmp(a, "--tuning-strict") == 0) {
+			cli->tuning_strict = 1;
+			continue;
+		}
 		if (strncmp(a, "--", 2) != 0 && strcmp(a, "-o") != 0)
 			return mhagen_fail(err, "unexpected argument '%s' (see --help)", a);
 		if (strcmp(a, "-o") == 0)
@@ -104,6 +108,8 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 			dst = &cli->tuning_db;
 		else if (strcmp(a, "--depfile") == 0)
 			dst = &cli->depfile;
+		else if (strcmp(a, "--tuning-cpu") == 0)
+			dst = &cli->tuning_cpu;
 		else if (!mha_spec_is_key(a + 2))
 			return mhagen_fail(err, "unknown flag '%s' (see --help)", a);
 		if (!dst && mha_spec_is_switch(a + 2)) {
@@ -149,6 +155,9 @@ int mhagen_parse_args(struct mhagen_cli *cli, int argc, char **argv,
 	if (cli->depfile && !cli->out && !cli->help && !cli->version)
 		return mhagen_fail(err, "--depfile needs -o FILE (the target its "
 		                   "rule names)");
+	if ((cli->tuning_cpu || cli->tuning_strict) && !cli->tuning_db)
+		return mhagen_fail(err, "%s needs --tuning-db FILE",
+		                   cli->tuning_cpu ? "--tuning-cpu" : "--tuning-strict");
 	/* the target tables need no spec */
 	if (cli->help || cli->version || strcmp(cli->emit, "targets") == 0)
 		return 0;

@@ -16,6 +16,9 @@ struct mhagen_cli {
 	const char *tuning_db;    /* --tuning-db FILE, or NULL */
 	const char *spec_file;    /* --spec FILE, or NULL */
 	const char *depfile;      /* --depfile FILE, or NULL */
+	const char *tuning_cpu;   /* --tuning-cpu NAME: whose records; NULL:
+	                             this machine's CPU model */
+	int tuning_strict;        /* --tuning-strict: no record is an error */
 	int help, version;
 };
 

@@ -63,6 +63,9 @@ static const char usage_out[] =
 "  --depfile FILE      also write a Make rule: the -o and --header files\n"
 "                      depend on the --spec file, the --tuning-db file and\n"
 "                      the files read under --template-dir\n"
+"  --tuning-cpu NAME   use the records of CPU NAME (as in the database's\n"
+"                      \"cpu\" field) instead of this machine's\n"
+"  --tuning-strict     fail when the database has no matching record\n"
 "  --emit WHAT         kernel (default), exp (the vector exp alone, for\n"
 "                      accuracy tests), name, registry (one X-macro line),\n"
 "                      cflags (the compiler flags the kernel needs),\n"
@@ -298,14 +301,18 @@ static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
 	return buf;
 }
 
-/* Apply the knobs of the fastest record of the tuning database to the spec
- * (keeping its name), saying on stderr which record; 0 or -1 with err. */
+/* Apply the knobs of the fastest record of the tuning database for the
+ * CPU --tuning-cpu names (else this machine's) to the spec, keeping its
+ * name, and say on stderr which record.  Without one: the defaults and a
+ * note, or with --tuning-strict an error naming the CPUs that have
+ * records.  0 or -1 with err. */
 static int use_tuning_db(struct mhagen_cli *cli, char *err)
 {
 	struct mha_tunedb db;
 	struct mha_knob want[MHA_KNOBS_MAX];
 	const struct mha_tune_rec *best;
-	char key[512], hash[32], flags[256];
+	const char *cpu = cli->tuning_cpu ? cli->tuning_cpu : mha_cpu_model();
+	char key[512], hash[32], flags[256], cpus[512], hint[700] = "";
 	size_t other;
 	double time;
 	int nwant;
@@ -315,15 +322,25 @@ static int use_tuning_db(struct mhagen_cli *cli, char *err)
 		return -1;
 	mha_spec_tuning_key(&cli->spec, key, sizeof key);
 	nwant = mha_knobs_of_spec(&cli->spec, want);
-	best = mha_tunedb_best(&db, key, cli->spec.target, mha_cpu_model(), hash,
+	best = mha_tunedb_best(&db, key, cli->spec.target, cpu, hash,
 	                       want, nwant, &other, &time);
 	if (!best) {
-		fprintf(stderr, "mhagen: tuning db %s: no record for %s on this CPU "
-		        "with these templates%s; default knobs\n",
-		        cli->tuning_db, key,
-		        other ? " (records from another CPU or template hash are "
-		                "not used)" : "");
+		mha_tunedb_cpus(&db, key, cli->spec.target, hash, cpu, cpus,
+		                sizeof cpus);
+		if (cpus[0])
+			snprintf(hint, sizeof hint, " (records exist for CPU %s: "
+			         "choose one with --tuning-cpu)", cpus);
+		else if (other)
+			snprintf(hint, sizeof hint, " (records from another template "
+			         "hash are not used)");
 		mha_tunedb_free(&db);
+		if (cli->tuning_strict)
+			return mhagen_fail(err, "--tuning-strict: tuning db %s has no "
+			                   "record for %s on CPU '%s' with these "
+			                   "templates%s", cli->tuning_db, key, cpu, hint);
+		fprintf(stderr, "mhagen: tuning db %s: no record for %s on CPU '%s' "
+		        "with these templates%s; default knobs\n", cli->tuning_db,
+		        key, cpu, hint);
 		return 0;
 	}
 	for (int i = 0; i < best->nknobs; ++i)

@@ -17,6 +17,7 @@
 #include "spec.h"
 #include "tunedb.h"
 #include "tuneopts.h"
+#include "tuneprogress.h"
 #include "tunereport.h"
 #include "tunerun.h"
 #include "tunesearch.h"
@@ -55,6 +56,7 @@ struct tuning {
 	char flags[256];                /* its knobs as flags */
 	struct mha_result res;
 	char why[MHAGEN_ERR];           /* why the generator refused it */
+	int shown, shown_phase;         /* the terminal's bar: drawn, phase */
 };
 
 /* SIGINT and SIGTERM: stop, keeping what was measured. */
@@ -80,7 +82,8 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 		return NULL;
 	}
 	r = &ss->runners[ss->nrunners];
-	if (mha_runner_open(r, cc, cflags, ss->o->threads, err)) {
+	if (mha_runner_open(r, cc, cflags, ss->o->threads, ss->o->run_wrapper,
+	                    err)) {
 		mha_runner_close(r);
 		return NULL;
 	}
@@ -88,46 +91,26 @@ static struct mha_runner *runner_for(struct session *ss, const char *cc,
 	return r;
 }
 
-/* Seconds s as "1.23 s" or "0.456 ms". */
-static void fmt_time(char *buf, size_t n, double s)
-{
-	if (s >= 1.0)
-		snprintf(buf, n, "%.3g s", s);
-	else
-		snprintf(buf, n, "%.4g ms", s * 1e3);
-}
-
-/* The progress display after a variant finished (line: its description). */
+/* The progress display after a visit: the line on stderr, or on a
+ * terminal the bar redrawn (a phase's last bar stays on its own line). */
 static void progress(struct tuning *t, const char *line)
 {
-	struct mha_search *se = &t->se;
+	const struct mha_search *se = &t->se;
 	int best = mha_search_best(&t->sp);
-	char bt[32] = "-";
-	double left;
-	int eta;
+	char bt[32], bar[256];
 
-	if (best >= 0)
-		fmt_time(bt, sizeof bt, t->sp.cands[best].t);
-	if (se->total < se->done)
-		se->total = se->done;
 	if (!t->ss->tty) {
-		fprintf(stderr, "mhagen: tune [%d/%d] %s\n", se->done, se->total,
-		        line);
+		fprintf(stderr, "mhagen: %s\n", line);
 		return;
 	}
-	left = (se->total - se->done) * mha_search_estimate(se);
-	if (mha_now() + left > mha_search_end(se))
-		left = mha_search_end(se) - mha_now();
-	eta = left > 0 ? (int)(left + 0.5) : 0;
-	{
-		char bar[31];
-		int fill = se->total ? 30 * se->done / se->total : 30;
-		for (int i = 0; i < 30; ++i)
-			bar[i] = i < fill ? '#' : '.';
-		bar[30] = '\0';
-		fprintf(stderr, "\r\033[K[%s] %d/%d  best %s  ETA %d:%02d", bar,
-		        se->done, se->total, bt, eta / 60, eta % 60);
-	}
+	if (t->shown && t->shown_phase != (int)se->phase)
+		fputc('\n', stderr);
+	t->shown = 1;
+	t->shown_phase = (int)se->phase;
+	if (best >= 0)
+		mha_fmt_time(bt, sizeof bt, t->sp.cands[best].t);
+	mha_progress_bar(bar, sizeof bar, se, best >= 0 ? bt : NULL, mha_now());
+	fprintf(stderr, "\r\033[K%s", bar);
 }
 
 /* The record of the variant just measured, candidate c, into the
@@ -213,6 +196,8 @@ static int measure(void *ctx, int ci, int is_default, int again,
 	m->cost = mha_now() - t0;
 	m->status = t->res.ok ? MHA_MEASURE_OK : MHA_MEASURE_FAILED;
 	m->median = t->res.median;
+	m->min = t->res.min;
+	m->max = t->res.max;
 	m->flops = t->res.flops;
 	return MHA_SEARCH_DONE;
 }
@@ -224,33 +209,28 @@ static int measured(void *ctx, int ci, int is_default, int again,
 {
 	struct tuning *t = ctx;
 	const struct mha_cand *c = &t->sp.cands[ci];
-	char line[1024], tm[32];
+	char line[1200], what[300];
 
-	if (m->status == MHA_MEASURE_REFUSED) {
-		snprintf(line, sizeof line, "%s: refused by the generator: %s",
-		         t->flags, t->why);
-		progress(t, line);
-		return MHA_SEARCH_DONE;
-	}
-	if (record(t, c, is_default, err))
+	(void)again; /* the phase says so */
+
+	if (m->status != MHA_MEASURE_REFUSED && record(t, c, is_default, err))
 		return MHA_SEARCH_ERROR;
-	if (c->state == 1) {
-		fmt_time(tm, sizeof tm, t->res.median);
-		snprintf(line, sizeof line, "%s%s: %s, %.1f GFLOP/s",
-		         is_default ? "default" : t->flags,
-		         is_default && t->nk ? t->flags : "", tm, c->gflops);
+	if (is_default && t->nk)
+		snprintf(what, sizeof what, "default (%s)", t->flags);
+	else
+		snprintf(what, sizeof what, "%s", is_default ? "default" : t->flags);
+	if (m->status == MHA_MEASURE_OK && c->state != 1) {
+		/* this run went well, an earlier one of the variant failed */
+		struct mha_measurement f = *m;
+		f.status = MHA_MEASURE_FAILED;
+		mha_progress_line(line, sizeof line, &t->se, c, what, &f,
+		                  "an earlier measurement failed");
 	} else {
-		snprintf(line, sizeof line, "%s: failed: %s",
-		         is_default ? "default" : t->flags,
-		         t->res.ok ? "an earlier measurement failed" : t->res.reason);
+		mha_progress_line(line, sizeof line, &t->se, c, what, m,
+		                  m->status == MHA_MEASURE_REFUSED ? t->why
+		                                                   : t->res.reason);
 	}
-	if (again) {
-		char tagged[1100];
-		snprintf(tagged, sizeof tagged, "again: %s", line);
-		progress(t, tagged);
-	} else {
-		progress(t, line);
-	}
+	progress(t, line);
 	return MHA_SEARCH_DONE;
 }
 
@@ -291,39 +271,51 @@ static void from_db(struct tuning *t, int *have_default)
 	}
 }
 
-/* The summary of tuning t: one line on stderr, and the best variant's
- * flags on stdout. */
+/* The summary of tuning t: one line on stderr, with the knobs of the
+ * best variant that differ from the default's and the speedup's spread;
+ * and the best variant's flags, all of them, on stdout. */
 static void summary(const struct tuning *t)
 {
 	const struct mha_search *se = &t->se;
 	const struct mha_cand *cands = t->sp.cands;
-	char dt[32] = "-", bt[32] = "-", flags[256] = "";
-	struct mha_knob k[MHA_KNOBS_MAX];
-	int nk, tried = 0, best = mha_search_best(&t->sp);
+	char dt[32] = "-", bt[32] = "-", flags[256] = "", diff[256] = "";
+	char speed[128] = "";
+	struct mha_knob k[MHA_KNOBS_MAX], d[MHA_KNOBS_MAX];
+	int nk, nd, tried = 0, best = mha_search_best(&t->sp);
 
 	for (int c = 1; c < t->sp.ncands; ++c)
 		tried += cands[c].state != 0;
 	nk = mha_space_knobs(&t->sp, best > 0 ? &t->sp.pts[cands[best].point]
 	                                      : NULL, k);
 	mha_knobs_flags(k, nk, flags, sizeof flags);
+	if (best > 0) {
+		nd = mha_knobs_differing(k, nk, cands[best].plan, cands[0].plan, d);
+		mha_knobs_flags(d, nd, diff, sizeof diff);
+	}
 	if (cands[0].state == 1)
-		fmt_time(dt, sizeof dt, cands[0].t);
+		mha_fmt_time(dt, sizeof dt, cands[0].t);
 	if (best >= 0)
-		fmt_time(bt, sizeof bt, cands[best].t);
+		mha_fmt_time(bt, sizeof bt, cands[best].t);
+	if (best > 0 && cands[0].state == 1) {
+		double dlo, dhi, blo, bhi;
+		mha_range(cands[0].ts, cands[0].nts, &dlo, &dhi);
+		mha_range(cands[best].ts, cands[best].nts, &blo, &bhi);
+		snprintf(speed, sizeof speed, ", ");
+		mha_fmt_speedup(speed + 2, sizeof speed - 2, cands[0].t, dlo, dhi,
+		                cands[0].nts, cands[best].t, blo, bhi,
+		                cands[best].nts);
+	}
 	fprintf(stderr, "mhagen: tuned %s%s: %d of %d variants "
 	        "known (%d measured now, %d from the database, %d failed, %d "
 	        "refused; %d measurements again), search %s, %.0f s; "
-	        "default %s, best %s%s%s",
+	        "default %s, best %s%s%s%s\n",
 	        t->key, t->ss->interrupted ? " (interrupted)" : "",
 	        tried + (cands[0].state != 0), t->sp.ncands, se->measured,
 	        t->from_db, se->failed, se->refused, se->again,
 	        se->how ? se->how : "none",
 	        mha_now() - t->t0, dt, bt, best > 0 ? " with " : "",
-	        best > 0 ? flags : best == 0 ? " (the default)" : "");
-	if (best >= 0 && cands[0].state == 1)
-		fprintf(stderr, ", %.2fx\n", cands[0].t / cands[best].t);
-	else
-		fputc('\n', stderr);
+	        best > 0 ? (diff[0] ? diff : "the default's plan")
+	                 : best == 0 ? " (the default)" : "", speed);
 	if (best >= 0)
 		printf("%s%s%s\n", t->key, nk ? " " : "", flags);
 	fflush(stdout);
@@ -360,7 +352,8 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 	if (!tg)
 		return err[0] ? -1 : mhagen_fail(err, "--target: unknown target "
 		                                 "'%s'", spec->target);
-	if (!mha_cpu_has(tg->cpu))
+	/* a wrapper runs variants elsewhere: that machine decides */
+	if (!ss->o->run_wrapper && !mha_cpu_has(tg->cpu))
 		return mhagen_fail(err, "tune: this CPU cannot run target '%s' "
 		                   "kernels (it needs %s)", spec->target, tg->cpu);
 	if (spec->threads == 0 && ss->o->threads > 1)
@@ -388,7 +381,7 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		goto done;
 	if (t.se.interrupted)
 		ss->interrupted = 1;
-	if (ss->tty && t.se.done)
+	if (t.shown)
 		fputc('\n', stderr);
 	summary(&t);
 	rc = ss->interrupted ? 1 : 0;
@@ -409,7 +402,8 @@ static int open_session(struct session *ss, const struct mha_tune_opts *o,
 	ss->fd = -1;
 	ss->template_dir = template_dir;
 	ss->tty = isatty(2);
-	snprintf(ss->cpu, sizeof ss->cpu, "%s", mha_cpu_model());
+	snprintf(ss->cpu, sizeof ss->cpu, "%s",
+	         o->tuning_cpu ? o->tuning_cpu : mha_cpu_model());
 	if (mhagen_template_hash(template_dir, ss->templates,
 	                         sizeof ss->templates, err))
 		return -1;

@@ -438,6 +438,80 @@ double mha_tunedb_variant_time(const struct mha_tunedb *db,
 	return mha_median(t, n); /* 0 when none */
 }
 
+int mha_tunedb_variant_range(const struct mha_tunedb *db,
+                             const struct mha_tune_rec *r, double *lo,
+                             double *hi)
+{
+	int n = 0;
+
+	*lo = *hi = 0;
+	for (size_t i = 0; i < db->n; ++i) {
+		const struct mha_tune_rec *o = &db->recs[i];
+		if (!same_variant(o, r) || !o->ok)
+			continue;
+		if (n == 0 || o->median < *lo)
+			*lo = o->median;
+		if (n == 0 || o->median > *hi)
+			*hi = o->median;
+		++n;
+	}
+	return n;
+}
+
+/* The word of plan that starts with tag and goes on with digits (or, for
+ * tag NULL, the first word) into buf of size n; "" when none. */
+static void plan_word(const char *plan, const char *tag, char *buf, size_t n)
+{
+	size_t tl = tag ? strlen(tag) : 0;
+
+	buf[0] = '\0';
+	for (const char *p = plan; *p;) {
+		size_t len = strcspn(p, " ");
+		if (!tag || (len > tl && strncmp(p, tag, tl) == 0 &&
+		             isdigit((unsigned char)p[tl]))) {
+			snprintf(buf, n, "%.*s", (int)len, p);
+			return;
+		}
+		p += len;
+		p += strspn(p, " ");
+	}
+}
+
+/* 1 when plan and def_plan have different words for tag ("" in both is
+ * the same). */
+static int word_differs(const char *plan, const char *def_plan,
+                        const char *tag)
+{
+	char a[32], b[32];
+
+	plan_word(plan, tag, a, sizeof a);
+	plan_word(def_plan, tag, b, sizeof b);
+	return strcmp(a, b) != 0 || !a[0];
+}
+
+int mha_knobs_differing(const struct mha_knob *k, int n, const char *plan,
+                        const char *def_plan, struct mha_knob *out)
+{
+	int m = 0, algo = word_differs(plan, def_plan, NULL);
+
+	for (int i = 0; i < n; ++i) {
+		int id = mha_knob_find(k[i].key), differs = 1;
+		if (algo)
+			differs = 1; /* the default says nothing of the other's */
+		else if (id == MHA_KNOB_ALGO)
+			differs = 0;
+		else if (id == MHA_KNOB_UNROLL_MAX)
+			differs = word_differs(plan, def_plan, "uk") ||
+			          word_differs(plan, def_plan, "uv");
+		else if (id >= 0 && mha_knob_table[id].plan &&
+		         !mha_knob_table[id].words)
+			differs = word_differs(plan, def_plan, mha_knob_table[id].tag);
+		if (differs)
+			out[m++] = k[i];
+	}
+	return m;
+}
+
 const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 	const char *spec, const char *target, const char *cpu,
 	const char *templates, const struct mha_knob *want, int nwant,
@@ -466,6 +540,29 @@ const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 	}
 	*time = bt;
 	return best;
+}
+
+void mha_tunedb_cpus(const struct mha_tunedb *db, const char *spec,
+                     const char *target, const char *templates,
+                     const char *except, char *buf, size_t n)
+{
+	buf[0] = '\0';
+	for (size_t i = 0; i < db->n; ++i) {
+		const struct mha_tune_rec *r = &db->recs[i];
+		int seen = 0;
+		if (!r->ok || strcmp(r->spec, spec) || strcmp(r->target, target) ||
+		    strcmp(r->env.templates, templates) ||
+		    strcmp(r->env.cpu, except) == 0)
+			continue;
+		for (size_t j = 0; j < i && !seen; ++j)
+			seen = db->recs[j].ok && strcmp(db->recs[j].env.cpu,
+			                                r->env.cpu) == 0 &&
+			       strcmp(db->recs[j].spec, spec) == 0 &&
+			       strcmp(db->recs[j].target, target) == 0 &&
+			       strcmp(db->recs[j].env.templates, templates) == 0;
+		if (!seen)
+			mha_append(buf, n, "%s'%s'", buf[0] ? ", " : "", r->env.cpu);
+	}
 }
 
 int mha_knobs_of_spec(const struct mha_spec *s, struct mha_knob *k)

@@ -90,6 +90,23 @@ void mha_tunedb_plan(const struct mha_plan *p, char *buf, size_t n);
 double mha_tunedb_variant_time(const struct mha_tunedb *db,
                                const struct mha_tune_rec *r);
 
+/* The least and greatest median among the records of the variant of r
+ * (as mha_tunedb_variant_time groups them) into *lo and *hi; returns how
+ * many records there are. */
+int mha_tunedb_variant_range(const struct mha_tunedb *db,
+                             const struct mha_tune_rec *r, double *lo,
+                             double *hi);
+
+/* The knobs of k (n of them, of a variant with plan) whose effect differs
+ * from the plan of the default variant, def_plan: every one when the
+ * plans' algorithms differ (the default's plan says nothing of the
+ * other's); else a number the plan reports when its value in effect
+ * differs, unroll-max when what it decides differs, any knob the plan
+ * does not report.  Into out, in k's
+ * order; returns how many.  Summaries and reports list these. */
+int mha_knobs_differing(const struct mha_knob *k, int n, const char *plan,
+                        const char *def_plan, struct mha_knob *out);
+
 /* The fastest variant (by mha_tunedb_variant_time) for spec and target
  * measured on cpu with templates, whose knobs include every one of want
  * (the knobs a user fixed): its first record, its time in *time; NULL when
@@ -99,5 +116,12 @@ const struct mha_tune_rec *mha_tunedb_best(const struct mha_tunedb *db,
 	const char *spec, const char *target, const char *cpu,
 	const char *templates, const struct mha_knob *want, int nwant,
 	size_t *other, double *time);
+
+/* The CPUs other than except that have ok records for spec and target
+ * with templates, each quoted once ("'A', 'B'"), into buf of size n ("" for
+ * none): what --tuning-cpu could choose. */
+void mha_tunedb_cpus(const struct mha_tunedb *db, const char *spec,
+                     const char *target, const char *templates,
+                     const char *except, char *buf, size_t n);
 
 #endif

@@ -30,6 +30,11 @@ const char mha_tune_usage[] =
 "  --report FILE     write a CSV table of default and tuned GFLOP/s per spec\n"
 "  --plot FILE       write an SVG bar chart of the same (needs gnuplot)\n"
 "  --template-dir D  templates from D (as for generation)\n"
+"  --run-wrapper CMD run each variant as CMD ./variant ARGS... in its\n"
+"                    directory (qemu-aarch64 -L /usr/aarch64-linux-gnu, or a\n"
+"                    script that runs it over ssh); needs --tuning-cpu\n"
+"  --tuning-cpu NAME the CPU the records name (default: this machine's\n"
+"                    model); reports and resumption use its records\n"
 "Then: mhagen --tuning-db FILE SPEC-FLAGS generates the best variant.\n";
 
 /* 1 when s is a decimal count (digits only, at least one). */
@@ -79,6 +84,10 @@ int mha_tune_opts_parse(struct mha_tune_opts *o, int argc, char **argv,
 			dst = &o->plot;
 		else if (strcmp(a, "--search") == 0)
 			dst = &o->search;
+		else if (strcmp(a, "--run-wrapper") == 0)
+			dst = &o->run_wrapper;
+		else if (strcmp(a, "--tuning-cpu") == 0)
+			dst = &o->tuning_cpu;
 		if (i + 1 >= argc && strncmp(a, "--", 2) == 0 &&
 		    strcmp(a, "--help") && strcmp(a, "--version"))
 			return mhagen_fail(err, "%s needs a value", a);
@@ -117,6 +126,9 @@ int mha_tune_opts_parse(struct mha_tune_opts *o, int argc, char **argv,
 			o->spec_argv[o->spec_argc++] = argv[++i];
 	}
 	o->spec_argv[o->spec_argc] = NULL;
+	if (o->run_wrapper && !o->tuning_cpu)
+		return mhagen_fail(err, "--run-wrapper needs --tuning-cpu NAME: "
+		                   "the records name the CPU the variants run on");
 	if (strcmp(o->search, "auto") && strcmp(o->search, "exhaustive") &&
 	    strcmp(o->search, "descent"))
 		return mhagen_fail(err, "--search: unknown value '%s' (auto, "

@@ -8,6 +8,10 @@
 /* Options of the tune command (besides the spec flags). */
 struct mha_tune_opts {
 	const char *db, *cc, *cflags, *sweep, *report, *plot, *search;
+	const char *run_wrapper;        /* --run-wrapper CMD: variants run as
+	                                   CMD ./variant ARGS */
+	const char *tuning_cpu;         /* --tuning-cpu NAME: the CPU records
+	                                   name; NULL: this machine's */
 	double budget;
 	int threads;
 	/* the spec flags, as argv for mhagen_parse_args: argv[0] a

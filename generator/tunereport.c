@@ -76,8 +76,11 @@ static void csv_field(FILE *f, const char *s)
 	fputc('"', f);
 }
 
-static int write_csv(const char *path, const struct row *rows, int n,
-                     char *err)
+/* The rows as CSV: per spec the default's and the best's times, the
+ * speedup and its spread (the least and greatest ratio of the medians of
+ * one record of each), the best's knobs that differ from the default's. */
+static int write_csv(const char *path, const struct mha_tunedb *db,
+                     const struct row *rows, int n, char *err)
 {
 	char tmp[4096];
 	FILE *f;
@@ -89,12 +92,18 @@ static int write_csv(const char *path, const struct row *rows, int n,
 		                   strerror(errno));
 	}
 	fputs("spec,target,cc,cflags,threads,default_ms,default_gflops,"
-	      "tuned_ms,tuned_gflops,speedup,tuned_knobs,records_ok,"
-	      "records_failed\n", f);
+	      "tuned_ms,tuned_gflops,speedup,speedup_min,speedup_max,"
+	      "tuned_knobs,records_ok,records_failed\n", f);
 	for (int i = 0; i < n; ++i) {
 		const struct row *r = &rows[i];
+		struct mha_knob d[MHA_KNOBS_MAX];
 		char knobs[256];
-		mha_knobs_flags(r->best->knobs, r->best->nknobs, knobs, sizeof knobs);
+		double dlo, dhi, blo, bhi;
+		int nd = mha_knobs_differing(r->best->knobs, r->best->nknobs,
+		                             r->best->plan, r->def->plan, d);
+		mha_knobs_flags(d, nd, knobs, sizeof knobs);
+		mha_tunedb_variant_range(db, r->def, &dlo, &dhi);
+		mha_tunedb_variant_range(db, r->best, &blo, &bhi);
 		csv_field(f, r->def->spec);
 		fputc(',', f);
 		csv_field(f, r->def->target);
@@ -102,8 +111,9 @@ static int write_csv(const char *path, const struct row *rows, int n,
 		csv_field(f, r->def->env.cc);
 		fputc(',', f);
 		csv_field(f, r->def->env.cflags);
-		fprintf(f, ",%d,%.6g,%.6g,%.6g,%.6g,%.4f,", r->def->env.threads,
-		        r->dt * 1e3, r->dg, r->bt * 1e3, r->bg, r->dt / r->bt);
+		fprintf(f, ",%d,%.6g,%.6g,%.6g,%.6g,%.4f,%.4f,%.4f,",
+		        r->def->env.threads, r->dt * 1e3, r->dg, r->bt * 1e3, r->bg,
+		        r->dt / r->bt, dlo / bhi, dhi / blo);
 		csv_field(f, r->best->is_default ? "(default)" : knobs);
 		fprintf(f, ",%d,%d\n", r->ok, r->failed);
 	}
@@ -277,7 +287,7 @@ int mha_tune_report(const struct mha_tunedb *db, const char *cpu,
 		            "this CPU and templates in the database");
 		goto done;
 	}
-	if (csv && write_csv(csv, rows, complete, err))
+	if (csv && write_csv(csv, db, rows, complete, err))
 		goto done;
 	if (svg && write_svg(svg, rows, complete, cpu, err))
 		goto done;

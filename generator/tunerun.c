@@ -178,7 +178,7 @@ static int cc_argv(const struct mha_runner *r, char **argv, int *n,
 }
 
 int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
-                    int threads, char *err)
+                    int threads, const char *wrapper, char *err)
 {
 	const char *tmp = getenv("TMPDIR");
 	char *argv[MAXARGS], ccbuf[128], flagbuf[256], sub[600];
@@ -188,6 +188,9 @@ int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
 	snprintf(r->cc, sizeof r->cc, "%s", cc);
 	snprintf(r->cflags, sizeof r->cflags, "%s", cflags);
 	r->threads = threads;
+	if (wrapper && strlen(wrapper) >= sizeof r->wrapper)
+		return mhagen_fail(err, "--run-wrapper: the command is too long");
+	snprintf(r->wrapper, sizeof r->wrapper, "%s", wrapper ? wrapper : "");
 	snprintf(r->dir, sizeof r->dir, "%s/mhagen-tune.XXXXXX",
 	         tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->dir)) {
@@ -294,10 +297,10 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
                        const char *kernel, size_t len, double seconds,
                        struct mha_result *res)
 {
-	char *argv[MAXARGS], ccbuf[128], flagbuf[256];
+	char *argv[MAXARGS], ccbuf[128], flagbuf[256], wrap[256];
 	char a[16][64];
 	char line[512];
-	int n, rc, sig = 0;
+	int n, rc, sig = 0, w = 0;
 	long sq = s->seq_q ? s->seq_q : 256, skv = s->seq_kv ? s->seq_kv : sq;
 
 	memset(res, 0, sizeof *res);
@@ -352,10 +355,17 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	snprintf(a[12], 64, "%g", seconds);
 	snprintf(a[13], 64, "%d", r->threads <= 1);
 	snprintf(a[14], 64, "ref");
-	argv[0] = "./variant";
+	/* the wrapper's words first, when there is one */
+	snprintf(wrap, sizeof wrap, "%s", r->wrapper);
+	if (split(wrap, argv, &w) || w + 17 >= MAXARGS) {
+		snprintf(res->reason, sizeof res->reason, "--run-wrapper: too many "
+		         "words");
+		return 0;
+	}
+	argv[w] = "./variant";
 	for (int i = 0; i < 15; ++i)
-		argv[i + 1] = a[i];
-	argv[16] = NULL;
+		argv[w + i + 1] = a[i];
+	argv[w + 16] = NULL;
 	rc = run(r, argv, RUN_LIMIT, &sig);
 	if (rc < 0)
 		return -1;
@@ -372,6 +382,9 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	else if (rc == 257)
 		snprintf(res->reason, sizeof res->reason, "timed out after %.0f s",
 		         RUN_LIMIT);
+	else if (rc == 127 && w > 0)
+		snprintf(res->reason, sizeof res->reason, "--run-wrapper '%.150s' "
+		         "could not run the variant (exit status 127)", r->wrapper);
 	else if (strncmp(line, "fail ", 5) == 0)
 		snprintf(res->reason, sizeof res->reason, "%.250s", line + 5);
 	else

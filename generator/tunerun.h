@@ -21,6 +21,7 @@ struct mha_runner {
 	char dir[512];         /* mkdtemp'd; removed by mha_runner_close */
 	char cc[128], cflags[256];
 	char cc_version[160];
+	char wrapper[256];     /* run variants through this command; "" none */
 	int threads;           /* > 1: -fopenmp, OMP_NUM_THREADS, no pinning */
 	int ready;             /* harness objects built */
 	char refs_for[600];    /* the spec whose reference outputs are kept */
@@ -35,9 +36,11 @@ struct mha_result {
 };
 
 /* Make the directory, write the sources, find the compiler (its first
- * --version line) and build the harness; 0 or -1 with err. */
+ * --version line) and build the harness; variants will run through
+ * wrapper (a command, its words split on blanks) unless it is NULL or
+ * empty.  0 or -1 with err. */
 int mha_runner_open(struct mha_runner *r, const char *cc, const char *cflags,
-                    int threads, char *err);
+                    int threads, const char *wrapper, char *err);
 
 /* Remove the directory and everything in it. */
 void mha_runner_close(struct mha_runner *r);

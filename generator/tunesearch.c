@@ -7,6 +7,17 @@
 
 #include "../runtime/mha_time.h"
 
+const char *const mha_phase_names[MHA_PHASE_N] = {"default", "measure",
+                                                  "re-measure"};
+
+/* Start phase ph of total visits. */
+static void phase(struct mha_search *s, enum mha_phase ph, int total)
+{
+	s->phase = ph;
+	s->phase_done = 0;
+	s->phase_total = total;
+}
+
 /* Every count zero, the clock mha_now, no stop flag. */
 void mha_search_init(struct mha_search *s, struct mha_space *sp,
                      double deadline, mha_measure_fn measure,
@@ -88,25 +99,19 @@ static int visit(struct mha_search *s, int ci, int is_default, int force,
 		s->interrupted = 1;
 	if (rc != MHA_SEARCH_DONE)
 		return rc == MHA_SEARCH_STOP ? rc : MHA_SEARCH_ERROR;
+	++s->phase_done;
+	++s->done;
 	if (m.status == MHA_MEASURE_REFUSED) {
 		c->state = 3;
 		++s->refused;
-		++s->done;
 	} else {
 		if (s->costn == 0)
 			s->first = m.cost;
 		s->cost += m.cost;
 		s->costn += 1;
 		s->untried -= !is_default && !again;
-		if (!s->exhaustive) {
-			/* what fits the rest of the budget */
-			double fit = (mha_search_end(s) - s->now()) /
-			             mha_search_estimate(s);
-			s->total = s->done + 1 + (fit < s->untried ?
-			                          (fit > 0 ? (int)fit : 0) : s->untried);
-		}
 		if (!again)
-			++s->measured, ++s->done;
+			++s->measured;
 		else
 			++s->again;
 		if (m.status == MHA_MEASURE_OK && c->state != 2) {
@@ -254,6 +259,8 @@ static int confirm(struct mha_search *s, char *err)
 				++ntop;
 		}
 	}
+	if (ntop)
+		phase(s, MHA_PHASE_REMEASURE, MHA_CONFIRM_ROUNDS * (ntop + 1));
 	for (int round = 0; ntop && round < MHA_CONFIRM_ROUNDS && !e; ++round) {
 		e = visit(s, 0, 1, 1, 1, err);
 		for (int i = 0; i < ntop && !e; ++i)
@@ -272,11 +279,11 @@ int mha_search_run(struct mha_search *s, const char *how, int have_default,
 
 	for (int c = 1; c < sp->ncands; ++c)
 		untried += !sp->cands[c].state;
-	s->total = untried + !have_default;
 
 	/* the default first, always, even past the budget: reports compare
 	 * against it */
 	if (!have_default) {
+		phase(s, MHA_PHASE_DEFAULT, 1);
 		if (visit(s, 0, 1, 1, 0, err) == MHA_SEARCH_ERROR)
 			return -1;
 		if (s->interrupted)
@@ -289,10 +296,7 @@ int mha_search_run(struct mha_search *s, const char *how, int have_default,
 	                             (MHA_CONFIRM_TOP + 1)) * est <= s->deadline);
 	s->how = s->exhaustive ? "exhaustive" : "descent";
 	s->untried = untried;
-	if (!s->exhaustive) {
-		int fit = (int)((mha_search_end(s) - s->now()) / est);
-		s->total = s->done + (fit < untried ? (fit > 0 ? fit : 0) : untried);
-	}
+	phase(s, MHA_PHASE_MEASURE, untried);
 	e = s->exhaustive ? exhaustive(s, err) : restarts(s, err);
 	if (e == MHA_SEARCH_ERROR)
 		return -1;

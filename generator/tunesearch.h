@@ -17,6 +17,14 @@
 #define MHA_CONFIRM_TOP 3
 #define MHA_CONFIRM_ROUNDS 2
 
+/* The phases of a search, in the order they run: the default measured,
+ * the search proper, the measurements again.  ORDER MHA_PHASE */
+enum mha_phase { MHA_PHASE_DEFAULT, MHA_PHASE_MEASURE, MHA_PHASE_REMEASURE,
+                 MHA_PHASE_N };
+
+/* Their names in progress lines.  ORDER MHA_PHASE */
+extern const char *const mha_phase_names[MHA_PHASE_N];
+
 /* What the callbacks return. */
 enum { MHA_SEARCH_DONE = 0, MHA_SEARCH_STOP = 1, MHA_SEARCH_ERROR = -1 };
 
@@ -28,6 +36,7 @@ struct mha_measurement {
 	int status;        /* MHA_MEASURE_*: refused, the generator would not
 	                      make it (nothing ran) */
 	double median;     /* seconds per call, when ok */
+	double min, max;   /* the fastest and slowest timed run, when ok */
 	double flops;      /* useful flops per call, when ok */
 	double cost;       /* seconds the measurement took, unless refused */
 };
@@ -67,8 +76,13 @@ struct mha_search {
 	double first;                   /* the first one's (it computes the
 	                                   reference outputs too) */
 	int untried;                    /* variants not yet known */
-	int total;                      /* variants the progress bar expects */
-	int done;
+	int done;                       /* visits, all phases */
+	/* progress: the phase running, and its visits done of a total that
+	 * is fixed when the phase starts (measure: every untried variant,
+	 * which descent may not reach within the budget; re-measure: rounds
+	 * times the variants measured again); done never passes total */
+	enum mha_phase phase;
+	int phase_done, phase_total;
 };
 
 /* Start a search of sp ending at deadline (on mha_now's clock), calling

@@ -474,3 +474,57 @@ Test(knobs, space_fits)
 		cr_assert_leq(n, MHA_SPACE_DIMS);
 	}
 }
+
+/* Summaries and reports list the knobs of a variant whose effect differs
+ * from the default's plan: by the plan's words, so a knob set to what the
+ * default does anyway (or clipped to it) is left out. */
+static const struct differ_case {
+	const char *knobs;        /* key=value words */
+	const char *plan, *def_plan;
+	const char *want;         /* mha_knobs_flags of the result */
+} differ_cases[] = {
+	{"algo=tiled block-q=128 block-kv=64 mq=16 nk=6 nv=6",
+	 "tiled bq128 bk64 mq16 nk6 nv6", "tiled bq384 bk128 mq16 nk6 nv6",
+	 "--block-q 128 --block-kv 64"},
+	/* block-q 192 clipped to the 128 rows the default has too */
+	{"algo=tiled block-q=192 block-kv=128 mq=16 nk=4 nv=6",
+	 "tiled bq128 bk128 mq16 nk4 nv6", "tiled bq128 bk128 mq16 nk6 nv6",
+	 "--nk 4"},
+	/* the other algorithm: every knob of it */
+	{"algo=rows block-kv=128 unroll-max=0",
+	 "rows bk128 uk0 uv0 ks1", "tiled bq384 bk128 mq16 nk6 nv6",
+	 "--algo rows --block-kv 128 --unroll-max 0"},
+	{"algo=rows block-kv=64 unroll-max=4096",
+	 "rows bk64 uk1 uv1 ks1", "rows bk128 uk1 uv1 ks1", "--block-kv 64"},
+	{"algo=rows block-kv=128 unroll-max=0 kv-split=4",
+	 "rows bk128 uk0 uv0 ks4", "rows bk128 uk1 uv1 ks1",
+	 "--unroll-max 0 --kv-split 4"},
+	{"algo=tiled block-q=32", "tiled bq32 bk64 mq4 nk4 nv4",
+	 "tiled bq32 bk64 mq4 nk4 nv4", ""},
+};
+
+ParameterizedTestParameters(knobs, differing)
+{
+	return params_index(COUNT(differ_cases));
+}
+
+ParameterizedTest(int *i, knobs, differing)
+{
+	const struct differ_case *c = &differ_cases[*i];
+	struct mha_knob k[MHA_KNOBS_MAX], d[MHA_KNOBS_MAX];
+	char words[256], *save = NULL, got[256];
+	int n = 0, nd;
+
+	snprintf(words, sizeof words, "%s", c->knobs);
+	for (char *w = strtok_r(words, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+		char *eq = strchr(w, '=');
+		cr_assert_not_null(eq);
+		*eq = '\0';
+		snprintf(k[n].key, sizeof k[n].key, "%s", w);
+		snprintf(k[n].val, sizeof k[n].val, "%s", eq + 1);
+		++n;
+	}
+	nd = mha_knobs_differing(k, n, c->plan, c->def_plan, d);
+	mha_knobs_flags(d, nd, got, sizeof got);
+	cr_assert_str_eq(got, c->want, "%s against %s", c->plan, c->def_plan);
+}

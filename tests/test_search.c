@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../generator/tuneprogress.h"
 #include "../generator/tunesearch.h"
 #include "params.h"
 
@@ -39,6 +40,15 @@ struct fake {
 	} calls[MAXCALLS];
 	int nnotes;                      /* measured callbacks */
 	int notes_consistent;            /* each saw its candidate updated */
+	int vary_again;                  /* a measurement again is slower by
+	                                    a quarter each time */
+	/* the search's progress as each measured callback saw it, and the
+	 * figures of its progress line against those of its measurement */
+	struct seen {
+		int phase, done, total;
+	} seen[MAXCALLS];
+	int lines_consistent;
+	char bad_line[1200];
 };
 
 static struct fake fk;
@@ -47,6 +57,7 @@ static struct mha_point pts[MHA_SPACE_POINTS];
 static struct mha_cand cands[MHA_SPACE_POINTS + 1];
 static double clock_now;
 static volatile sig_atomic_t stop_flag;
+static const struct mha_search *running; /* the search the callbacks serve */
 static uint64_t rng;
 
 /* The fake clock: seconds that only measurements advance. */
@@ -87,6 +98,7 @@ static void make_space(int nd, const int *n, const int *hole)
 	memset(cands, 0, sizeof cands);
 	memset(&fk, 0, sizeof fk);
 	fk.notes_consistent = 1;
+	fk.lines_consistent = 1;
 	clock_now = 0;
 	stop_flag = 0;
 	sp.pts = pts;
@@ -155,8 +167,50 @@ static int measure(void *ctx, int cand, int is_default, int again,
 	clock_now += COST;
 	m->cost = COST;
 	m->median = f->t[cand];
-	m->flops = 1e6;
+	if (again && f->vary_again)
+		m->median *= 1 + 0.25 * f->nagain[cand];
+	m->min = 0.9 * m->median;
+	m->max = 1.5 * m->median;
+	m->flops = f->vary_again ? 1e8 : 1e6; /* ~100 GFLOP/s: 0.1 resolves */
 	return MHA_SEARCH_DONE;
+}
+
+/* The progress line of measurement m of cand: its ms and GFLOP/s must be
+ * m's own (flops / median), and on a measurement again the variant's
+ * median beside the GFLOP/s at that median. */
+static void check_line(struct fake *f, int cand, const struct mha_measurement *m)
+{
+	char line[1200];
+	const char *at;
+	double ms, lo, hi, gf, vms, vgf;
+	int nts;
+
+	mha_progress_line(line, sizeof line, running, &cands[cand], "--k0 1", m,
+	                  "");
+	at = strstr(line, "--k0 1: ");
+	if (!at || sscanf(at + 8, "%lf ms (%lf to %lf ms), %lf GFLOP/s", &ms, &lo,
+	                  &hi, &gf) != 4 ||
+	    fabs(ms - m->median * 1e3) > 1e-3 * ms ||
+	    fabs(lo - m->min * 1e3) > 1e-3 * lo ||
+	    fabs(hi - m->max * 1e3) > 1e-3 * hi ||
+	    fabs(gf - m->flops / m->median * 1e-9) > 0.05 + 1e-3 * gf)
+		goto bad;
+	at = strstr(line, "; median of its ");
+	if (running->phase == MHA_PHASE_REMEASURE) {
+		if (!at || sscanf(at, "; median of its %d: %lf ms, %lf GFLOP/s",
+		                  &nts, &vms, &vgf) != 3 ||
+		    nts != cands[cand].nts ||
+		    fabs(vms - cands[cand].t * 1e3) > 1e-3 * vms ||
+		    fabs(vgf - m->flops / cands[cand].t * 1e-9) > 0.05 + 1e-3 * vgf)
+			goto bad;
+	} else if (at) {
+		goto bad;
+	}
+	return;
+bad:
+	if (f->lines_consistent)
+		snprintf(f->bad_line, sizeof f->bad_line, "%s", line);
+	f->lines_consistent = 0;
 }
 
 /* The measured callback: the candidate must already show the outcome. */
@@ -170,6 +224,12 @@ static int measured(void *ctx, int cand, int is_default, int again,
 	(void)is_default;
 	(void)again;
 	(void)err;
+	if (running && f->nnotes < MAXCALLS)
+		f->seen[f->nnotes] = (struct seen){(int)running->phase,
+		                                   running->phase_done,
+		                                   running->phase_total};
+	if (running && m->status == MHA_MEASURE_OK && cands[cand].state == 1)
+		check_line(f, cand, m);
 	++f->nnotes;
 	if (want ? cands[cand].state != want : cands[cand].state == 0)
 		f->notes_consistent = 0;
@@ -187,7 +247,9 @@ static int search(struct mha_search *s, const char *how, double budget,
 	mha_search_init(s, &sp, clock_now + budget, measure, measured, &fk);
 	s->now = fake_now;
 	s->stop = &stop_flag;
+	running = s;
 	rc = mha_search_run(s, how, have_default, err);
+	running = NULL;
 	cr_assert(rc == 0 || err[0], "an error without a message");
 	return rc;
 }
@@ -678,4 +740,107 @@ Test(search, estimate_and_end)
 	s.cost = 9, s.costn = 3;
 	cr_assert_eq(mha_search_estimate(&s), 2);
 	cr_assert_eq(mha_search_end(&s), 100 - RESERVE * 2);
+}
+
+/* ---- progress */
+
+/* Searches of every kind: how, budget in measurements, known default,
+ * refused points, failing candidates, a stop after some calls. */
+struct progress_case {
+	const char *how;
+	double budget;
+	int have_default;
+	int hole[4];
+	int fail;             /* a candidate that fails, 0: none */
+	int stop_after;
+};
+
+static const struct progress_case progress_cases[] = {
+	{"exhaustive", 1e6, 0, {-1}, 0, 0},
+	{"exhaustive", 1e6, 0, {3, 7, 8, -1}, 5, 0},
+	{"exhaustive", 1e6, 1, {-1}, 0, 0},
+	{"descent", RESERVE + 6, 0, {-1}, 0, 0},
+	{"descent", RESERVE + 20, 0, {2, 9, -1}, 4, 0},
+	{"descent", 1e6, 0, {-1}, 0, 0},
+	{"auto", RESERVE + 3.5, 0, {-1}, 0, 0},
+	{"auto", 1e6, 0, {-1}, 0, 9},
+};
+
+ParameterizedTestParameters(search, progress_fixed_totals)
+{
+	return params_index(COUNT(progress_cases));
+}
+
+/* Progress per phase, as each measured callback sees it: the phases come
+ * in order (default, measure, re-measure), each once; a phase's total is
+ * fixed from its first visit to its last, its count goes 1, 2, 3... and
+ * never passes the total; the default's total is 1, the re-measure's the
+ * rounds times the variants measured again.  Every progress line gives
+ * one measurement's ms beside that measurement's GFLOP/s. */
+ParameterizedTest(int *i, search, progress_fixed_totals)
+{
+	static const int n[] = {4, 3, 3};
+	const struct progress_case *k = &progress_cases[*i];
+	struct mha_search s;
+	int last = -1, ok = 0;
+
+	make_space(3, n, k->hole);
+	fk.vary_again = 1;
+	for (int c = 0; c < sp.ncands; ++c)
+		fk.t[c] = 1e-3 * (1 + uniform());
+	if (k->fail)
+		fk.status[k->fail] = MHA_MEASURE_FAILED;
+	fk.stop_after = k->stop_after;
+	if (k->have_default) {
+		cands[0].state = 1;
+		mha_cand_add_time(&cands[0], fk.t[0], 1e6);
+	}
+	cr_assert_eq(search(&s, k->how, COST * k->budget, k->have_default), 0);
+	cr_assert_gt(fk.nnotes, 0);
+	for (int c = 1; c < sp.ncands; ++c)
+		ok += cands[c].state == 1;
+	for (int j = 0; j < fk.nnotes; ++j) {
+		const struct seen *v = &fk.seen[j];
+		if (v->phase != last) {
+			cr_assert_gt(v->phase, last, "call %d: phase %d after %d", j,
+			             v->phase, last);
+			cr_assert_eq(v->done, 1, "call %d: a phase starts at 1", j);
+			last = v->phase;
+		} else {
+			cr_assert_eq(v->total, fk.seen[j - 1].total,
+			             "call %d: the total moved from %d to %d", j,
+			             fk.seen[j - 1].total, v->total);
+			cr_assert_eq(v->done, fk.seen[j - 1].done + 1, "call %d", j);
+		}
+		cr_assert_leq(v->done, v->total, "call %d: %d of %d", j, v->done,
+		              v->total);
+		if (v->phase == MHA_PHASE_DEFAULT)
+			cr_assert_eq(v->total, 1);
+		if (v->phase == MHA_PHASE_MEASURE)
+			cr_assert_leq(v->total, sp.ncands - 1);
+		if (v->phase == MHA_PHASE_REMEASURE)
+			cr_assert_eq(v->total, MHA_CONFIRM_ROUNDS * (1 + (ok < MHA_CONFIRM_TOP
+			             ? ok : MHA_CONFIRM_TOP)), "re-measure total %d",
+			             v->total);
+	}
+	cr_assert_eq(fk.seen[0].phase, k->have_default ? MHA_PHASE_MEASURE
+	                                               : MHA_PHASE_DEFAULT);
+	cr_assert(fk.lines_consistent, "a progress line: %s", fk.bad_line);
+}
+
+/* The speedup's spread: the least and greatest ratio of one measurement
+ * of each; one measurement each has none. */
+Test(search, speedup_spread)
+{
+	static const double d[] = {2.0e-3, 2.2e-3, 1.9e-3}, b[] = {1.0e-3, 1.1e-3};
+	double dlo, dhi, blo, bhi;
+	char buf[128];
+
+	mha_range(d, 3, &dlo, &dhi);
+	mha_range(b, 2, &blo, &bhi);
+	cr_assert(dlo == 1.9e-3 && dhi == 2.2e-3 && blo == 1.0e-3 && bhi == 1.1e-3);
+	mha_fmt_speedup(buf, sizeof buf, 2.0e-3, dlo, dhi, 3, 1.05e-3, blo, bhi, 2);
+	cr_assert_str_eq(buf, "1.90x (1.73x to 2.20x over 3 and 2 measurements)");
+	mha_fmt_speedup(buf, sizeof buf, 2.0e-3, 2e-3, 2e-3, 1, 1e-3, 1e-3, 1e-3, 1);
+	cr_assert_str_eq(buf, "2.00x (one measurement each: no spread)");
 }

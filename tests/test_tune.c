@@ -175,6 +175,61 @@ static void check_record(const char *line)
 	cr_assert(strstr(line, "\"templates\":\"fnv1a64:"), "%s", line);
 }
 
+/* The progress lines of a run's stderr (not a terminal: one line per
+ * visit), "mhagen: tune PHASE D/T...": phases named, in order, each once;
+ * per phase T fixed and D counting 1, 2, ... up to at most T. */
+static void check_progress(const char *err)
+{
+	static const char *const phases[] = {"default", "measure", "re-measure"};
+	int phase = -1, done = 0, total = 0, lines = 0;
+
+	for (const char *p = err; (p = strstr(p, "mhagen: tune ")); ++p) {
+		char name[16];
+		int ph, d, t;
+		cr_assert_eq(sscanf(p, "mhagen: tune %15s %d/%d", name, &d, &t), 3,
+		             "a progress line without phase and count: %.200s", p);
+		for (ph = 0; ph < (int)COUNT(phases); ++ph)
+			if (strcmp(name, phases[ph]) == 0)
+				break;
+		cr_assert_lt(ph, (int)COUNT(phases), "phase '%s'", name);
+		if (ph != phase) {
+			cr_assert_gt(ph, phase, "phase %s again: %.200s", name, p);
+			cr_assert_eq(d, 1, "%.200s", p);
+			phase = ph;
+		} else {
+			cr_assert_eq(t, total, "the total moved: %.200s", p);
+			cr_assert_eq(d, done + 1, "%.200s", p);
+		}
+		cr_assert_leq(d, t, "%.200s", p);
+		done = d;
+		total = t;
+		++lines;
+	}
+	cr_assert_gt(lines, 0, "no progress lines: %s", err);
+}
+
+/* The summary line names only knobs that differ from the default's (never
+ * the fixed ones, which the default has too), with the spread beside the
+ * speedup; stdout keeps every flag of the best variant. */
+static void check_summary(const char *err, const char *out)
+{
+	const char *sum = strstr(err, "mhagen: tuned ");
+	const char *with;
+
+	cr_assert_not_null(sum, "no summary: %s", err);
+	cr_assert_null(strstr(sum, "--block-q"), "%s", sum);
+	cr_assert_null(strstr(sum, "--algo"), "%s", sum);
+	with = strstr(sum, ", best ");
+	cr_assert_not_null(with, "%s", sum);
+	if (strstr(with, " with "))
+		cr_assert(strstr(with, "x (") && strstr(with, " measurements)"),
+		          "no spread beside the speedup: %s", sum);
+	else
+		cr_assert(strstr(with, "(the default)"), "%s", sum);
+	cr_assert(strstr(out, "--algo tiled --block-q 16 --block-kv 64 --mq 4 "
+	                      "--nk 4"), "stdout: %s", out);
+}
+
 /* The tuner measures every variant once (nv 6 planted wrong: recorded
  * failed), a second run measures nothing, and --tuning-db generates the
  * fastest good variant, which passes the reference. */
@@ -200,6 +255,8 @@ Test(tune, records_resume_reject_and_pick)
 	}
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	cr_assert(strstr(r.err, "search exhaustive"), "stderr: %s", r.err);
+	check_progress(r.err);
+	check_summary(r.err, r.out);
 	release(&r);
 
 	/* four variants, each measured once; the fastest few and the default
@@ -377,6 +434,19 @@ Test(tune, sweep_and_report)
 	cr_assert_not_null(text);
 	cr_assert_eq(lines_of(text, lines, 8), 5, "header and 4 rows");
 	cr_assert(strncmp(lines[0], "spec,target,", 12) == 0);
+	cr_assert(strstr(lines[0], ",speedup,speedup_min,speedup_max,tuned_knobs,"),
+	          "%s", lines[0]);
+	for (int i = 1; i < 5; ++i) {
+		/* the spec and cflags hold no comma: fields 10 to 12 */
+		const char *p = lines[i];
+		double sp, lo, hi;
+		for (int f = 0; f < 9; ++f)
+			p = strchr(p, ',') + 1;
+		cr_assert_eq(sscanf(p, "%lf,%lf,%lf,", &sp, &lo, &hi), 3, "%s",
+		             lines[i]);
+		cr_assert(lo <= sp && sp <= hi, "spread %g to %g, speedup %g", lo,
+		          hi, sp);
+	}
 	cr_assert(strstr(lines[4], "--h 2 --dk 8 --seq 16 --mask causal --target scalar,scalar,"),
 	          "%s", lines[4]);
 	free(text);
@@ -410,6 +480,12 @@ Test(tune, errors)
 		 "compiler 'no-such-compiler-mhagen' not found"},
 		{{"tune", SPEC, "--search", "magic", NULL}, "--search: unknown value"},
 		{{"tune", NULL}, "give spec flags"},
+		{{"tune", SPEC, "--run-wrapper", "qemu-aarch64", NULL},
+		 "--run-wrapper needs --tuning-cpu NAME"},
+		{{"--h", "2", "--dk", "8", "--tuning-cpu", "x", NULL},
+		 "--tuning-cpu needs --tuning-db FILE"},
+		{{"--h", "2", "--dk", "8", "--tuning-strict", NULL},
+		 "--tuning-strict needs --tuning-db FILE"},
 	};
 	char db[128];
 
@@ -431,4 +507,150 @@ Test(tune, errors)
 		          i, r.err, cases[i].want);
 		release(&r);
 	}
+}
+
+/* Records tuned for another CPU (tune --tuning-cpu labels them): generation
+ * here falls back to the defaults and names that CPU; --tuning-cpu picks
+ * its records; --tuning-strict turns no record into an error (one line,
+ * status 2, no output written). */
+Test(tune, tuning_cpu_and_strict)
+{
+	char db[128], kc[128], *text, *lines[32];
+	size_t n;
+	struct run r;
+	int nl;
+
+	path(db, sizeof db, "box.jsonl");
+	path(kc, sizeof kc, "k.c");
+	{
+		const char *args[] = {"tune", SPEC, FIXED, "--db", db, "--budget", "1",
+		                      "--tuning-cpu", "Deploy Box 9", NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	text = files_slurp(db, &n);
+	nl = lines_of(text, lines, COUNT(lines));
+	cr_assert_gt(nl, 0);
+	for (int i = 0; i < nl; ++i)
+		cr_assert(strstr(lines[i], "\"cpu\":\"Deploy Box 9\""), "%s", lines[i]);
+	free(text);
+
+	/* this machine: no record, the defaults, and where records are */
+	{
+		const char *args[] = {"--tuning-db", db, SPEC, "-o", kc, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "no record for --h 2 --dk 8 --seq 16 --target scalar") &&
+	          strstr(r.err, "records exist for CPU 'Deploy Box 9'") &&
+	          strstr(r.err, "; default knobs\n"), "stderr: %s", r.err);
+	release(&r);
+	cr_assert_eq(unlink(kc), 0, "the kernel was written");
+	{
+		const char *args[] = {"--tuning-db", db, SPEC, "--tuning-strict", "-o",
+		                      kc, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+	cr_assert(strncmp(r.err, "mhagen: --tuning-strict: tuning db ", 35) == 0 &&
+	          strchr(r.err, '\n') == r.err + r.nerr - 1 &&
+	          strstr(r.err, "'Deploy Box 9'"), "stderr: %s", r.err);
+	cr_assert_eq(access(kc, F_OK), -1, "an output written on an error");
+	release(&r);
+
+	/* the deployment box's records, chosen by name */
+	{
+		const char *args[] = {"--tuning-db", db, SPEC, "--tuning-cpu",
+		                      "Deploy Box 9", "--tuning-strict", "-o", kc, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "mhagen: tuning db ") && strstr(r.err, ": using "),
+	          "stderr: %s", r.err);
+	release(&r);
+	cr_assert_eq(access(kc, F_OK), 0);
+
+	/* a CPU with no records: strict fails, naming the one that has */
+	{
+		const char *args[] = {"--tuning-db", db, SPEC, "--tuning-cpu",
+		                      "Nowhere", "--tuning-strict", NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 2, "stderr: %s", r.err);
+	cr_assert(strstr(r.err, "on CPU 'Nowhere'") &&
+	          strstr(r.err, "records exist for CPU 'Deploy Box 9'"),
+	          "stderr: %s", r.err);
+	release(&r);
+}
+
+/* --run-wrapper: NEON variants cross-compiled and run under qemu through
+ * a wrapper script (which logs each command), checked against the
+ * reference there: nv 2, planted wrong, is recorded failed, the others
+ * ok, every record names the CPU given and the cross compiler. */
+Test(tune, run_wrapper_neon_under_qemu)
+{
+	char db[128], tdir[128], wrap[128], log[128], script[512], *text;
+	char *lines[64];
+	size_t n;
+	struct run r;
+	int nl, failed = 0, ok = 0;
+
+	if (system("qemu-aarch64 --version > /dev/null 2>&1") != 0 ||
+	    system("aarch64-linux-gnu-gcc --version > /dev/null 2>&1") != 0) {
+		cr_skip_test("qemu-aarch64 or aarch64-linux-gnu-gcc is missing");
+		return;
+	}
+	path(db, sizeof db, "neon.jsonl");
+	path(tdir, sizeof tdir, "templates");
+	path(wrap, sizeof wrap, "wrap.sh");
+	path(log, sizeof log, "wrap.log");
+	copy_templates("\tlocal vars = {\n",
+	               "\tif spec.nv == 2 then spec.scale = spec.scale * 2 end\n"
+	               "\tlocal vars = {\n");
+	snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\n"
+	         "exec qemu-aarch64 -L /usr/aarch64-linux-gnu \"$@\"\n", log);
+	files_write(wrap, "wb", script, strlen(script));
+	cr_assert_eq(chmod(wrap, 0700), 0);
+	{
+		const char *args[] = {"tune", "--h", "2", "--dk", "8", "--seq", "16",
+		                      "--target", "neon", FIXED, "--db", db,
+		                      "--budget", "120", "--search", "exhaustive",
+		                      "--template-dir", tdir,
+		                      "--cc", "aarch64-linux-gnu-gcc",
+		                      "--run-wrapper", wrap,
+		                      "--tuning-cpu", "qemu-aarch64", NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	text = files_slurp(db, &n);
+	nl = lines_of(text, lines, COUNT(lines));
+	cr_assert_geq(nl, 4, "records: %d", nl);
+	for (int i = 0; i < nl; ++i) {
+		check_record(lines[i]);
+		cr_assert(strstr(lines[i], "\"target\":\"neon\"") &&
+		          strstr(lines[i], "\"cpu\":\"qemu-aarch64\"") &&
+		          strstr(lines[i], "\"cc\":\"aarch64-linux-gnu-gcc\""),
+		          "%s", lines[i]);
+		if (strstr(lines[i], "\"nv\":2")) {
+			cr_assert(strstr(lines[i], "differs from the reference"), "%s",
+			          lines[i]);
+			++failed;
+		} else {
+			cr_assert(strstr(lines[i], "\"status\":\"ok\""), "%s", lines[i]);
+			++ok;
+		}
+	}
+	cr_assert_eq(failed, 1);
+	cr_assert_geq(ok, 3);
+	free(text);
+	/* every run went through the wrapper */
+	text = files_slurp(log, &n);
+	nl = lines_of(text, lines, COUNT(lines));
+	cr_assert_geq(nl, 4, "wrapped runs: %d", nl);
+	for (int i = 0; i < nl; ++i)
+		cr_assert(strncmp(lines[i], "./variant 2 2 8 8 16 16 ", 24) == 0,
+		          "%s", lines[i]);
+	free(text);
 }

@@ -54,8 +54,8 @@ for shape in "--h 8 --dk 64 --seq 128" \
 done
 "$mhagen" tune --db "$db" --report "$dir/tune.csv" --plot "$dir/tune.svg"
 echo "tune-bench: $(($(date +%s) - start)) s (budget $budget s for the search)"
-echo "in the search ($dir/tune.csv): default and tuned GFLOP/s, speedup, knobs"
-awk -F, 'NR > 1 { printf "  %-45s %8.1f %8.1f %6.3fx  %s\n", $1, $7, $9, $10, $11 }' \
+echo "in the search ($dir/tune.csv): default and tuned GFLOP/s, speedup (spread), knobs that differ"
+awk -F, 'NR > 1 { printf "  %-45s %8.1f %8.1f %6.3fx (%.3f to %.3f)  %s\n", $1, $7, $9, $10, $11, $12, $13 }' \
 	"$dir/tune.csv"
 echo "measured again, default median / tuned median, median of $rounds rounds:"
 awk -F'|' -v t="$target" '{ printf "  %-45s %6.3fx  (rounds:%s)\n", $1 " --target " t, $2, $3 }' \

@@ -1,0 +1,348 @@
+"""Generating, compiling, caching, loading and calling one kernel.
+
+The kernel's contract is the README's "Kernel ABI": the 9-argument function
+(q, k, v, out, batch, seq_q, seq_kv, kv_len, bias) on dense float32 arrays.
+What a kernel was generated for (heads, head dims, fixed lengths, mask,
+layout, scale) is read back from the header mhagen writes beside it, so a
+spec given as a --spec file or a tuning database is described the same way.
+"""
+
+import ctypes
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+
+import numpy as np
+
+
+class MhagenError(RuntimeError):
+    """mhagen, the C compiler or the loader failed.  The message is one
+    line; .log holds the whole output of the failing command, if any."""
+
+    def __init__(self, message, log=""):
+        super().__init__(message)
+        self.log = log
+
+
+# Flags the package sets itself: the caller cannot.
+_OWN_FLAGS = ("-o", "--header", "--emit")
+
+_loaded = {}                    # (program, argv, cc, cflags, dir) -> Kernel
+_lock = threading.Lock()
+
+
+def cache_dir():
+    """Where compiled kernels are kept: $MHAGEN_CACHE_DIR, else
+    $XDG_CACHE_HOME/mhagen, else ~/.cache/mhagen."""
+    d = os.environ.get("MHAGEN_CACHE_DIR")
+    if d:
+        return d
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "mhagen")
+
+
+def _program(mhagen):
+    """The mhagen program: the argument, else $MHAGEN, else on PATH."""
+    path = mhagen or os.environ.get("MHAGEN") or shutil.which("mhagen")
+    if not path:
+        raise MhagenError("mhagen: the mhagen program is not on PATH "
+                          "(install it, or set MHAGEN=/path/to/mhagen)")
+    return path
+
+
+def _spec_argv(args, spec):
+    """Spec keywords as flags: h=8 -> --h 8, seq_kv=64 -> --seq-kv 64,
+    mask=("causal", "padding") -> --mask causal,padding, weights=True ->
+    --weights; None and False leave a flag out.  args (a list of flag
+    strings) come first."""
+    argv = [str(a) for a in (args or ())]
+    for key, val in spec.items():
+        flag = "--" + key.replace("_", "-")
+        if val is None or val is False:
+            continue
+        if val is True:
+            argv.append(flag)
+            continue
+        if isinstance(val, (list, tuple)):
+            val = ",".join(str(x) for x in val)
+        argv += [flag, str(val)]
+    for a in argv:
+        if a in _OWN_FLAGS:
+            raise ValueError("mhagen.kernel: %s is set by the package, not "
+                             "the caller" % a)
+    return argv
+
+
+def _run(cmd, what):
+    """Run cmd; its stdout, or MhagenError naming what with the first line
+    of its messages."""
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+    except OSError as e:
+        raise MhagenError("mhagen: cannot run %s (%s): %s" % (what, cmd[0], e))
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        first = lines[0] if lines else "exit status %d" % p.returncode
+        for l in lines:
+            if "error" in l:
+                first = l
+                break
+        if not first.startswith("mhagen: "):
+            first = "mhagen: %s failed: %s" % (what, first.strip())
+        raise MhagenError(first, p.stderr)
+    return p.stdout, p.stderr
+
+
+def _describe(header, source):
+    """What the kernel computes, from the header's spec comment ("h=8
+    kv_heads=8 dk=64 dv=64 seq_q=any seq_kv=any mask=none ... layout=bshd
+    scale=0x1p-3f") and the command line the kernel file starts with (for
+    the window)."""
+    pairs = dict(re.findall(r"\b([a-z_-]+)=(\S+)", header))
+    need = ("h", "kv_heads", "dk", "dv", "seq_q", "seq_kv", "mask", "layout",
+            "scale")
+    missing = [k for k in need if k not in pairs]
+    if missing:
+        raise MhagenError("mhagen: the generated header does not state %s"
+                          % ", ".join(missing))
+    spec = {k: int(pairs[k]) for k in ("h", "kv_heads", "dk", "dv")}
+    for k in ("seq_q", "seq_kv"):
+        spec[k] = None if pairs[k] == "any" else int(pairs[k])
+    spec["mask"] = () if pairs["mask"] == "none" else tuple(
+        pairs["mask"].split(","))
+    spec["layout"] = pairs["layout"]
+    spec["causal_align"] = pairs.get("causal-align", "bottom-right")
+    spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
+    spec["target"] = pairs.get("target", "")
+    spec["window"] = 0
+    m = re.search(r"^ \* (mhagen .*)$", source, re.M)
+    if m:
+        words = shlex.split(m.group(1))
+        if "--window" in words[:-1]:
+            spec["window"] = int(words[words.index("--window") + 1])
+    return spec
+
+
+def _compile(cc, cflags, target_flags, source, name, directory):
+    """The shared object of source in directory, compiled unless a file of
+    the same name and hash (of the bytes and the command) is there."""
+    cmd = shlex.split(cc) + ["-std=c11"] + shlex.split(cflags) + \
+        shlex.split(target_flags) + ["-fPIC", "-shared"]
+    h = hashlib.sha256(source.encode() + b"\0" + " ".join(cmd).encode())
+    path = os.path.join(directory, "%s-%s.so" % (name, h.hexdigest()[:16]))
+    if os.path.exists(path):
+        return path
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise MhagenError("mhagen: cannot make the cache directory %s: %s"
+                          % (directory, e.strerror))
+    # compile beside the final name, then rename: readers never see half
+    fd, tmp_so = tempfile.mkstemp(prefix=name + "-", suffix=".so.tmp",
+                                  dir=directory)
+    os.close(fd)
+    src, tmp_c = path[:-3] + ".c", None
+    try:
+        fd, tmp_c = tempfile.mkstemp(prefix=name + "-", suffix=".c",
+                                     dir=directory)
+        with os.fdopen(fd, "w") as f:
+            f.write(source)
+        _run(cmd + ["-o", tmp_so, tmp_c], "the C compiler (%s)" % cc)
+        os.replace(tmp_c, src)
+        os.replace(tmp_so, path)
+    finally:
+        for t in (tmp_so, tmp_c):
+            if t and os.path.exists(t):
+                os.unlink(t)
+    return path
+
+
+class Kernel:
+    """A loaded kernel: call it as kernel(q, k, v, kv_len=None, bias=None,
+    out=None) -> out.
+
+    .name      the exported symbol (the canonical name unless --name)
+    .spec      what it computes: h, kv_heads, dk, dv, seq_q and seq_kv (None
+               when any length works), mask (a tuple of words), layout,
+               causal_align, window, scale, target
+    .path      the shared object in the cache
+    .source    the generated C
+    .notes     what mhagen said on stderr (e.g. which tuning record)
+    """
+
+    def __init__(self, path, name, spec, source="", notes=""):
+        self.path, self.name, self.spec = path, name, spec
+        self.source, self.notes = source, notes
+        try:
+            self._lib = ctypes.CDLL(path)
+            fn = getattr(self._lib, name)
+        except (OSError, AttributeError) as e:
+            raise MhagenError("mhagen: cannot load %s from %s: %s"
+                              % (name, path, e))
+        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_size_t] * 3 + \
+            [ctypes.c_void_p] * 2
+        fn.restype = None
+        self._fn = fn
+
+    def __repr__(self):
+        return "<mhagen.Kernel %s>" % self.name
+
+    def shapes(self, batch, seq_q, seq_kv):
+        """The shapes of q, k, v and out for these sizes, in the kernel's
+        layout."""
+        s = self.spec
+        if s["layout"] == "bhsd":
+            return ((batch, s["h"], seq_q, s["dk"]),
+                    (batch, s["kv_heads"], seq_kv, s["dk"]),
+                    (batch, s["kv_heads"], seq_kv, s["dv"]),
+                    (batch, s["h"], seq_q, s["dv"]))
+        return ((batch, seq_q, s["h"], s["dk"]),
+                (batch, seq_kv, s["kv_heads"], s["dk"]),
+                (batch, seq_kv, s["kv_heads"], s["dv"]),
+                (batch, seq_q, s["h"], s["dv"]))
+
+    def _names(self):
+        if self.spec["layout"] == "bhsd":
+            return ("(batch, h, seq_q, dk)", "(batch, kv_heads, seq_kv, dk)",
+                    "(batch, kv_heads, seq_kv, dv)", "(batch, h, seq_q, dv)")
+        return ("(batch, seq_q, h, dk)", "(batch, seq_kv, kv_heads, dk)",
+                "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
+
+    def __call__(self, q, k, v, kv_len=None, bias=None, out=None):
+        s = self.spec
+        names = self._names()
+        lay = s["layout"]
+        for arg, a in (("q", q), ("k", k), ("v", v)):
+            _check_array(arg, a, np.float32)
+        for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
+                          ("v", v, names[2])):
+            if a.ndim != 4:
+                raise ValueError("%s: expected 4 dimensions %s (layout %s), "
+                                 "got shape %s" % (arg, n, lay, a.shape))
+        batch = q.shape[0]
+        seq_q = q.shape[2] if lay == "bhsd" else q.shape[1]
+        seq_kv = k.shape[2] if lay == "bhsd" else k.shape[1]
+        want = self.shapes(batch, seq_q, seq_kv)
+        for arg, a, w, n in zip(("q", "k", "v"), (q, k, v), want, names):
+            if a.shape != w:
+                raise ValueError("%s: shape %s, expected %s = %s (layout %s)"
+                                 % (arg, a.shape, n, w, lay))
+        for what, got, fixed, flag in (("seq_q", seq_q, s["seq_q"], "--seq"),
+                                       ("seq_kv", seq_kv, s["seq_kv"],
+                                        "--seq-kv")):
+            if fixed is not None and got != fixed:
+                raise ValueError("%s: %s is %d, but the kernel was generated "
+                                 "for %s %d" % ("q" if what == "seq_q" else
+                                                "k", what, got, flag, fixed))
+        if seq_q < 1 and batch > 0:
+            raise ValueError("q: seq_q is 0; a kernel needs at least one "
+                             "query row")
+        if "padding" in s["mask"]:
+            if kv_len is None:
+                raise ValueError("kv_len: required: the kernel has a padding "
+                                 "mask (int32, shape (batch,))")
+            _check_array("kv_len", kv_len, np.int32)
+            if kv_len.shape != (batch,):
+                raise ValueError("kv_len: shape %s, expected (batch,) = (%d,)"
+                                 % (kv_len.shape, batch))
+        elif kv_len is not None:
+            raise ValueError("kv_len: the kernel has no padding mask "
+                             "(generate it with mask containing 'padding')")
+        if "bias" in s["mask"]:
+            if bias is None:
+                raise ValueError("bias: required: the kernel has a bias mask "
+                                 "(float32, shape (seq_q, seq_kv))")
+            _check_array("bias", bias, np.float32)
+            if bias.shape != (seq_q, seq_kv):
+                raise ValueError("bias: shape %s, expected (seq_q, seq_kv) = "
+                                 "%s" % (bias.shape, (seq_q, seq_kv)))
+        elif bias is not None:
+            raise ValueError("bias: the kernel has no bias mask (generate it "
+                             "with mask containing 'bias')")
+        if out is None:
+            out = np.empty(want[3], dtype=np.float32)
+        else:
+            _check_array("out", out, np.float32)
+            if out.shape != want[3]:
+                raise ValueError("out: shape %s, expected %s = %s (layout %s)"
+                                 % (out.shape, names[3], want[3], lay))
+            if not out.flags.writeable:
+                raise ValueError("out: read-only")
+            for arg, a in (("q", q), ("k", k), ("v", v), ("kv_len", kv_len),
+                           ("bias", bias)):
+                if a is not None and np.may_share_memory(out, a):
+                    raise ValueError("out: overlaps %s" % arg)
+        if batch == 0:
+            return out
+        self._fn(q.ctypes.data, k.ctypes.data, v.ctypes.data, out.ctypes.data,
+                 batch, seq_q, seq_kv,
+                 None if kv_len is None else kv_len.ctypes.data,
+                 None if bias is None else bias.ctypes.data)
+        return out
+
+
+def _check_array(arg, a, dtype):
+    """a must be a C-contiguous, aligned NumPy array of dtype."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError("%s: expected a numpy.ndarray, got %s"
+                        % (arg, type(a).__name__))
+    if a.dtype != dtype:
+        raise TypeError("%s: dtype %s, the kernel takes %s (convert with "
+                        "%s.astype(numpy.%s))" % (arg, a.dtype,
+                                                  np.dtype(dtype).name, arg,
+                                                  np.dtype(dtype).name))
+    if not a.flags.c_contiguous:
+        raise ValueError("%s: not C-contiguous (strides %s); pass "
+                         "numpy.ascontiguousarray(%s)" % (arg, a.strides, arg))
+    if not a.flags.aligned:
+        raise ValueError("%s: not aligned to its %d-byte elements"
+                         % (arg, a.itemsize))
+
+
+def kernel(args=None, mhagen=None, cc=None, cflags="-O2", cache=None, **spec):
+    """The kernel for a spec, generated, compiled (or found in the cache)
+    and loaded.
+
+    spec keywords are mhagen's flags: kernel(h=8, dk=64, seq=128,
+    mask="causal", target="avx2"); args is a list of flags given first
+    (["--spec", "attn.spec"], ["--tuning-db", "tune.jsonl"]).  mhagen is
+    the program (default $MHAGEN, else on PATH); cc the compiler command
+    (default $CC, else cc); cflags the flags besides the target's, which
+    `mhagen --emit cflags` gives; cache the directory (default
+    cache_dir()).  A kernel already loaded in this process is returned
+    again.  Raises MhagenError (one line) when mhagen refuses the spec or
+    the compiler fails.
+    """
+    prog = _program(mhagen)
+    argv = _spec_argv(args, spec)
+    cc = cc or os.environ.get("CC") or "cc"
+    directory = cache or cache_dir()
+    key = (prog, tuple(argv), cc, cflags, directory)
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+    with tempfile.TemporaryDirectory(prefix="mhagen-py-") as tmp:
+        kc, kh = os.path.join(tmp, "kernel.c"), os.path.join(tmp, "kernel.h")
+        _, notes = _run([prog] + argv + ["-o", kc, "--header", kh], "mhagen")
+        with open(kc) as f:
+            source = f.read()
+        with open(kh) as f:
+            header = f.read()
+    flags, _ = _run([prog] + argv + ["--emit", "cflags"], "mhagen")
+    m = re.search(r"^void (\w+)\(const float \*q", header, re.M)
+    if not m:
+        raise MhagenError("mhagen: no kernel prototype in the generated "
+                          "header")
+    name = m.group(1)
+    spec_of = _describe(header, source)
+    path = _compile(cc, cflags, flags.strip(), source, name, directory)
+    k = Kernel(path, name, spec_of, source, notes)
+    with _lock:
+        return _loaded.setdefault(key, k)

@@ -1,0 +1,61 @@
+/* The runtime's reference attention behind one flat function, for the
+ * Python package's tests (tests/test_python.py loads it with ctypes): the
+ * spec as words and numbers, so that Python never lays out struct
+ * mha_attn or struct mha_args, which grow. */
+#include <string.h>
+
+#include "../runtime/mha_ref.h"
+
+/* The MHA_MASK_* bits of a comma list of mask words ("" or "none": 0);
+ * -1 for an unknown word. */
+static long mask_bits(const char *words)
+{
+	static const char *const names[] = {
+#define MHA_X(name, word) #word,
+		MHA_MASK_LIST(MHA_X)
+#undef MHA_X
+	};
+	long bits = 0;
+
+	if (strcmp(words, "none") == 0)
+		return 0;
+	while (*words) {
+		size_t len = strcspn(words, ","), i;
+		for (i = 0; i < MHA_MASK_N; ++i)
+			if (strlen(names[i]) == len && strncmp(words, names[i], len) == 0)
+				break;
+		if (i == MHA_MASK_N)
+			return -1;
+		bits |= 1l << i;
+		words += len + (words[len] == ',');
+	}
+	return bits;
+}
+
+/* out = the reference attention of a kernel generated for these settings
+ * (mask a comma list of words, align "bottom-right" or "top-left", layout
+ * "bshd" or "bhsd"); 0, or -1 for a word it does not know. */
+int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
+                    const char *mask, const char *align, const char *layout,
+                    double scale, size_t window, const float *q,
+                    const float *k, const float *v, float *out, size_t batch,
+                    size_t seq_q, size_t seq_kv, const int32_t *kv_len,
+                    const float *bias)
+{
+	long bits = mask_bits(mask);
+	struct mha_attn a = {.h = h, .kv_heads = kv_heads, .dk = dk, .dv = dv,
+	                     .window = window, .scale = scale};
+	struct mha_args x = {.q = q, .k = k, .v = v, .out = out, .batch = batch,
+	                     .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len,
+	                     .bias = bias};
+
+	if (bits < 0 || (strcmp(align, "bottom-right") && strcmp(align, "top-left")) ||
+	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd")))
+		return -1;
+	a.mask = (unsigned)bits;
+	a.align = strcmp(align, "top-left") == 0 ? MHA_ALIGN_TOP_LEFT
+	                                         : MHA_ALIGN_BOTTOM_RIGHT;
+	a.layout = strcmp(layout, "bhsd") == 0 ? MHA_LAYOUT_BHSD : MHA_LAYOUT_BSHD;
+	mha_ref_attention(&a, &x);
+	return 0;
+}

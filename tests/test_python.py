@@ -1,0 +1,341 @@
+"""The Python package (python/mhagen) against the runtime's reference
+attention: kernels of several specs generated, compiled, cached and called
+on NumPy arrays, compared with runtime/mha_ref.c (built into a shared
+object, MHAGEN_PYREF, behind tests/pyref.c); the cache; every argument
+check; installing the package with pip.  Run by tests/test_python.c with
+MHAGEN (the program), MHAGEN_PYREF and PYTHONPATH=python set."""
+
+import ctypes
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+import numpy as np
+
+import mhagen
+from mhagen import _kernel
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _ref_lib():
+    lib = ctypes.CDLL(os.environ["MHAGEN_PYREF"])
+    fn = lib.pyref_attention
+    fn.argtypes = [ctypes.c_size_t] * 4 + [ctypes.c_char_p] * 3 + \
+        [ctypes.c_double, ctypes.c_size_t] + [ctypes.c_void_p] * 4 + \
+        [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2
+    fn.restype = ctypes.c_int
+    return lib, fn
+
+
+_LIB, _REF = _ref_lib()
+
+
+def reference(kern, q, k, v, kv_len=None, bias=None):
+    """The reference attention (double accumulation) for what kern says it
+    computes."""
+    s = kern.spec
+    lay = s["layout"]
+    seq_q = q.shape[2] if lay == "bhsd" else q.shape[1]
+    seq_kv = k.shape[2] if lay == "bhsd" else k.shape[1]
+    out = np.zeros(kern.shapes(q.shape[0], seq_q, seq_kv)[3], np.float32)
+    rc = _REF(s["h"], s["kv_heads"], s["dk"], s["dv"],
+              (",".join(s["mask"]) or "none").encode(),
+              s["causal_align"].encode(), lay.encode(), s["scale"],
+              s["window"], q.ctypes.data, k.ctypes.data, v.ctypes.data,
+              out.ctypes.data, q.shape[0], seq_q, seq_kv,
+              None if kv_len is None else kv_len.ctypes.data,
+              None if bias is None else bias.ctypes.data)
+    assert rc == 0, "the reference does not know %s" % s
+    return out
+
+
+def tolerance(kern, q, k, v):
+    """As tests/check.c: outputs are convex combinations of v rows, so errors
+    scale with max|v|; a float score's rounding grows like sqrt(dk) * eps *
+    dk * max|q| max|k| * scale."""
+    dk, scale = kern.spec["dk"], kern.spec["scale"]
+    qmax = float(np.abs(q).max()) if q.size else 0.0
+    kmax = float(np.abs(k).max()) if k.size else 0.0
+    vmax = float(np.abs(v).max()) if v.size else 0.0
+    return vmax * (1e-5 + 4.0 * math.sqrt(dk) * 2.0 ** -24 * dk * qmax *
+                   kmax * scale)
+
+
+# Specs (mhagen flags as keywords) and the calls made on each: batch,
+# seq_q, seq_kv, and how inputs are made.  Lengths just past a vector or a
+# tile, a length of 1, scores near +100, fully masked rows.
+CASES = [
+    (dict(h=4, dk=16), [(2, 5, 7), (1, 1, 1), (3, 17, 33)]),
+    (dict(h=4, kv_heads=2, dk=16, dv=8, mask="causal,padding"),
+     [(3, 9, 9), (2, 4, 12), (1, 33, 17)]),
+    (dict(h=2, dk=8, seq=16, mask="causal,bias", layout="bhsd", window=5,
+          causal_align="top-left"), [(2, 16, 16)]),
+    (dict(h=3, dk=24, target="scalar", mask="padding"), [(2, 6, 10)]),
+]
+
+
+def inputs(kern, batch, seq_q, seq_kv, rng, hot=False):
+    shapes = kern.shapes(batch, seq_q, seq_kv)
+    # hot: q.k * scale near 100, where exp overflows without the max
+    amp = math.sqrt(100.0 / (kern.spec["dk"] * kern.spec["scale"])) if hot \
+        else 1.0
+    q = (rng.standard_normal(shapes[0]) * amp).astype(np.float32)
+    k = (rng.standard_normal(shapes[1]) * amp).astype(np.float32)
+    v = rng.uniform(-1, 1, shapes[2]).astype(np.float32)
+    kv_len = bias = None
+    if "padding" in kern.spec["mask"]:
+        # a batch item with no key at all: its rows are zeros
+        kv_len = np.array([(b * 5 + seq_kv // 2) % (seq_kv + 1)
+                           for b in range(batch)], np.int32)
+        kv_len[0] = 0
+    if "bias" in kern.spec["mask"]:
+        bias = rng.uniform(-2, 2, (seq_q, seq_kv)).astype(np.float32)
+        bias[rng.uniform(size=bias.shape) < 0.125] = -np.inf
+        bias[0, :] = -np.inf
+    return q, k, v, kv_len, bias
+
+
+class AgainstReference(unittest.TestCase):
+    def test_cases(self):
+        rng = np.random.default_rng(17)
+        for spec, calls in CASES:
+            kern = mhagen.kernel(**spec)
+            for batch, seq_q, seq_kv in calls:
+                for hot in (False, True):
+                    with self.subTest(spec=spec, call=(batch, seq_q, seq_kv),
+                                      hot=hot):
+                        q, k, v, kv_len, bias = inputs(kern, batch, seq_q,
+                                                       seq_kv, rng, hot)
+                        out = kern(q, k, v, kv_len=kv_len, bias=bias)
+                        ref = reference(kern, q, k, v, kv_len, bias)
+                        self.assertEqual(out.shape, ref.shape)
+                        self.assertTrue(np.isfinite(out).all())
+                        err = float(np.abs(out - ref).max())
+                        self.assertLessEqual(err, tolerance(kern, q, k, v),
+                                             "max |out - ref|")
+                        if kv_len is not None:
+                            # batch item 0 sees no key: exactly zero
+                            self.assertFalse(out[0].any())
+
+    def test_out_argument(self):
+        kern = mhagen.kernel(h=2, dk=8)
+        rng = np.random.default_rng(3)
+        q, k, v, _, _ = inputs(kern, 2, 3, 4, rng)
+        out = np.full(kern.shapes(2, 3, 4)[3], np.nan, np.float32)
+        got = kern(q, k, v, out=out)
+        self.assertIs(got, out)
+        np.testing.assert_allclose(out, reference(kern, q, k, v), atol=1e-5)
+
+    def test_spec_from_file_and_description(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "attn.spec")
+            with open(path, "w") as f:
+                f.write("h = 6\ndk = 8\nkv-heads = 3\nseq = 4\nseq-kv = 9\n")
+            kern = mhagen.kernel(args=["--spec", path], target="scalar")
+        s = kern.spec
+        self.assertEqual((s["h"], s["kv_heads"], s["dk"], s["dv"]),
+                         (6, 3, 8, 8))
+        self.assertEqual((s["seq_q"], s["seq_kv"]), (4, 9))
+        self.assertEqual(kern.name, "mha_f32_h6_kv3_dk8_q4_kv_s9__scalar")
+        rng = np.random.default_rng(5)
+        q, k, v, _, _ = inputs(kern, 1, 4, 9, rng)
+        np.testing.assert_allclose(kern(q, k, v), reference(kern, q, k, v),
+                                   atol=1e-5)
+
+
+class Cache(unittest.TestCase):
+    def test_reused_and_keyed(self):
+        with tempfile.TemporaryDirectory() as d:
+            a = mhagen.kernel(h=2, dk=8, cache=d)
+            self.assertTrue(a.path.startswith(d + os.sep))
+            self.assertTrue(os.path.basename(a.path).startswith(a.name + "-"))
+            self.assertTrue(os.path.exists(a.path[:-3] + ".c"))
+            mtime = os.stat(a.path).st_mtime_ns
+            # in this process: the same object
+            self.assertIs(mhagen.kernel(h=2, dk=8, cache=d), a)
+            # as a new process would: generated again, not compiled again
+            _kernel._loaded.clear()
+            b = mhagen.kernel(h=2, dk=8, cache=d)
+            self.assertIsNot(b, a)
+            self.assertEqual(b.path, a.path)
+            self.assertEqual(os.stat(b.path).st_mtime_ns, mtime)
+            # other flags, another object file; another spec, another name
+            c = mhagen.kernel(h=2, dk=8, cache=d, cflags="-O1")
+            self.assertNotEqual(c.path, a.path)
+            e = mhagen.kernel(h=2, dk=8, mask="causal", cache=d)
+            self.assertNotEqual(e.name, a.name)
+            files = sorted(f for f in os.listdir(d) if f.endswith(".so"))
+            self.assertEqual(len(files), 3, files)
+
+    def test_default_dir(self):
+        env = dict(os.environ)
+        try:
+            os.environ.pop("MHAGEN_CACHE_DIR", None)
+            os.environ["XDG_CACHE_HOME"] = "/somewhere"
+            self.assertEqual(mhagen.cache_dir(), "/somewhere/mhagen")
+            os.environ["MHAGEN_CACHE_DIR"] = "/elsewhere"
+            self.assertEqual(mhagen.cache_dir(), "/elsewhere")
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+
+
+class Checks(unittest.TestCase):
+    """Every argument a kernel refuses, with a message naming it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plain = mhagen.kernel(h=2, dk=8)
+        cls.pad = mhagen.kernel(h=2, dk=8, mask="padding,bias")
+        cls.fixed = mhagen.kernel(h=2, dk=8, seq=4)
+        rng = np.random.default_rng(9)
+        cls.q, cls.k, cls.v, _, _ = inputs(cls.plain, 2, 4, 5, rng)
+
+    def refused(self, exc, text, fn, *args, **kw):
+        with self.assertRaises(exc) as cm:
+            fn(*args, **kw)
+        msg = str(cm.exception)
+        self.assertIn(text, msg)
+        self.assertNotIn("\n", msg)
+
+    def test_dtype(self):
+        self.refused(TypeError, "q: dtype float64, the kernel takes float32",
+                     self.plain, self.q.astype(np.float64), self.k, self.v)
+        self.refused(TypeError, "v: expected a numpy.ndarray, got list",
+                     self.plain, self.q, self.k, self.v.tolist())
+
+    def test_shape(self):
+        self.refused(ValueError, "k: shape (2, 5, 2, 4), expected "
+                     "(batch, seq_kv, kv_heads, dk) = (2, 5, 2, 8)",
+                     self.plain, self.q, np.ascontiguousarray(self.k[..., :4]),
+                     self.v)
+        self.refused(ValueError, "v: shape (2, 4, 2, 8)", self.plain, self.q,
+                     self.k, np.ascontiguousarray(self.v[:, :4]))
+        self.refused(ValueError, "q: expected 4 dimensions", self.plain,
+                     self.q[0], self.k, self.v)
+        # batch and seq_q come from q, seq_kv from k; the others must agree
+        self.refused(ValueError, "k: shape (2, 5, 2, 8), expected (batch, "
+                     "seq_kv, kv_heads, dk) = (1, 5, 2, 8)", self.plain,
+                     np.ascontiguousarray(self.q[:1]), self.k, self.v)
+        self.refused(ValueError, "seq_q is 0", self.plain,
+                     np.zeros((2, 0, 2, 8), np.float32), self.k, self.v)
+
+    def test_fixed_length(self):
+        self.refused(ValueError, "k: seq_kv is 5, but the kernel was "
+                     "generated for --seq-kv 4", self.fixed, self.q, self.k,
+                     self.v)
+
+    def test_contiguity(self):
+        q = np.zeros((2, 2, 4, 8), np.float32).transpose(0, 2, 1, 3)
+        self.refused(ValueError, "q: not C-contiguous", self.plain, q,
+                     self.k, self.v)
+
+    def test_masks(self):
+        kv_len = np.array([5, 3], np.int32)
+        bias = np.zeros((4, 5), np.float32)
+        self.refused(ValueError, "kv_len: required", self.pad, self.q,
+                     self.k, self.v, bias=bias)
+        self.refused(ValueError, "bias: required", self.pad, self.q, self.k,
+                     self.v, kv_len=kv_len)
+        self.refused(TypeError, "kv_len: dtype int64, the kernel takes int32",
+                     self.pad, self.q, self.k, self.v,
+                     kv_len=kv_len.astype(np.int64), bias=bias)
+        self.refused(ValueError, "kv_len: shape (3,)", self.pad, self.q,
+                     self.k, self.v, kv_len=np.zeros(3, np.int32), bias=bias)
+        self.refused(ValueError, "bias: shape (5, 4)", self.pad, self.q,
+                     self.k, self.v, kv_len=kv_len,
+                     bias=np.zeros((5, 4), np.float32))
+        self.refused(ValueError, "kv_len: the kernel has no padding mask",
+                     self.plain, self.q, self.k, self.v, kv_len=kv_len)
+        self.refused(ValueError, "bias: the kernel has no bias mask",
+                     self.plain, self.q, self.k, self.v, bias=bias)
+
+    def test_out(self):
+        shape = self.plain.shapes(2, 4, 5)[3]
+        self.refused(ValueError, "out: shape (2, 4, 2, 4)", self.plain,
+                     self.q, self.k, self.v,
+                     out=np.zeros((2, 4, 2, 4), np.float32))
+        ro = np.zeros(shape, np.float32)
+        ro.flags.writeable = False
+        self.refused(ValueError, "out: read-only", self.plain, self.q,
+                     self.k, self.v, out=ro)
+        q = self.q.copy()
+        self.refused(ValueError, "out: overlaps q", self.plain, q, self.k,
+                     self.v, out=q)
+
+    def test_empty_batch(self):
+        q = np.zeros((0, 4, 2, 8), np.float32)
+        k = np.zeros((0, 5, 2, 8), np.float32)
+        out = self.plain(q, k, k)
+        self.assertEqual(out.shape, (0, 4, 2, 8))
+
+    def test_generation_errors(self):
+        self.refused(mhagen.MhagenError, "mhagen: --h: 0 is out of range",
+                     mhagen.kernel, h=0, dk=8)
+        self.refused(mhagen.MhagenError, "mhagen: unknown flag '--heads'",
+                     mhagen.kernel, heads=2, dk=8)
+        self.refused(ValueError, "--emit is set by the package",
+                     mhagen.kernel, h=2, dk=8, emit="name")
+        env = dict(os.environ)
+        try:
+            os.environ.pop("MHAGEN", None)
+            os.environ["PATH"] = "/nonexistent"
+            self.refused(mhagen.MhagenError, "mhagen: the mhagen program is "
+                         "not on PATH", mhagen.kernel, h=2, dk=8)
+        finally:
+            os.environ.clear()
+            os.environ.update(env)
+        self.refused(mhagen.MhagenError, "mhagen: cannot run mhagen",
+                     mhagen.kernel, h=2, dk=8, mhagen="/nonexistent/mhagen")
+        self.refused(mhagen.MhagenError, "the C compiler (no-such-cc-mhagen)",
+                     mhagen.kernel, h=2, dk=9, cc="no-such-cc-mhagen")
+
+
+class Install(unittest.TestCase):
+    def test_pip_install(self):
+        """pip installs the package (python/, with its pyproject.toml) into
+        a fresh environment (NumPy from the system's; no network), where it
+        generates and calls a kernel."""
+        with tempfile.TemporaryDirectory() as d:
+            # from a copy: setuptools writes build/ and *.egg-info beside
+            # the sources
+            src = os.path.join(d, "src")
+            shutil.copytree(os.path.join(REPO, "python"), src,
+                            ignore=shutil.ignore_patterns(
+                                "build", "*.egg-info", "__pycache__"))
+            env_dir = os.path.join(d, "venv")
+            subprocess.run([sys.executable, "-m", "venv",
+                            "--system-site-packages", env_dir], check=True)
+            py = os.path.join(env_dir, "bin", "python")
+            p = subprocess.run([py, "-m", "pip", "install", "--quiet",
+                                "--no-index", "--no-build-isolation",
+                                "--no-deps", src],
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT,
+                               universal_newlines=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            env = dict(os.environ)
+            env.pop("PYTHONPATH", None)
+            env["MHAGEN_CACHE_DIR"] = os.path.join(d, "cache")
+            code = ("import mhagen, numpy as np\n"
+                    "k = mhagen.kernel(h=1, dk=4)\n"
+                    "x = np.ones((1, 2, 1, 4), np.float32)\n"
+                    "print(mhagen.__file__)\n"
+                    "print(k(x, x, x).sum())\n")
+            p = subprocess.run([py, "-c", code], cwd=d, env=env,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT,
+                               universal_newlines=True)
+            self.assertEqual(p.returncode, 0, p.stdout)
+            where, total = p.stdout.split()
+            self.assertTrue(where.startswith(env_dir), where)
+            self.assertAlmostEqual(float(total), 8.0, places=5)
+
+
+if __name__ == "__main__":
+    unittest.main()
