@@ -361,22 +361,37 @@ end
 local function modifiers(S, T, N)
 	local M = {}
 	local list = {}
+	-- each modifier is a function of (x, at) and says what it reads of at:
+	-- positions (at.row, at.key: a row's and a key's positions as vectors)
+	-- and slope (at.slope: the head's ALiBi slope); the templates build
+	-- only what some modifier reads (M.positions, M.slope)
+	local function add(needs, f)
+		list[#list + 1] = f
+		for what in pairs(needs) do
+			M[what] = true
+		end
+	end
 	if S.softcap > 0 then
 		-- cap * tanh(x / cap)
-		list[#list + 1] = function(x)
+		add({}, function(x)
 			local y = T.mul(x, T.set1(hexf(1.0 / S.softcap)))
 			return T.mul(T.set1(hexf(S.softcap)), N .. "_tanh(" .. y .. ")")
-		end
+		end)
 	end
 	if S.alibi ~= "none" then
 		-- x - slope * |row - key|
-		list[#list + 1] = function(x, at)
+		add({positions = true, slope = true}, function(x, at)
 			local d = T.sub(at.row, at.key)
 			return T.fma(T.set1("-" .. at.slope), T.max(d, T.sub(T.zero(), d)), x)
-		end
+		end)
 	end
 	M.any = #list > 0
-	M.alibi = S.alibi ~= "none"
+	-- the table of at's fields a template passes M.vec: row, key when
+	-- some modifier reads positions, slope when some reads it (C text)
+	function M.at(row, key, slope)
+		return {row = M.positions and row or nil, key = M.positions and key or nil,
+		        slope = M.slope and slope or nil}
+	end
 	function M.vec(x, at)
 		for _, f in ipairs(list) do
 			x = f(x, at)
@@ -416,12 +431,12 @@ local function modifiers(S, T, N)
 				hexf(S.max_bias) .. ". */\n" ..
 				"static const float " .. N .. "_slopes[" .. S.h .. "] = {" .. table.concat(sl, ",") .. "\n};\n"
 		end
-		if M.alibi then
+		if M.positions then
 			local iota = {}
 			for i = 0, T.width - 1 do
 				iota[#iota + 1] = tostring(i) .. ".0f"
 			end
-			out[#out + 1] = "/* 0, 1, ...: lane positions (ALiBi). */\n" ..
+			out[#out + 1] = "/* 0, 1, ...: lane positions. */\n" ..
 				"static const float " .. N .. "_iota[" .. T.width .. "] = {" .. table.concat(iota, ", ") .. "};\n"
 		end
 		return table.concat(out, "\n")
