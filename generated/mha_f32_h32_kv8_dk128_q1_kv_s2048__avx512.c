@@ -7,6 +7,7 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: rows, blocks of 128 keys; exp accurate; threads none.
+ * Stack: at most 6144 bytes; scratch: none.
  */
 #include <math.h>
 #include <stddef.h>
@@ -16,6 +17,13 @@
 
 #ifndef MHA_ARGS_DEFINED
 #define MHA_ARGS_DEFINED
+/* A host's parallel-for (struct mha_args' parallel): run fn(task, i, worker)
+ * for every i in [0, n), on at most `workers` threads at once, each passing
+ * its own worker index (0 <= worker < workers), and return when all are
+ * done.  pool is the host's, passed back. */
+typedef void mha_task_fn(void *task, size_t i, size_t worker);
+typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
+                             void *task);
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
@@ -25,6 +33,13 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	/* how the call runs (0 for the defaults: scratch from malloc, and the
+	 * work on OpenMP's threads with --threads openmp, else this thread) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
+	void *pool;                  /* passed to parallel */
+	size_t workers;              /* parallel's workers at most (0: 1) */
 };
 #endif
 
@@ -52,6 +67,56 @@ static inline __m512 mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_exp(__m512 x)
 	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1p+0f));
 	const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
 	return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ), p, s);
+}
+
+/* How a call runs (struct mha_args' workspace, parallel, workers): the
+ * workers are the host's when a->parallel is set, else this thread.
+ * This kernel takes no scratch. */
+static size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(const struct mha_args *a)
+{
+	if (a->parallel)
+		return a->workers > 0 ? a->workers : 1;
+	return 1;
+}
+
+size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a);
+
+size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a)
+{
+	(void)a;
+	return 0;
+}
+
+/* item(ctx, i, s) for every i < n, s being the scratch of the worker that
+ * runs it (scratch); dynamic: one
+ * item at a time to whichever worker is free, else even shares. */
+struct mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_job {
+	void (*item)(const void *, size_t, unsigned char *);
+	const void *ctx;
+	unsigned char *scratch;
+};
+
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_task(void *task, size_t i, size_t worker)
+{
+	const struct mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_job *t = task;
+
+	(void)worker;
+	t->item(t->ctx, i, t->scratch);
+}
+
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+        void (*item)(const void *, size_t, unsigned char *), const void *ctx,
+        unsigned char *scratch)
+{
+	if (a->parallel) {
+		struct mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_job t = {item, ctx, scratch};
+		a->parallel(a->pool, n, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_task, &t);
+		return;
+	}
+	(void)workers;
+	(void)dynamic;
+	for (size_t i = 0; i < n; ++i)
+		item(ctx, i, scratch);
 }
 
 /* Online softmax of 4 query heads of one row (qh floats apart) against keys
@@ -201,8 +266,10 @@ static inline size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(size_t w, si
 	return n > *lo ? n - *lo : 0;
 }
 
-static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args *restrict a)
+/* Work item w: (batch, query row, 4 query heads that share a key/value head). */
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
+	const struct mha_args *restrict a = ctx;
 	const float *const q = a->q;
 	const float *const k = a->k;
 	const float *const v = a->v;
@@ -212,21 +279,24 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args 
 	const size_t seq_kv = a->seq_kv;
 	const int32_t *const kv_len = a->kv_len;
 	const float *const bias = a->bias;
+	(void)batch;
 	(void)bias;
-	/* one work item per (batch, query row, 4 query heads that share a key/value
-	 * head) */
-	for (size_t w = 0; w < batch * 1 * 8; ++w) {
-		size_t b, i, hq, lo;
-		const size_t cnt = mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(w, seq_q, seq_kv, kv_len, &b, &i, &hq, &lo);
-		float m[4], l[4];
-		_Alignas(64) float acc[512];
+	size_t b, i, hq, lo;
+	const size_t cnt = mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(w, seq_q, seq_kv, kv_len, &b, &i, &hq, &lo);
+	float m[4], l[4];
+	_Alignas(64) float acc[512];
 
-		mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(q + ((b * 1 + i) * 32 + hq) * 128, 128,
-		        k + ((b * 2048 + lo) * 8 + hq / 4) * 128,
-		        v + ((b * 2048 + lo) * 8 + hq / 4) * 128, cnt,
-		        m, l, acc);
-		mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_finish(out + ((b * 1 + i) * 32 + hq) * 128, 128, l, acc);
-	}
+	(void)scratch;
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(q + ((b * 1 + i) * 32 + hq) * 128, 128,
+	        k + ((b * 2048 + lo) * 8 + hq / 4) * 128,
+	        v + ((b * 2048 + lo) * 8 + hq / 4) * 128, cnt,
+	        m, l, acc);
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_finish(out + ((b * 1 + i) * 32 + hq) * 128, 128, l, acc);
+}
+
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args *restrict a)
+{
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(a, a->batch * 1 * 8, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(a), 0, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row, a, NULL);
 }
 
 

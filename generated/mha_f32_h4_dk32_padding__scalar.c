@@ -8,14 +8,24 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h4_dk32_padding__scalar_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
+ * Stack: at most 3072 bytes; scratch: mha_f32_h4_dk32_padding__scalar_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
 
 #ifndef MHA_ARGS_DEFINED
 #define MHA_ARGS_DEFINED
+/* A host's parallel-for (struct mha_args' parallel): run fn(task, i, worker)
+ * for every i in [0, n), on at most `workers` threads at once, each passing
+ * its own worker index (0 <= worker < workers), and return when all are
+ * done.  pool is the host's, passed back. */
+typedef void mha_task_fn(void *task, size_t i, size_t worker);
+typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
+                             void *task);
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
@@ -25,6 +35,13 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	/* how the call runs (0 for the defaults: scratch from malloc, and the
+	 * work on OpenMP's threads with --threads openmp, else this thread) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
+	void *pool;                  /* passed to parallel */
+	size_t workers;              /* parallel's workers at most (0: 1) */
 };
 #endif
 
@@ -70,6 +87,86 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp(float x)
 	p = (p * r + (0x1p+0f));
 	const float s = mha_f32_h4_dk32_padding__scalar_as_float((int32_t)((uint32_t)mha_f32_h4_dk32_padding__scalar_as_int(t) << 23));
 	return (x >= (-0x1.5d589ep+6f) ? (p * s) : 0.0f);
+}
+
+/* How a call runs (struct mha_args' workspace, parallel, workers): the
+ * workers are the host's when a->parallel is set, else this thread.
+ * Scratch: 30720 bytes per worker, from a->workspace when it
+ * holds them, else from malloc. */
+static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
+{
+	if (a->parallel)
+		return a->workers > 0 ? a->workers : 1;
+	return 1;
+}
+
+size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a);
+
+size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a)
+{
+	return 30720 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
+}
+
+/* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
+ * when it holds it (it need hold no more), else from malloc
+ * (*mem, for free); NULL when malloc fails. */
+static unsigned char *mha_f32_h4_dk32_padding__scalar_scratch(const struct mha_args *a, size_t *workers, void **mem)
+{
+	size_t w = *workers;
+
+	*mem = NULL;
+	if (a->workspace && a->workspace_size >= 30783) {
+		const size_t fit = (a->workspace_size - 63) / 30720;
+		if (fit >= w) {
+			*workers = w;
+			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
+		}
+	}
+	*mem = malloc(30720 * w + 63);
+	if (!*mem)
+		return NULL;
+	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
+}
+
+/* malloc failed: every element of out is NaN, errno ENOMEM. */
+static void mha_f32_h4_dk32_padding__scalar_nomem(const struct mha_args *a)
+{
+	const size_t n = a->batch * a->seq_q * 128;
+
+	for (size_t x = 0; x < n; ++x)
+		a->out[x] = NAN;
+	errno = ENOMEM;
+}
+
+/* item(ctx, i, s) for every i < n, s being the scratch of the worker that
+ * runs it (30720 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * item at a time to whichever worker is free, else even shares. */
+struct mha_f32_h4_dk32_padding__scalar_job {
+	void (*item)(const void *, size_t, unsigned char *);
+	const void *ctx;
+	unsigned char *scratch;
+};
+
+static void mha_f32_h4_dk32_padding__scalar_task(void *task, size_t i, size_t worker)
+{
+	const struct mha_f32_h4_dk32_padding__scalar_job *t = task;
+
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 30720 : NULL);
+}
+
+static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+        void (*item)(const void *, size_t, unsigned char *), const void *ctx,
+        unsigned char *scratch)
+{
+	if (a->parallel) {
+		struct mha_f32_h4_dk32_padding__scalar_job t = {item, ctx, scratch};
+		a->parallel(a->pool, n, mha_f32_h4_dk32_padding__scalar_task, &t);
+		return;
+	}
+	(void)workers;
+	(void)dynamic;
+	for (size_t i = 0; i < n; ++i)
+		item(ctx, i, scratch);
 }
 
 /* Pack a block of query rows (128 floats apart) transposed and scaled:
@@ -488,9 +585,11 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked. */
-static void mha_f32_h4_dk32_padding__scalar_run(const struct mha_args *restrict a)
+ * row's limit are masked.  This is work item w, in one worker's 30720
+ * bytes of scratch. */
+static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
+	const struct mha_args *restrict a = ctx;
 	const float *const q = a->q;
 	const float *const k = a->k;
 	const float *const v = a->v;
@@ -500,184 +599,207 @@ static void mha_f32_h4_dk32_padding__scalar_run(const struct mha_args *restrict 
 	const size_t seq_kv = a->seq_kv;
 	const int32_t *const kv_len = a->kv_len;
 	const float *const bias = a->bias;
+	(void)batch;
 	(void)bias;
 	const size_t nqb = (seq_q + 63) / 64;
-	for (size_t w = 0; w < batch * 4 * nqb; ++w) {
-		const size_t b = w / (4 * nqb);
-		const size_t hh = w / nqb % 4;
-		const size_t i0 = w % nqb * 64;
-		const size_t hk = hh;
-		const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
-		const float *qh = q + ((b * seq_q + i0) * 4 + hh) * 32;
-		float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
-		const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
-		const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
-		_Alignas(64) float qt[2560], ot[2560];
-		_Alignas(64) float st[256];
-		_Alignas(64) float vp[2048];
-		_Alignas(64) float m[64], l[64], alpha[4], mxb[4];
-		size_t lim[64] = {0};
-		const size_t nkv = kv_len[b] <= 0 ? 0
-			: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
+	const size_t b = w / (4 * nqb);
+	const size_t hh = w / nqb % 4;
+	const size_t i0 = w % nqb * 64;
+	const size_t hk = hh;
+	const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+	const float *qh = q + ((b * seq_q + i0) * 4 + hh) * 32;
+	float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
+	const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
+	const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
+	/* this worker's scratch (P.at in templates/main.lua) */
+	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 10240);
+	float *restrict st = (float *)(scratch + 20480);
+	float *restrict vp = (float *)(scratch + 21504);
+	float *restrict m = (float *)(scratch + 29696), *restrict l = (float *)(scratch + 29952);
+	size_t *restrict lim = (size_t *)(scratch + 30208);
+	_Alignas(64) float alpha[4], mxb[4];
+	const size_t nkv = kv_len[b] <= 0 ? 0
+		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
-		mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows);
-		for (size_t r = 0; r < 64; ++r) {
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
-		}
-		for (size_t x = 0; x < 2560; ++x)
-			ot[x] = 0.0f;
-		for (size_t r = 0; r < rows; ++r) {
-			const size_t c = seq_kv;
-			lim[r] = c < nkv ? c : nkv;
-		}
+	mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows);
+	for (size_t r = 0; r < 64; ++r) {
+		m[r] = -INFINITY;
+		l[r] = 0.0f;
+	}
+	for (size_t x = 0; x < 2560; ++x)
+		ot[x] = 0.0f;
+	for (size_t r = 0; r < rows; ++r) {
+		const size_t c = seq_kv;
+		lim[r] = c < nkv ? c : nkv;
+	}
+	/* rows past the block's last see no key (a tile's masking reads them) */
+	for (size_t r = rows; r < 64; ++r) {
+		lim[r] = 0;
+	}
 
-		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 128;
-			const float *vb = vp;
-			for (size_t j = 0; j < nb; ++j)
-				memcpy(vp + j * 32, vh + (j0 + j) * 128, 32 * sizeof(float));
-			for (size_t r0 = 0; r0 < rows; r0 += 4) {
-				const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
-				size_t j = 0;
-				if (j0 >= lim[r0 + mt - 1])
-					continue; /* no row of this tile sees these keys */
-				/* keys of the block that some row of the tile sees */
-				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
-				(mxb + 0)[0] = (-INFINITY);
-				(mxb + 1)[0] = (-INFINITY);
-				(mxb + 2)[0] = (-INFINITY);
-				(mxb + 3)[0] = (-INFINITY);
-				/* kn[s]: keys that some row of vector s sees; fewer than nt
-				 * only on the causal diagonal, where the vectors of earlier
-				 * rows skip the keys beyond their last row's limit */
-				size_t kn[1];
-				kn[0] = nt;
-				for (; j + 4 <= kn[0]; j += 4)
-					mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 128, st + j * 4, mxb);
-				switch (kn[0] - j) {
-				case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 128, st + j * 4, mxb); break;
-				case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 128, st + j * 4, mxb); break;
-				case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 128, st + j * 4, mxb); break;
-				default: break;
-				}
-				/* mask only where a row's limit falls inside the block,
-				 * then take the row maxima again */
-				if (j0 + nt > lim[r0]) {
-					for (size_t jj = 0; jj < nt; ++jj)
-						for (size_t r = 0; r < 4; ++r)
-							st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
-					{
-						float mx = (st + 0)[0];
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
-						(mxb + 0)[0] = mx;
-					}
-					{
-						float mx = (st + 1)[0];
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
-						(mxb + 1)[0] = mx;
-					}
-					{
-						float mx = (st + 2)[0];
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
-						(mxb + 2)[0] = mx;
-					}
-					{
-						float mx = (st + 3)[0];
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
-						(mxb + 3)[0] = mx;
-					}
-				}
-				/* online softmax; rows that saw no key yet subtract
-				 * -FLT_MAX instead of -inf, so their weights stay 0 */
+	/* row r sees keys [0, lim[r]); lim grows with r */
+	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+		const float *kb = kh + j0 * 128;
+		const float *vb = vp;
+		for (size_t j = 0; j < nb; ++j)
+			memcpy(vp + j * 32, vh + (j0 + j) * 128, 32 * sizeof(float));
+		for (size_t r0 = 0; r0 < rows; r0 += 4) {
+			const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
+			size_t j = 0;
+			if (j0 >= lim[r0 + mt - 1])
+				continue; /* no row of this tile sees these keys */
+			/* keys of the block that some row of the tile sees */
+			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+			(mxb + 0)[0] = (-INFINITY);
+			(mxb + 1)[0] = (-INFINITY);
+			(mxb + 2)[0] = (-INFINITY);
+			(mxb + 3)[0] = (-INFINITY);
+			/* kn[s]: keys that some row of vector s sees; fewer than nt
+			 * only on the causal diagonal, where the vectors of earlier
+			 * rows skip the keys beyond their last row's limit */
+			size_t kn[1];
+			kn[0] = nt;
+			for (; j + 4 <= kn[0]; j += 4)
+				mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 128, st + j * 4, mxb);
+			switch (kn[0] - j) {
+			case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+			case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+			case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+			default: break;
+			}
+			/* mask only where a row's limit falls inside the block,
+			 * then take the row maxima again */
+			if (j0 + nt > lim[r0]) {
+				for (size_t jj = 0; jj < nt; ++jj)
+					for (size_t r = 0; r < 4; ++r)
+						st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
 				{
-					const float mo = (m + r0 + 0)[0];
-					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 0)[0]);
-					float sum = 0.0f;
-					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 0)[0] - ms));
-						(st + jj * 4 + 0)[0] = p;
-						sum = (sum + p);
-					}
-					const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
-					(alpha + 0)[0] = al;
-					(l + r0 + 0)[0] = ((l + r0 + 0)[0] * al + sum);
-					(m + r0 + 0)[0] = mx;
+					float mx = (st + 0)[0];
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
+					(mxb + 0)[0] = mx;
 				}
 				{
-					const float mo = (m + r0 + 1)[0];
-					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 1)[0]);
-					float sum = 0.0f;
-					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 1)[0] - ms));
-						(st + jj * 4 + 1)[0] = p;
-						sum = (sum + p);
-					}
-					const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
-					(alpha + 1)[0] = al;
-					(l + r0 + 1)[0] = ((l + r0 + 1)[0] * al + sum);
-					(m + r0 + 1)[0] = mx;
+					float mx = (st + 1)[0];
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
+					(mxb + 1)[0] = mx;
 				}
 				{
-					const float mo = (m + r0 + 2)[0];
-					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 2)[0]);
-					float sum = 0.0f;
-					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 2)[0] - ms));
-						(st + jj * 4 + 2)[0] = p;
-						sum = (sum + p);
-					}
-					const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
-					(alpha + 2)[0] = al;
-					(l + r0 + 2)[0] = ((l + r0 + 2)[0] * al + sum);
-					(m + r0 + 2)[0] = mx;
+					float mx = (st + 2)[0];
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
+					(mxb + 2)[0] = mx;
 				}
 				{
-					const float mo = (m + r0 + 3)[0];
-					const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 3)[0]);
-					float sum = 0.0f;
-					const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 3)[0] - ms));
-						(st + jj * 4 + 3)[0] = p;
-						sum = (sum + p);
-					}
-					const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
-					(alpha + 3)[0] = al;
-					(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
-					(m + r0 + 3)[0] = mx;
-				}
-				{
-					const float *vb0 = vb;
-					float *ob = ot + r0;
-					for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 320)
-						mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, alpha, kn);
+					float mx = (st + 3)[0];
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
+					(mxb + 3)[0] = mx;
 				}
 			}
-		}
-
-		/* out = ot transposed, each row divided by its sum (0 when the
-		 * row saw no key) */
-		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 128;
-			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			if (r + 8 < rows)
-				for (size_t c = 0; c < 32; c += 16)
-					__builtin_prefetch(oh + (r + 8) * 128 + c, 1, 3);
-			size_t c = 0;
-			for (; c < 32; ++c)
-				o[c] = ot[c * 80 + r] * inv;
+			/* online softmax; rows that saw no key yet subtract
+			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			{
+				const float mo = (m + r0 + 0)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 0)[0]);
+				float sum = 0.0f;
+				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 0)[0] - ms));
+					(st + jj * 4 + 0)[0] = p;
+					sum = (sum + p);
+				}
+				const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
+				(alpha + 0)[0] = al;
+				(l + r0 + 0)[0] = ((l + r0 + 0)[0] * al + sum);
+				(m + r0 + 0)[0] = mx;
+			}
+			{
+				const float mo = (m + r0 + 1)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 1)[0]);
+				float sum = 0.0f;
+				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 1)[0] - ms));
+					(st + jj * 4 + 1)[0] = p;
+					sum = (sum + p);
+				}
+				const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
+				(alpha + 1)[0] = al;
+				(l + r0 + 1)[0] = ((l + r0 + 1)[0] * al + sum);
+				(m + r0 + 1)[0] = mx;
+			}
+			{
+				const float mo = (m + r0 + 2)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 2)[0]);
+				float sum = 0.0f;
+				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 2)[0] - ms));
+					(st + jj * 4 + 2)[0] = p;
+					sum = (sum + p);
+				}
+				const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
+				(alpha + 2)[0] = al;
+				(l + r0 + 2)[0] = ((l + r0 + 2)[0] * al + sum);
+				(m + r0 + 2)[0] = mx;
+			}
+			{
+				const float mo = (m + r0 + 3)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 3)[0]);
+				float sum = 0.0f;
+				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h4_dk32_padding__scalar_exp(((st + jj * 4 + 3)[0] - ms));
+					(st + jj * 4 + 3)[0] = p;
+					sum = (sum + p);
+				}
+				const float al = mha_f32_h4_dk32_padding__scalar_exp((mo - ms));
+				(alpha + 3)[0] = al;
+				(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
+				(m + r0 + 3)[0] = mx;
+			}
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 320)
+					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, alpha, kn);
+			}
 		}
 	}
+
+	/* out = ot transposed, each row divided by its sum (0 when the
+	 * row saw no key) */
+	for (size_t r = 0; r < rows; ++r) {
+		float *o = oh + r * 128;
+		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+		if (r + 8 < rows)
+			for (size_t c = 0; c < 32; c += 16)
+				__builtin_prefetch(oh + (r + 8) * 128 + c, 1, 3);
+		size_t c = 0;
+		for (; c < 32; ++c)
+			o[c] = ot[c * 80 + r] * inv;
+	}
+}
+
+static void mha_f32_h4_dk32_padding__scalar_run(const struct mha_args *restrict a)
+{
+	const size_t n = a->batch * 4 * ((a->seq_q + 63) / 64);
+	size_t workers = mha_f32_h4_dk32_padding__scalar_workers(a);
+	void *mem;
+	unsigned char *scratch;
+
+	if (n == 0)
+		return;
+	scratch = mha_f32_h4_dk32_padding__scalar_scratch(a, &workers, &mem);
+	if (!scratch) {
+		mha_f32_h4_dk32_padding__scalar_nomem(a);
+		return;
+	}
+	mha_f32_h4_dk32_padding__scalar_each(a, n, workers, 1, mha_f32_h4_dk32_padding__scalar_block, a, scratch);
+	free(mem);
 }
 
 

@@ -9,15 +9,25 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64_s128_causal_padding__neon_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64_s128_causal_padding__neon_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <arm_neon.h>
 
 #ifndef MHA_ARGS_DEFINED
 #define MHA_ARGS_DEFINED
+/* A host's parallel-for (struct mha_args' parallel): run fn(task, i, worker)
+ * for every i in [0, n), on at most `workers` threads at once, each passing
+ * its own worker index (0 <= worker < workers), and return when all are
+ * done.  pool is the host's, passed back. */
+typedef void mha_task_fn(void *task, size_t i, size_t worker);
+typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
+                             void *task);
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
@@ -27,6 +37,13 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	/* how the call runs (0 for the defaults: scratch from malloc, and the
+	 * work on OpenMP's threads with --threads openmp, else this thread) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
+	void *pool;                  /* passed to parallel */
+	size_t workers;              /* parallel's workers at most (0: 1) */
 };
 #endif
 
@@ -54,6 +71,86 @@ static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x
 	p = vfmaq_f32(vdupq_n_f32(0x1p+0f), p, r);
 	const float32x4_t s = vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t), 23));
 	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p, s)), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
+}
+
+/* How a call runs (struct mha_args' workspace, parallel, workers): the
+ * workers are the host's when a->parallel is set, else this thread.
+ * Scratch: 62464 bytes per worker, from a->workspace when it
+ * holds them, else from malloc. */
+static size_t mha_f32_h8_dk64_s128_causal_padding__neon_workers(const struct mha_args *a)
+{
+	if (a->parallel)
+		return a->workers > 0 ? a->workers : 1;
+	return 1;
+}
+
+size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a)
+{
+	return 62464 * mha_f32_h8_dk64_s128_causal_padding__neon_workers(a) + 63;
+}
+
+/* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
+ * when it holds it (it need hold no more), else from malloc
+ * (*mem, for free); NULL when malloc fails. */
+static unsigned char *mha_f32_h8_dk64_s128_causal_padding__neon_scratch(const struct mha_args *a, size_t *workers, void **mem)
+{
+	size_t w = *workers;
+
+	*mem = NULL;
+	if (a->workspace && a->workspace_size >= 62527) {
+		const size_t fit = (a->workspace_size - 63) / 62464;
+		if (fit >= w) {
+			*workers = w;
+			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
+		}
+	}
+	*mem = malloc(62464 * w + 63);
+	if (!*mem)
+		return NULL;
+	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
+}
+
+/* malloc failed: every element of out is NaN, errno ENOMEM. */
+static void mha_f32_h8_dk64_s128_causal_padding__neon_nomem(const struct mha_args *a)
+{
+	const size_t n = a->batch * 128 * 512;
+
+	for (size_t x = 0; x < n; ++x)
+		a->out[x] = NAN;
+	errno = ENOMEM;
+}
+
+/* item(ctx, i, s) for every i < n, s being the scratch of the worker that
+ * runs it (62464 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * item at a time to whichever worker is free, else even shares. */
+struct mha_f32_h8_dk64_s128_causal_padding__neon_job {
+	void (*item)(const void *, size_t, unsigned char *);
+	const void *ctx;
+	unsigned char *scratch;
+};
+
+static void mha_f32_h8_dk64_s128_causal_padding__neon_task(void *task, size_t i, size_t worker)
+{
+	const struct mha_f32_h8_dk64_s128_causal_padding__neon_job *t = task;
+
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 62464 : NULL);
+}
+
+static void mha_f32_h8_dk64_s128_causal_padding__neon_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+        void (*item)(const void *, size_t, unsigned char *), const void *ctx,
+        unsigned char *scratch)
+{
+	if (a->parallel) {
+		struct mha_f32_h8_dk64_s128_causal_padding__neon_job t = {item, ctx, scratch};
+		a->parallel(a->pool, n, mha_f32_h8_dk64_s128_causal_padding__neon_task, &t);
+		return;
+	}
+	(void)workers;
+	(void)dynamic;
+	for (size_t i = 0; i < n; ++i)
+		item(ctx, i, scratch);
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
@@ -2262,9 +2359,11 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked. */
-static void mha_f32_h8_dk64_s128_causal_padding__neon_run(const struct mha_args *restrict a)
+ * row's limit are masked.  This is work item w, in one worker's 62464
+ * bytes of scratch. */
+static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
+	const struct mha_args *restrict a = ctx;
 	const float *const q = a->q;
 	const float *const k = a->k;
 	const float *const v = a->v;
@@ -2274,233 +2373,256 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_run(const struct mha_args 
 	const size_t seq_kv = a->seq_kv;
 	const int32_t *const kv_len = a->kv_len;
 	const float *const bias = a->bias;
+	(void)batch;
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)bias;
-	for (size_t w = 0; w < batch * 8 * 2; ++w) {
-		const size_t b = w / (8 * 2);
-		const size_t hh = w / 2 % 8;
-		const size_t i0 = w % 2 * 64;
-		const size_t hk = hh;
-		const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
-		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
-		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
-		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
-		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[5120], ot[5120];
-		_Alignas(64) float st[1024];
-		_Alignas(64) float vp[4096];
-		_Alignas(64) float m[64], l[64], alpha[16], mxb[16];
-		size_t lim[64] = {0};
-		const size_t nkv = kv_len[b] <= 0 ? 0
-			: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
+	const size_t b = w / (8 * 2);
+	const size_t hh = w / 2 % 8;
+	const size_t i0 = w % 2 * 64;
+	const size_t hk = hh;
+	const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
+	const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
+	float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
+	const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
+	const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
+	/* this worker's scratch (P.at in templates/main.lua) */
+	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
+	float *restrict st = (float *)(scratch + 40960);
+	float *restrict vp = (float *)(scratch + 45056);
+	float *restrict m = (float *)(scratch + 61440), *restrict l = (float *)(scratch + 61696);
+	size_t *restrict lim = (size_t *)(scratch + 61952);
+	_Alignas(64) float alpha[16], mxb[16];
+	const size_t nkv = kv_len[b] <= 0 ? 0
+		: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
 
-		mha_f32_h8_dk64_s128_causal_padding__neon_pack(qh, qt, rows);
-		for (size_t r = 0; r < 64; ++r) {
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
-		}
-		for (size_t x = 0; x < 5120; ++x)
-			ot[x] = 0.0f;
-		for (size_t r = 0; r < rows; ++r) {
-			const size_t c = ((i0 + r) + 1);
-			lim[r] = c < nkv ? c : nkv;
-		}
+	mha_f32_h8_dk64_s128_causal_padding__neon_pack(qh, qt, rows);
+	for (size_t r = 0; r < 64; ++r) {
+		m[r] = -INFINITY;
+		l[r] = 0.0f;
+	}
+	for (size_t x = 0; x < 5120; ++x)
+		ot[x] = 0.0f;
+	for (size_t r = 0; r < rows; ++r) {
+		const size_t c = ((i0 + r) + 1);
+		lim[r] = c < nkv ? c : nkv;
+	}
+	/* rows past the block's last see no key (a tile's masking reads them) */
+	for (size_t r = rows; r < 64; ++r) {
+		lim[r] = 0;
+	}
 
-		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
-			const float *vb = vp;
-			for (size_t j = 0; j < nb; ++j)
-				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
-			for (size_t r0 = 0; r0 < rows; r0 += 16) {
-				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
-				size_t j = 0;
-				if (j0 >= lim[r0 + mt - 1])
-					continue; /* no row of this tile sees these keys */
-				/* keys of the block that some row of the tile sees */
-				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
-				vst1q_f32(mxb + 0, vdupq_n_f32(-INFINITY));
-				vst1q_f32(mxb + 4, vdupq_n_f32(-INFINITY));
-				vst1q_f32(mxb + 8, vdupq_n_f32(-INFINITY));
-				vst1q_f32(mxb + 12, vdupq_n_f32(-INFINITY));
-				/* kn[s]: keys that some row of vector s sees; fewer than nt
-				 * only on the causal diagonal, where the vectors of earlier
-				 * rows skip the keys beyond their last row's limit */
-				size_t kn[4];
+	/* row r sees keys [0, lim[r]); lim grows with r */
+	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+		const float *kb = kh + j0 * 512;
+		const float *vb = vp;
+		for (size_t j = 0; j < nb; ++j)
+			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		for (size_t r0 = 0; r0 < rows; r0 += 16) {
+			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+			size_t j = 0;
+			if (j0 >= lim[r0 + mt - 1])
+				continue; /* no row of this tile sees these keys */
+			/* keys of the block that some row of the tile sees */
+			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+			vst1q_f32(mxb + 0, vdupq_n_f32(-INFINITY));
+			vst1q_f32(mxb + 4, vdupq_n_f32(-INFINITY));
+			vst1q_f32(mxb + 8, vdupq_n_f32(-INFINITY));
+			vst1q_f32(mxb + 12, vdupq_n_f32(-INFINITY));
+			/* kn[s]: keys that some row of vector s sees; fewer than nt
+			 * only on the causal diagonal, where the vectors of earlier
+			 * rows skip the keys beyond their last row's limit */
+			size_t kn[4];
+			{
+				const size_t e = lim[r0 + (mt < 4 ? mt : 4) - 1];
+				kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			{
+				const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+				kn[1] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			{
+				const size_t e = lim[r0 + (mt < 12 ? mt : 12) - 1];
+				kn[2] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			kn[3] = nt;
+			for (; j + 6 <= kn[0]; j += 6)
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[0] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			j = kn[0];
+			for (; j + 6 <= kn[1]; j += 6)
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[1] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			j = kn[1];
+			for (; j + 6 <= kn[2]; j += 6)
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk6_2(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[2] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			j = kn[2];
+			for (; j + 6 <= kn[3]; j += 6)
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk6_3(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[3] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			/* mask only where a row's limit falls inside the block,
+			 * then take the row maxima again */
+			if (j0 + nt > lim[r0]) {
+				for (size_t jj = 0; jj < nt; ++jj)
+					for (size_t r = 0; r < 16; ++r)
+						st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				{
-					const size_t e = lim[r0 + (mt < 4 ? mt : 4) - 1];
-					kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
-				}
-				{
-					const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
-					kn[1] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
-				}
-				{
-					const size_t e = lim[r0 + (mt < 12 ? mt : 12) - 1];
-					kn[2] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
-				}
-				kn[3] = nt;
-				for (; j + 6 <= kn[0]; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				j = kn[0];
-				for (; j + 6 <= kn[1]; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[1] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				j = kn[1];
-				for (; j + 6 <= kn[2]; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6_2(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[2] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				j = kn[2];
-				for (; j + 6 <= kn[3]; j += 6)
-					mha_f32_h8_dk64_s128_causal_padding__neon_qk6_3(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[3] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				/* mask only where a row's limit falls inside the block,
-				 * then take the row maxima again */
-				if (j0 + nt > lim[r0]) {
-					for (size_t jj = 0; jj < nt; ++jj)
-						for (size_t r = 0; r < 16; ++r)
-							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
-					{
-						float32x4_t mx = vld1q_f32(st + 0);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
-						vst1q_f32(mxb + 0, mx);
-					}
-					{
-						float32x4_t mx = vld1q_f32(st + 4);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
-						vst1q_f32(mxb + 4, mx);
-					}
-					{
-						float32x4_t mx = vld1q_f32(st + 8);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
-						vst1q_f32(mxb + 8, mx);
-					}
-					{
-						float32x4_t mx = vld1q_f32(st + 12);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
-						vst1q_f32(mxb + 12, mx);
-					}
-				}
-				/* online softmax; rows that saw no key yet subtract
-				 * -FLT_MAX instead of -inf, so their weights stay 0 */
-				{
-					const float32x4_t mo = vld1q_f32(m + r0 + 0);
-					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
-					float32x4_t sum = vdupq_n_f32(0.0f);
-					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
-						vst1q_f32(st + jj * 16 + 0, p);
-						sum = vaddq_f32(sum, p);
-					}
-					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
-					vst1q_f32(alpha + 0, al);
-					vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
-					vst1q_f32(m + r0 + 0, mx);
+					float32x4_t mx = vld1q_f32(st + 0);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+					vst1q_f32(mxb + 0, mx);
 				}
 				{
-					const float32x4_t mo = vld1q_f32(m + r0 + 4);
-					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
-					float32x4_t sum = vdupq_n_f32(0.0f);
-					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[1]; ++jj) {
-						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
-						vst1q_f32(st + jj * 16 + 4, p);
-						sum = vaddq_f32(sum, p);
-					}
-					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
-					vst1q_f32(alpha + 4, al);
-					vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
-					vst1q_f32(m + r0 + 4, mx);
+					float32x4_t mx = vld1q_f32(st + 4);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+					vst1q_f32(mxb + 4, mx);
 				}
 				{
-					const float32x4_t mo = vld1q_f32(m + r0 + 8);
-					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
-					float32x4_t sum = vdupq_n_f32(0.0f);
-					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[2]; ++jj) {
-						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
-						vst1q_f32(st + jj * 16 + 8, p);
-						sum = vaddq_f32(sum, p);
-					}
-					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
-					vst1q_f32(alpha + 8, al);
-					vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
-					vst1q_f32(m + r0 + 8, mx);
+					float32x4_t mx = vld1q_f32(st + 8);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+					vst1q_f32(mxb + 8, mx);
 				}
 				{
-					const float32x4_t mo = vld1q_f32(m + r0 + 12);
-					const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
-					float32x4_t sum = vdupq_n_f32(0.0f);
-					const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[3]; ++jj) {
-						const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
-						vst1q_f32(st + jj * 16 + 12, p);
-						sum = vaddq_f32(sum, p);
-					}
-					const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
-					vst1q_f32(alpha + 12, al);
-					vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
-					vst1q_f32(m + r0 + 12, mx);
-				}
-				{
-					const float *vb0 = vb;
-					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 480)
-						mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st, vb0, ob, alpha, kn);
-					mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, alpha, kn);
+					float32x4_t mx = vld1q_f32(st + 12);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+					vst1q_f32(mxb + 12, mx);
 				}
 			}
-		}
-
-		/* out = ot transposed, each row divided by its sum (0 when the
-		 * row saw no key) */
-		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 512;
-			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			if (r + 8 < rows)
-				for (size_t c = 0; c < 64; c += 16)
-					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
-			size_t c = 0;
-			for (; c < 64; ++c)
-				o[c] = ot[c * 80 + r] * inv;
+			/* online softmax; rows that saw no key yet subtract
+			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			{
+				const float32x4_t mo = vld1q_f32(m + r0 + 0);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
+				float32x4_t sum = vdupq_n_f32(0.0f);
+				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
+					vst1q_f32(st + jj * 16 + 0, p);
+					sum = vaddq_f32(sum, p);
+				}
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				vst1q_f32(alpha + 0, al);
+				vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
+				vst1q_f32(m + r0 + 0, mx);
+			}
+			{
+				const float32x4_t mo = vld1q_f32(m + r0 + 4);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
+				float32x4_t sum = vdupq_n_f32(0.0f);
+				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[1]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
+					vst1q_f32(st + jj * 16 + 4, p);
+					sum = vaddq_f32(sum, p);
+				}
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				vst1q_f32(alpha + 4, al);
+				vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
+				vst1q_f32(m + r0 + 4, mx);
+			}
+			{
+				const float32x4_t mo = vld1q_f32(m + r0 + 8);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
+				float32x4_t sum = vdupq_n_f32(0.0f);
+				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[2]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
+					vst1q_f32(st + jj * 16 + 8, p);
+					sum = vaddq_f32(sum, p);
+				}
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				vst1q_f32(alpha + 8, al);
+				vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
+				vst1q_f32(m + r0 + 8, mx);
+			}
+			{
+				const float32x4_t mo = vld1q_f32(m + r0 + 12);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
+				float32x4_t sum = vdupq_n_f32(0.0f);
+				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[3]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
+					vst1q_f32(st + jj * 16 + 12, p);
+					sum = vaddq_f32(sum, p);
+				}
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				vst1q_f32(alpha + 12, al);
+				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
+				vst1q_f32(m + r0 + 12, mx);
+			}
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 480)
+					mha_f32_h8_dk64_s128_causal_padding__neon_pv6(st, vb0, ob, alpha, kn);
+				mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, alpha, kn);
+			}
 		}
 	}
+
+	/* out = ot transposed, each row divided by its sum (0 when the
+	 * row saw no key) */
+	for (size_t r = 0; r < rows; ++r) {
+		float *o = oh + r * 512;
+		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+		if (r + 8 < rows)
+			for (size_t c = 0; c < 64; c += 16)
+				__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
+		size_t c = 0;
+		for (; c < 64; ++c)
+			o[c] = ot[c * 80 + r] * inv;
+	}
+}
+
+static void mha_f32_h8_dk64_s128_causal_padding__neon_run(const struct mha_args *restrict a)
+{
+	const size_t n = a->batch * 16;
+	size_t workers = mha_f32_h8_dk64_s128_causal_padding__neon_workers(a);
+	void *mem;
+	unsigned char *scratch;
+
+	if (n == 0)
+		return;
+	scratch = mha_f32_h8_dk64_s128_causal_padding__neon_scratch(a, &workers, &mem);
+	if (!scratch) {
+		mha_f32_h8_dk64_s128_causal_padding__neon_nomem(a);
+		return;
+	}
+	mha_f32_h8_dk64_s128_causal_padding__neon_each(a, n, workers, 1, mha_f32_h8_dk64_s128_causal_padding__neon_block, a, scratch);
+	free(mem);
 }
 
 

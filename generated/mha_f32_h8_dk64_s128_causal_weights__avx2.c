@@ -10,15 +10,25 @@
  * [batch][8][seq_q][seq_kv] (0 where masked).
  * mha_f32_h8_dk64_s128_causal_weights__avx2_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 128 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64_s128_causal_weights__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <errno.h>
+#include <stdlib.h>
 #include <immintrin.h>
 
 #ifndef MHA_ARGS_DEFINED
 #define MHA_ARGS_DEFINED
+/* A host's parallel-for (struct mha_args' parallel): run fn(task, i, worker)
+ * for every i in [0, n), on at most `workers` threads at once, each passing
+ * its own worker index (0 <= worker < workers), and return when all are
+ * done.  pool is the host's, passed back. */
+typedef void mha_task_fn(void *task, size_t i, size_t worker);
+typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
+                             void *task);
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
@@ -28,6 +38,13 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	/* how the call runs (0 for the defaults: scratch from malloc, and the
+	 * work on OpenMP's threads with --threads openmp, else this thread) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
+	void *pool;                  /* passed to parallel */
+	size_t workers;              /* parallel's workers at most (0: 1) */
 };
 #endif
 
@@ -62,6 +79,86 @@ static inline __m256 mha_f32_h8_dk64_s128_causal_weights__avx2_exp(__m256 x)
 	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
 	const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
 	return _mm256_and_ps(_mm256_mul_ps(p, s), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
+}
+
+/* How a call runs (struct mha_args' workspace, parallel, workers): the
+ * workers are the host's when a->parallel is set, else this thread.
+ * Scratch: 96256 bytes per worker, from a->workspace when it
+ * holds them, else from malloc. */
+static size_t mha_f32_h8_dk64_s128_causal_weights__avx2_workers(const struct mha_args *a)
+{
+	if (a->parallel)
+		return a->workers > 0 ? a->workers : 1;
+	return 1;
+}
+
+size_t mha_f32_h8_dk64_s128_causal_weights__avx2_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk64_s128_causal_weights__avx2_workspace(const struct mha_args *a)
+{
+	return 96256 * mha_f32_h8_dk64_s128_causal_weights__avx2_workers(a) + 63;
+}
+
+/* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
+ * when it holds it (it need hold no more), else from malloc
+ * (*mem, for free); NULL when malloc fails. */
+static unsigned char *mha_f32_h8_dk64_s128_causal_weights__avx2_scratch(const struct mha_args *a, size_t *workers, void **mem)
+{
+	size_t w = *workers;
+
+	*mem = NULL;
+	if (a->workspace && a->workspace_size >= 96319) {
+		const size_t fit = (a->workspace_size - 63) / 96256;
+		if (fit >= w) {
+			*workers = w;
+			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
+		}
+	}
+	*mem = malloc(96256 * w + 63);
+	if (!*mem)
+		return NULL;
+	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
+}
+
+/* malloc failed: every element of out is NaN, errno ENOMEM. */
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_nomem(const struct mha_args *a)
+{
+	const size_t n = a->batch * 128 * 512;
+
+	for (size_t x = 0; x < n; ++x)
+		a->out[x] = NAN;
+	errno = ENOMEM;
+}
+
+/* item(ctx, i, s) for every i < n, s being the scratch of the worker that
+ * runs it (96256 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * item at a time to whichever worker is free, else even shares. */
+struct mha_f32_h8_dk64_s128_causal_weights__avx2_job {
+	void (*item)(const void *, size_t, unsigned char *);
+	const void *ctx;
+	unsigned char *scratch;
+};
+
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_task(void *task, size_t i, size_t worker)
+{
+	const struct mha_f32_h8_dk64_s128_causal_weights__avx2_job *t = task;
+
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 96256 : NULL);
+}
+
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+        void (*item)(const void *, size_t, unsigned char *), const void *ctx,
+        unsigned char *scratch)
+{
+	if (a->parallel) {
+		struct mha_f32_h8_dk64_s128_causal_weights__avx2_job t = {item, ctx, scratch};
+		a->parallel(a->pool, n, mha_f32_h8_dk64_s128_causal_weights__avx2_task, &t);
+		return;
+	}
+	(void)workers;
+	(void)dynamic;
+	for (size_t i = 0; i < n; ++i)
+		item(ctx, i, scratch);
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
@@ -898,9 +995,11 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(const float *re
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked. */
-static void mha_f32_h8_dk64_s128_causal_weights__avx2_run(const struct mha_args *restrict a)
+ * row's limit are masked.  This is work item w, in one worker's 96256
+ * bytes of scratch. */
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
+	const struct mha_args *restrict a = ctx;
 	const float *const q = a->q;
 	const float *const k = a->k;
 	const float *const v = a->v;
@@ -910,160 +1009,183 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_run(const struct mha_args 
 	const size_t seq_kv = a->seq_kv;
 	const int32_t *const kv_len = a->kv_len;
 	const float *const bias = a->bias;
+	(void)batch;
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)kv_len;
 	(void)bias;
-	for (size_t w = 0; w < batch * 8 * 1; ++w) {
-		const size_t b = w / (8 * 1);
-		const size_t hh = w / 1 % 8;
-		const size_t i0 = w % 1 * 128;
-		const size_t hk = hh;
-		const size_t rows = 128 - i0 < 128 ? 128 - i0 : 128;
-		const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
-		float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
-		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
-		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		_Alignas(64) float qt[9216], ot[9216];
-		_Alignas(64) float st[1024];
-		_Alignas(64) float vp[4096];
-		_Alignas(64) float m[128], l[128], alpha[16], mxb[16];
-		size_t lim[128] = {0};
+	const size_t b = w / (8 * 1);
+	const size_t hh = w / 1 % 8;
+	const size_t i0 = w % 1 * 128;
+	const size_t hk = hh;
+	const size_t rows = 128 - i0 < 128 ? 128 - i0 : 128;
+	const float *qh = q + ((b * 128 + i0) * 8 + hh) * 64;
+	float *oh = out + ((b * 128 + i0) * 8 + hh) * 64;
+	const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
+	const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
+	/* this worker's scratch (P.at in templates/main.lua) */
+	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 36864);
+	float *restrict st = (float *)(scratch + 73728);
+	float *restrict vp = (float *)(scratch + 77824);
+	float *restrict m = (float *)(scratch + 94208), *restrict l = (float *)(scratch + 94720);
+	size_t *restrict lim = (size_t *)(scratch + 95232);
+	_Alignas(64) float alpha[16], mxb[16];
 
-		mha_f32_h8_dk64_s128_causal_weights__avx2_pack(qh, qt, rows);
-		for (size_t r = 0; r < 128; ++r) {
-			m[r] = -INFINITY;
-			l[r] = 0.0f;
-		}
-		for (size_t x = 0; x < 9216; ++x)
-			ot[x] = 0.0f;
-		for (size_t r = 0; r < rows; ++r) {
-			const size_t c = ((i0 + r) + 1);
-			lim[r] = c;
-		}
+	mha_f32_h8_dk64_s128_causal_weights__avx2_pack(qh, qt, rows);
+	for (size_t r = 0; r < 128; ++r) {
+		m[r] = -INFINITY;
+		l[r] = 0.0f;
+	}
+	for (size_t x = 0; x < 9216; ++x)
+		ot[x] = 0.0f;
+	for (size_t r = 0; r < rows; ++r) {
+		const size_t c = ((i0 + r) + 1);
+		lim[r] = c;
+	}
+	/* rows past the block's last see no key (a tile's masking reads them) */
+	for (size_t r = rows; r < 128; ++r) {
+		lim[r] = 0;
+	}
 
-		/* row r sees keys [0, lim[r]); lim grows with r */
-		for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-			const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-			const float *kb = kh + j0 * 512;
-			const float *vb = vp;
-			for (size_t j = 0; j < nb; ++j)
-				memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
-			for (size_t r0 = 0; r0 < rows; r0 += 16) {
-				const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
-				size_t j = 0;
-				if (j0 >= lim[r0 + mt - 1])
-					continue; /* no row of this tile sees these keys */
-				/* keys of the block that some row of the tile sees */
-				const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
-				_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
-				_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
-				/* kn[s]: keys that some row of vector s sees; fewer than nt
-				 * only on the causal diagonal, where the vectors of earlier
-				 * rows skip the keys beyond their last row's limit */
-				size_t kn[2];
+	/* row r sees keys [0, lim[r]); lim grows with r */
+	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+		const float *kb = kh + j0 * 512;
+		const float *vb = vp;
+		for (size_t j = 0; j < nb; ++j)
+			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		for (size_t r0 = 0; r0 < rows; r0 += 16) {
+			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
+			size_t j = 0;
+			if (j0 >= lim[r0 + mt - 1])
+				continue; /* no row of this tile sees these keys */
+			/* keys of the block that some row of the tile sees */
+			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
+			_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
+			_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
+			/* kn[s]: keys that some row of vector s sees; fewer than nt
+			 * only on the causal diagonal, where the vectors of earlier
+			 * rows skip the keys beyond their last row's limit */
+			size_t kn[2];
+			{
+				const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+				kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			kn[1] = nt;
+			for (; j + 6 <= kn[0]; j += 6)
+				mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[0] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			j = kn[0];
+			for (; j + 6 <= kn[1]; j += 6)
+				mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+			switch (kn[1] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			default: break;
+			}
+			/* mask only where a row's limit falls inside the block,
+			 * then take the row maxima again */
+			if (j0 + nt > lim[r0]) {
+				for (size_t jj = 0; jj < nt; ++jj)
+					for (size_t r = 0; r < 16; ++r)
+						st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
 				{
-					const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
-					kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
-				}
-				kn[1] = nt;
-				for (; j + 6 <= kn[0]; j += 6)
-					mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				j = kn[0];
-				for (; j + 6 <= kn[1]; j += 6)
-					mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
-				switch (kn[1] - j) {
-				case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-				default: break;
-				}
-				/* mask only where a row's limit falls inside the block,
-				 * then take the row maxima again */
-				if (j0 + nt > lim[r0]) {
-					for (size_t jj = 0; jj < nt; ++jj)
-						for (size_t r = 0; r < 16; ++r)
-							st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
-					{
-						__m256 mx = _mm256_load_ps(st + 0);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
-						_mm256_store_ps(mxb + 0, mx);
-					}
-					{
-						__m256 mx = _mm256_load_ps(st + 8);
-						for (size_t jj = 1; jj < nt; ++jj)
-							mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
-						_mm256_store_ps(mxb + 8, mx);
-					}
-				}
-				/* online softmax; rows that saw no key yet subtract
-				 * -FLT_MAX instead of -inf, so their weights stay 0 */
-				{
-					const __m256 mo = _mm256_load_ps(m + r0 + 0);
-					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
-					__m256 sum = _mm256_setzero_ps();
-					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
-						_mm256_store_ps(st + jj * 16 + 0, p);
-						sum = _mm256_add_ps(sum, p);
-					}
-					const __m256 al = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(mo, ms));
-					_mm256_store_ps(alpha + 0, al);
-					_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
-					_mm256_store_ps(m + r0 + 0, mx);
+					__m256 mx = _mm256_load_ps(st + 0);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+					_mm256_store_ps(mxb + 0, mx);
 				}
 				{
-					const __m256 mo = _mm256_load_ps(m + r0 + 8);
-					const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
-					__m256 sum = _mm256_setzero_ps();
-					const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-					for (size_t jj = 0; jj < kn[1]; ++jj) {
-						const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
-						_mm256_store_ps(st + jj * 16 + 8, p);
-						sum = _mm256_add_ps(sum, p);
-					}
-					const __m256 al = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(mo, ms));
-					_mm256_store_ps(alpha + 8, al);
-					_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
-					_mm256_store_ps(m + r0 + 8, mx);
-				}
-				{
-					const float *vb0 = vb;
-					float *ob = ot + r0;
-					for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 864)
-						mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(st, vb0, ob, alpha, kn);
-					mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(st, vb0, ob, alpha, kn);
+					__m256 mx = _mm256_load_ps(st + 8);
+					for (size_t jj = 1; jj < nt; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+					_mm256_store_ps(mxb + 8, mx);
 				}
 			}
-		}
-
-		/* out = ot transposed, each row divided by its sum (0 when the
-		 * row saw no key) */
-		for (size_t r = 0; r < rows; ++r) {
-			float *o = oh + r * 512;
-			const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-			if (r + 8 < rows)
-				for (size_t c = 0; c < 64; c += 16)
-					__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
-			size_t c = 0;
-			for (; c + 8 <= 64; c += 8)
-				_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 144 + r, _mm256_setr_epi32(0, 144, 288, 432, 576, 720, 864, 1008), 4), _mm256_set1_ps(inv)));
-			for (; c < 64; ++c)
-				o[c] = ot[c * 144 + r] * inv;
+			/* online softmax; rows that saw no key yet subtract
+			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			{
+				const __m256 mo = _mm256_load_ps(m + r0 + 0);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
+				__m256 sum = _mm256_setzero_ps();
+				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[0]; ++jj) {
+					const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
+					_mm256_store_ps(st + jj * 16 + 0, p);
+					sum = _mm256_add_ps(sum, p);
+				}
+				const __m256 al = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(mo, ms));
+				_mm256_store_ps(alpha + 0, al);
+				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
+				_mm256_store_ps(m + r0 + 0, mx);
+			}
+			{
+				const __m256 mo = _mm256_load_ps(m + r0 + 8);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
+				__m256 sum = _mm256_setzero_ps();
+				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+				for (size_t jj = 0; jj < kn[1]; ++jj) {
+					const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
+					_mm256_store_ps(st + jj * 16 + 8, p);
+					sum = _mm256_add_ps(sum, p);
+				}
+				const __m256 al = mha_f32_h8_dk64_s128_causal_weights__avx2_exp(_mm256_sub_ps(mo, ms));
+				_mm256_store_ps(alpha + 8, al);
+				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
+				_mm256_store_ps(m + r0 + 8, mx);
+			}
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 864)
+					mha_f32_h8_dk64_s128_causal_weights__avx2_pv6(st, vb0, ob, alpha, kn);
+				mha_f32_h8_dk64_s128_causal_weights__avx2_pv4(st, vb0, ob, alpha, kn);
+			}
 		}
 	}
+
+	/* out = ot transposed, each row divided by its sum (0 when the
+	 * row saw no key) */
+	for (size_t r = 0; r < rows; ++r) {
+		float *o = oh + r * 512;
+		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+		if (r + 8 < rows)
+			for (size_t c = 0; c < 64; c += 16)
+				__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
+		size_t c = 0;
+		for (; c + 8 <= 64; c += 8)
+			_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 144 + r, _mm256_setr_epi32(0, 144, 288, 432, 576, 720, 864, 1008), 4), _mm256_set1_ps(inv)));
+		for (; c < 64; ++c)
+			o[c] = ot[c * 144 + r] * inv;
+	}
+}
+
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_run(const struct mha_args *restrict a)
+{
+	const size_t n = a->batch * 8;
+	size_t workers = mha_f32_h8_dk64_s128_causal_weights__avx2_workers(a);
+	void *mem;
+	unsigned char *scratch;
+
+	if (n == 0)
+		return;
+	scratch = mha_f32_h8_dk64_s128_causal_weights__avx2_scratch(a, &workers, &mem);
+	if (!scratch) {
+		mha_f32_h8_dk64_s128_causal_weights__avx2_nomem(a);
+		return;
+	}
+	mha_f32_h8_dk64_s128_causal_weights__avx2_each(a, n, workers, 1, mha_f32_h8_dk64_s128_causal_weights__avx2_block, a, scratch);
+	free(mem);
 }
 
 /* q . k over 64 floats (unscaled). */
@@ -1157,8 +1279,9 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_wpv(const float *re
  * row with a visible key summing to 1.  One work item per (batch, head,
  * query row), exact two-pass softmax: the scores go into the row of weights,
  * then exp(score - max) normalized in place, then out = weights . v. */
-static void mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(const struct mha_args *restrict a)
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_wrow(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
+	const struct mha_args *restrict a = ctx;
 	const float *const q = a->q;
 	const float *const k = a->k;
 	const float *const v = a->v;
@@ -1168,44 +1291,49 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(const struct mha_args
 	const size_t seq_kv = a->seq_kv;
 	const int32_t *const kv_len = a->kv_len;
 	const float *const bias = a->bias;
+	(void)batch;
+	(void)scratch;
 	float *const weights = a->weights;
 	(void)seq_q; /* fixed: 128 */
 	(void)seq_kv; /* fixed: 128 */
 	(void)kv_len;
 	(void)bias;
-	for (size_t w = 0; w < batch * 8 * 128; ++w) {
-		const size_t b = w / (8 * 128);
-		const size_t hh = w / 128 % 8;
-		const size_t i = w % 128;
-		const size_t hk = hh;
-		const size_t lim = (i + 1);
-		const size_t n = lim;
-		/* the row sees keys [0, n) */
-		const float *qr = q + ((b * 128 + i) * 8 + hh) * 64;
-		const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
-		const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
-		float *o = out + ((b * 128 + i) * 8 + hh) * 64;
-		float *wr = weights + w * 128;
-		float m = -INFINITY;
+	const size_t b = w / (8 * 128);
+	const size_t hh = w / 128 % 8;
+	const size_t i = w % 128;
+	const size_t hk = hh;
+	const size_t lim = (i + 1);
+	const size_t n = lim;
+	/* the row sees keys [0, n) */
+	const float *qr = q + ((b * 128 + i) * 8 + hh) * 64;
+	const float *kh = k + ((b * 128 + 0) * 8 + hk) * 64;
+	const float *vh = v + ((b * 128 + 0) * 8 + hk) * 64;
+	float *o = out + ((b * 128 + i) * 8 + hh) * 64;
+	float *wr = weights + w * 128;
+	float m = -INFINITY;
 
-		for (size_t j = n; j < 128; ++j)
-			wr[j] = 0.0f;
-		for (size_t j = 0; j < n; ++j) {
-			const float s = mha_f32_h8_dk64_s128_causal_weights__avx2_wdot(qr, kh + j * 512) * 0x1p-3f;
-			wr[j] = s;
-			m = s > m ? s : m;
-		}
-		if (m == -INFINITY) {
-			/* no visible key: weights and output are 0 */
-			for (size_t j = 0; j < n; ++j)
-				wr[j] = 0.0f;
-			for (size_t c = 0; c < 64; ++c)
-				o[c] = 0.0f;
-			continue;
-		}
-		mha_f32_h8_dk64_s128_causal_weights__avx2_wsoftmax(wr, 0, n, m);
-		mha_f32_h8_dk64_s128_causal_weights__avx2_wpv(wr, vh, o, 0, n);
+	for (size_t j = n; j < 128; ++j)
+		wr[j] = 0.0f;
+	for (size_t j = 0; j < n; ++j) {
+		const float s = mha_f32_h8_dk64_s128_causal_weights__avx2_wdot(qr, kh + j * 512) * 0x1p-3f;
+		wr[j] = s;
+		m = s > m ? s : m;
 	}
+	if (m == -INFINITY) {
+		/* no visible key: weights and output are 0 */
+		for (size_t j = 0; j < n; ++j)
+			wr[j] = 0.0f;
+		for (size_t c = 0; c < 64; ++c)
+			o[c] = 0.0f;
+		return;
+	}
+	mha_f32_h8_dk64_s128_causal_weights__avx2_wsoftmax(wr, 0, n, m);
+	mha_f32_h8_dk64_s128_causal_weights__avx2_wpv(wr, vh, o, 0, n);
+}
+
+static void mha_f32_h8_dk64_s128_causal_weights__avx2_wrun(const struct mha_args *restrict a)
+{
+	mha_f32_h8_dk64_s128_causal_weights__avx2_each(a, a->batch * 8 * 128, mha_f32_h8_dk64_s128_causal_weights__avx2_workers(a), 0, mha_f32_h8_dk64_s128_causal_weights__avx2_wrow, a, NULL);
 }
 
 

@@ -90,6 +90,13 @@ typedef void mha_weights_fn(const float *q, const float *k, const float *v,
 /* mha_args: begin */
 #ifndef MHA_ARGS_DEFINED
 #define MHA_ARGS_DEFINED
+/* A host's parallel-for (struct mha_args' parallel): run fn(task, i, worker)
+ * for every i in [0, n), on at most `workers` threads at once, each passing
+ * its own worker index (0 <= worker < workers), and return when all are
+ * done.  pool is the host's, passed back. */
+typedef void mha_task_fn(void *task, size_t i, size_t worker);
+typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
+                             void *task);
 struct mha_args {
 	const float *q, *k, *v;
 	float *out;
@@ -99,6 +106,13 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	/* how the call runs (0 for the defaults: scratch from malloc, and the
+	 * work on OpenMP's threads with --threads openmp, else this thread) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
+	void *pool;                  /* passed to parallel */
+	size_t workers;              /* parallel's workers at most (0: 1) */
 };
 #endif
 /* mha_args: end */
@@ -106,6 +120,13 @@ struct mha_args {
 /* NAME_args: the kernel on the inputs in a (with --weights, NAME_weights
  * when a->weights is set). */
 typedef void mha_args_fn(const struct mha_args *a);
+
+/* NAME_workspace: the bytes of scratch a call of NAME_args with these
+ * settings (parallel, workers; with OpenMP its thread count) takes; 0 when
+ * it takes none.  Given a->workspace of that many bytes (any alignment), the
+ * kernel allocates nothing; otherwise it takes them from malloc and, should
+ * malloc fail, sets every element of out to NaN and errno to ENOMEM. */
+typedef size_t mha_workspace_fn(const struct mha_args *a);
 
 /* Call kernel fn (or, when a->weights is set, its NAME_weights wfn) on the
  * inputs in a: the 9-argument form of kernels whose spec needs no other

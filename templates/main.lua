@@ -97,6 +97,60 @@ local function dims(d, T, unroll_max)
 	}
 end
 
+-- Where a kernel keeps its buffers.  Scratch (a->workspace, else malloc)
+-- holds what grows with the plan's blocks: P.scratch bytes per worker
+-- (tiled: a work item's query and output blocks, scores, a dense value
+-- block, row state) and P.shared bytes for the whole call (rows with
+-- --kv-split: the ranges' partial states pm, pl, pacc, for chunks of
+-- P.chunk items).  P.at gives each array's byte offset in its scratch,
+-- 64-byte aligned.  The stack keeps the rest, at most P.stack bytes: the
+-- arrays counted here plus an allowance for frames (measured by
+-- tests/props.c on every kernel of the test matrix).
+local STACK_FRAMES = 2048
+local function scratch_and_stack(S, P)
+	local W = P.W
+	local function vec(n) return n * W * 4 end
+	P.scratch, P.shared, P.at = 0, 0, {}
+	local function put(name, bytes)
+		P.at[name] = P.scratch
+		P.scratch = P.scratch + (bytes + 63) // 64 * 64
+	end
+	local stack = 0
+	if P.algo == "tiled" then
+		put("qt", 4 * S.dk * P.bqs)
+		put("ot", 4 * S.dv * P.bqs)
+		put("st", 4 * P.bk * P.mq)
+		if P.vstride ~= S.dv then
+			put("vp", 4 * P.bk * S.dv)
+		end
+		put("m", 4 * P.bqp)
+		put("l", 4 * P.bqp)
+		put("lim", 8 * P.bqp)
+		if S.window > 0 then
+			put("lo", 8 * P.bqp)
+		end
+		-- alpha, mxb; kn; the micro-kernels' accumulators and operands
+		stack = 8 * P.mq + 8 * (P.mq // W) + vec((P.mq // W) * (math.max(P.nk, P.nv) + 2))
+	else
+		local dp = P.v.n * W
+		if P.split > 1 then
+			-- pm, pl, pacc (floats, each 64-byte aligned)
+			local per = P.split * P.gs * dp
+			P.chunk = math.max(1, 32768 // per)
+			local states = (P.chunk * P.split * P.gs + 15) // 16 * 16
+			P.at.pl, P.at.pacc = 4 * states, 8 * states
+			P.shared = 4 * (2 * states + (P.chunk * per + 15) // 16 * 16)
+		end
+		-- a work item's m, l, acc; _part's scores and query and value
+		-- vectors; the merge's l and mm
+		stack = 4 * (2 * P.gs + P.gs * dp) + 4 * P.bk + vec(P.k.n + P.v.n) + 8 * P.gs
+	end
+	if S.weights then
+		stack = math.max(stack, vec(1))
+	end
+	P.stack = (stack + STACK_FRAMES + 1023) // 1024 * 1024
+end
+
 -- Everything decided about a kernel before it is written.
 local function plan(S, T)
 	local D = T.defaults
@@ -138,9 +192,9 @@ local function plan(S, T)
 		-- each row's keys in P.split ranges whose softmax states are
 		-- merged after, so that few rows still keep every thread busy; a
 		-- work item takes P.gs query heads that share a key/value head, so
-		-- a key block is read from memory once for them.  Their states live
-		-- on the stack: at most 32 KiB of accumulators per item, 128 KiB
-		-- of partial states in all.
+		-- a key block is read from memory once for them.  At most 32 KiB
+		-- of accumulators per item (on the stack), 128 KiB of partial
+		-- states in all (scratch).
 		local dp = P.v.n * P.W
 		P.split = S.kv_split > 0 and S.kv_split or
 		          (P.omp and math.max(1, math.min(D.kv_split, 32768 // dp)) or 1)
@@ -167,7 +221,7 @@ local function plan(S, T)
 			error(string.format("--mq %d is not a multiple of the %s vector width %d",
 			                    P.mq, T.name, P.W), 0)
 		end
-		-- the transposed query and output blocks live on the stack: keep
+		-- the transposed query and output blocks live in scratch: keep
 		-- them within 256 KiB each, shrinking the default query block for
 		-- large head dims
 		local d = math.max(S.dk, S.dv)
@@ -195,10 +249,10 @@ local function plan(S, T)
 			error(string.format("--block-q %d: head dim %d x %d floats exceed the 256 KiB query block; lower --block-q",
 			                    P.bq, d, P.bqp), 0)
 		end
-		-- every stack buffer of a work item (tiled.c.in): query and output
-		-- blocks, scores, a dense copy of a value block when the layout
-		-- strides values, row state; at most 4 MiB, half the usual thread
-		-- stack, shrinking the default key block for large dv
+		-- every scratch buffer of a work item (tiled.c.in): query and
+		-- output blocks, scores, a dense copy of a value block when the
+		-- layout strides values, row state; at most 4 MiB per worker,
+		-- shrinking the default key block for large dv
 		local function stack_floats(bk)
 			local vp = P.vstride ~= S.dv and bk * S.dv or 0
 			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + 2 * P.mq
@@ -209,10 +263,11 @@ local function plan(S, T)
 			end
 		end
 		if stack_floats(P.bk) > 1048576 then
-			error(string.format("--block-kv %d: blocks of %d keys x dv %d take %d KiB of stack (at most 4096 KiB); lower --block-kv",
+			error(string.format("--block-kv %d: blocks of %d keys x dv %d take %d KiB of scratch (at most 4096 KiB); lower --block-kv",
 			                    P.bk, P.bk, S.dv, stack_floats(P.bk) * 4 // 1024), 0)
 		end
 	end
+	scratch_and_stack(S, P)
 	return P
 end
 
@@ -478,10 +533,11 @@ local function modifiers(S, T, N)
 end
 
 -- One X-macro line for test and bench registries (tests/registry.h), behind
--- the target's guard: name, target, cpu, whether the 9-argument NAME and
--- NAME_weights exist, then struct mha_attn's fields as designated
+-- the target's guard: name, target, cpu, seq_q, seq_kv, whether the
+-- 9-argument NAME and NAME_weights exist, the stack bound (P.stack), then
+-- struct mha_attn's fields as designated
 -- initializers (so a new field is a new initializer, not a new column).
-local function registry_line(S, T)
+local function registry_line(S, T, P)
 	local attn = {
 		".h = " .. S.h, ".kv_heads = " .. S.kv_heads, ".dk = " .. S.dk,
 		".dv = " .. S.dv, ".mask = " .. S.mask_bits .. "u",
@@ -501,9 +557,9 @@ local function registry_line(S, T)
 	if S.sinks then
 		attn[#attn + 1] = ".sinks = 1"
 	end
-	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %s)\n",
+	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
-		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0,
+		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0, P.stack,
 		table.concat(attn, ", "))
 	if T.guard == "" then
 		return line
@@ -565,7 +621,7 @@ local function generate(spec, what)
 	elseif what == "exp" then
 		vars.template = "templates/exp.c.in"
 	elseif what == "registry" then
-		return registry_line(spec, T)
+		return registry_line(spec, T, vars.P)
 	else
 		error("unknown output '" .. tostring(what) .. "'", 0)
 	end

@@ -21,6 +21,8 @@ struct mha_kernel {
 	int weights;        /* generated with --weights (NAME_args writes them) */
 	size_t seq_q, seq_kv; /* 0: dynamic */
 	struct mha_attn a;  /* the problem it solves */
+	mha_workspace_fn *workspace; /* NAME_workspace */
+	size_t stack;       /* NAME_STACK_BYTES: the stack a call takes at most */
 };
 
 /* How key padding lengths are chosen for a case. */

@@ -1,8 +1,13 @@
 /* Properties of kernels beyond matching the reference: bias shift, causal
- * future, NaN rows. */
+ * future, NaN rows, embedding (small stacks, workspaces, a host's
+ * parallel-for). */
 #include "props.h"
 
+#include <errno.h>
 #include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,3 +275,348 @@ int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len)
 			return -1;
 	return 0;
 }
+
+#ifndef CHECK_ASAN
+/* The stack a thread of `size` bytes used running fn(arg): its stack is
+ * painted first, then the deepest byte that changed is found. */
+static size_t stack_used(void *(*fn)(void *), void *arg, size_t size)
+{
+	const unsigned char paint = 0xa5;
+	unsigned char *mem = aligned_alloc(4096, size);
+	pthread_attr_t at;
+	pthread_t t;
+	size_t i = 0;
+
+	if (!mem)
+		return SIZE_MAX;
+	memset(mem, paint, size);
+	if (pthread_attr_init(&at) || pthread_attr_setstack(&at, mem, size) ||
+	    pthread_create(&t, &at, fn, arg)) {
+		free(mem);
+		return SIZE_MAX;
+	}
+	pthread_join(t, NULL);
+	pthread_attr_destroy(&at);
+	while (i < size && mem[i] == paint)
+		++i;
+	free(mem);
+	return size - i;
+}
+#endif
+
+/* One kernel call on another thread (none when k is NULL). */
+struct call {
+	const struct mha_kernel *k;
+	struct mha_args x;
+};
+
+#ifndef CHECK_ASAN
+static void *call_on_thread(void *p)
+{
+	const struct call *c = p;
+
+	if (c->k)
+		c->k->args(&c->x);
+	return NULL;
+}
+#endif
+
+/* A host's thread pool as the contract's parallel-for: `workers` threads
+ * take items from a shared counter; it records who ran what. */
+struct pool {
+	size_t workers, n;
+	mha_task_fn *fn;
+	void *task;
+	atomic_size_t next, calls;
+	unsigned char *ran; /* ran[i]: times item i ran */
+	int bad_worker;
+};
+
+struct pool_thread {
+	struct pool *p;
+	size_t worker;
+};
+
+static void *pool_worker(void *arg)
+{
+	const struct pool_thread *t = arg;
+	struct pool *p = t->p;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
+		p->ran[i]++;
+		p->fn(p->task, i, t->worker);
+	}
+	return NULL;
+}
+
+static void pool_parallel(void *pool, size_t n, mha_task_fn *fn, void *task)
+{
+	struct pool *p = pool;
+	pthread_t th[8];
+	struct pool_thread pt[8];
+
+	atomic_fetch_add(&p->calls, 1);
+	p->n = n;
+	p->fn = fn;
+	p->task = task;
+	atomic_store(&p->next, 0);
+	p->ran = calloc(n ? n : 1, 1);
+	for (size_t w = 0; w < p->workers; ++w) {
+		pt[w] = (struct pool_thread){p, w};
+		if (pthread_create(&th[w], NULL, pool_worker, &pt[w]))
+			p->bad_worker = 1;
+	}
+	for (size_t w = 0; w < p->workers; ++w)
+		pthread_join(th[w], NULL);
+	for (size_t i = 0; i < n; ++i)
+		if (p->ran[i] != 1)
+			p->bad_worker = 1;
+	free(p->ran);
+}
+
+/* Whether n floats hold the same bits. */
+static int same_bits(const float *x, const float *y, size_t n)
+{
+	return memcmp(x, y, n * sizeof *x) == 0;
+}
+
+int props_embedding(const struct mha_kernel *k, char *msg, size_t len)
+{
+	struct inputs in;
+	struct call c = {k, {0}};
+	float *w1 = NULL, *w2 = NULL;
+	unsigned char *ws = NULL;
+	size_t nw = 0;
+	int rc = -1;
+
+	if (inputs_init(&in, k)) {
+		snprintf(msg, len, "out of memory");
+		goto done;
+	}
+	c.x = (struct mha_args){
+		.q = in.q, .k = in.k, .v = in.v, .out = in.out1,
+		.batch = in.batch, .seq_q = in.seq_q, .seq_kv = in.seq_kv,
+		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in.kv_len : NULL,
+		.bias = (k->a.mask & MHA_MASK_BIAS) ? in.bias : NULL,
+		.alibi_slopes = in.slopes, .sinks = in.sinks,
+	};
+	if (k->weights) {
+		nw = in.batch * k->a.h * in.seq_q * in.seq_kv;
+		w1 = check_alloc(nw);
+		w2 = check_alloc(nw);
+		if (!w1 || !w2) {
+			snprintf(msg, len, "out of memory");
+			goto done;
+		}
+	}
+	/* the reference output: the default call on this thread */
+	k->args(&c.x);
+	c.x.out = in.out2;
+
+#ifndef CHECK_ASAN
+	/* on a 64 KiB stack, within the stated bound */
+	{
+		const size_t base = stack_used(call_on_thread, &(struct call){0},
+		                               65536);
+		const size_t used = stack_used(call_on_thread, &c, 65536);
+		if (used == SIZE_MAX || base == SIZE_MAX) {
+			snprintf(msg, len, "%s: cannot start a thread", k->name);
+			goto done;
+		}
+		if (used - base > k->stack) {
+			snprintf(msg, len, "%s: used %zu bytes of stack, states at "
+			         "most %zu", k->name, used - base, k->stack);
+			goto done;
+		}
+		if (!same_bits(in.out1, in.out2, in.no)) {
+			snprintf(msg, len, "%s: a 64 KiB stack changed the output",
+			         k->name);
+			goto done;
+		}
+	}
+#endif
+
+	/* a workspace of exactly NAME_workspace bytes, misaligned: used, and
+	 * nothing past its end written */
+	{
+		const size_t need = k->workspace(&c.x);
+		ws = malloc(need + 65);
+		if (!ws) {
+			snprintf(msg, len, "out of memory");
+			goto done;
+		}
+		memset(ws, 0x5a, need + 65);
+		memset(in.out2, 0, in.no * sizeof *in.out2);
+		c.x.workspace = ws + 1;
+		c.x.workspace_size = need;
+		k->args(&c.x);
+		for (size_t i = need + 1; i < need + 65; ++i)
+			if (ws[i] != 0x5a) {
+				snprintf(msg, len, "%s: wrote past its workspace of %zu "
+				         "bytes", k->name, need);
+				goto done;
+			}
+		if (need > 0) {
+			size_t i = 1;
+			while (i <= need && ws[i] == 0x5a)
+				++i;
+			if (i > need) {
+				snprintf(msg, len, "%s: did not use its workspace of %zu "
+				         "bytes", k->name, need);
+				goto done;
+			}
+		}
+		if (!same_bits(in.out1, in.out2, in.no)) {
+			snprintf(msg, len, "%s: a workspace changed the output",
+			         k->name);
+			goto done;
+		}
+		/* too small a workspace: taken from malloc instead */
+		memset(in.out2, 0, in.no * sizeof *in.out2);
+		c.x.workspace_size = need / 2;
+		k->args(&c.x);
+		if (!same_bits(in.out1, in.out2, in.no)) {
+			snprintf(msg, len, "%s: a workspace too small changed the "
+			         "output", k->name);
+			goto done;
+		}
+	}
+
+	/* the host's parallel-for with 3 workers, with and without a
+	 * workspace for them, and for the weights */
+	for (int with_ws = 0; with_ws < 2; ++with_ws) {
+		struct pool p = {.workers = 3};
+		struct mha_args x = c.x;
+		x.parallel = pool_parallel;
+		x.pool = &p;
+		x.workers = p.workers;
+		x.workspace = NULL;
+		x.workspace_size = 0;
+		free(ws);
+		ws = NULL;
+		if (with_ws) {
+			x.workspace_size = k->workspace(&x);
+			ws = malloc(x.workspace_size ? x.workspace_size : 1);
+			if (!ws) {
+				snprintf(msg, len, "out of memory");
+				goto done;
+			}
+			x.workspace = ws;
+		}
+		memset(in.out2, 0, in.no * sizeof *in.out2);
+		k->args(&x);
+		if (atomic_load(&p.calls) == 0 || p.bad_worker) {
+			snprintf(msg, len, "%s: the host's parallel-for was %s",
+			         k->name, p.bad_worker ? "given an item twice or "
+			         "not at all" : "not called");
+			goto done;
+		}
+		if (!same_bits(in.out1, in.out2, in.no)) {
+			snprintf(msg, len, "%s: the host's parallel-for%s changed the "
+			         "output", k->name, with_ws ? " and a workspace" : "");
+			goto done;
+		}
+	}
+	if (k->weights) {
+		struct pool p = {.workers = 3};
+		struct mha_args x = c.x, y = c.x;
+		x.workspace = y.workspace = NULL;
+		x.workspace_size = y.workspace_size = 0;
+		y.out = in.out1;
+		y.weights = w1;
+		k->args(&y);
+		x.parallel = pool_parallel;
+		x.pool = &p;
+		x.workers = p.workers;
+		x.weights = w2;
+		k->args(&x);
+		if (atomic_load(&p.calls) == 0 || p.bad_worker ||
+		    !same_bits(in.out1, in.out2, in.no) || !same_bits(w1, w2, nw)) {
+			snprintf(msg, len, "%s: the host's parallel-for changed "
+			         "NAME_weights' output", k->name);
+			goto done;
+		}
+	}
+	rc = 0;
+done:
+	free(ws);
+	if (w1)
+		check_free(w1, nw);
+	if (w2)
+		check_free(w2, nw);
+	inputs_free(&in);
+	return rc;
+}
+
+#ifndef CHECK_ASAN
+/* malloc of the whole test process, failing on demand: while fail_all is
+ * set (around one kernel call), every request gets NULL and ENOMEM.  The
+ * rest is the C library's. */
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+static volatile int fail_all;
+
+void *malloc(size_t n)
+{
+	if (fail_all) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+	return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	__libc_free(p);
+}
+
+int props_nomem(const struct mha_kernel *k, char *msg, size_t len)
+{
+	struct inputs in;
+	struct mha_args x;
+	size_t nan = 0;
+	int err, rc = -1;
+
+	if (inputs_init(&in, k)) {
+		snprintf(msg, len, "out of memory");
+		goto done;
+	}
+	x = (struct mha_args){
+		.q = in.q, .k = in.k, .v = in.v, .out = in.out1,
+		.batch = in.batch, .seq_q = in.seq_q, .seq_kv = in.seq_kv,
+		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in.kv_len : NULL,
+		.bias = (k->a.mask & MHA_MASK_BIAS) ? in.bias : NULL,
+		.alibi_slopes = in.slopes, .sinks = in.sinks,
+	};
+	errno = 0;
+	fail_all = 1;
+	k->args(&x);
+	fail_all = 0;
+	err = errno;
+	for (size_t i = 0; i < in.no; ++i)
+		nan += isnan(in.out1[i]) != 0;
+	if (nan != in.no || err != ENOMEM) {
+		snprintf(msg, len, "%s: without memory for its scratch: %zu of %zu "
+		         "outputs NaN, errno %d (ENOMEM is %d)", k->name, nan,
+		         in.no, err, ENOMEM);
+		goto done;
+	}
+	rc = 0;
+done:
+	inputs_free(&in);
+	return rc;
+}
+#endif

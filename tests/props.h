@@ -23,4 +23,18 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len);
  * bit.  0, or -1 with a message. */
 int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len);
 
+/* Embedding: the kernel run on a thread with a 64 KiB stack uses at most
+ * its stated stack bound (not under AddressSanitizer, whose frames are
+ * larger); with a workspace of NAME_workspace bytes at an odd address it
+ * uses it and writes nothing past it; with one too small, and through a
+ * host's parallel-for of 3 threads (with and without a workspace; the
+ * weights too), each item run once; each time the output keeps every bit
+ * of the default call's.  0, or -1 with a message. */
+int props_embedding(const struct mha_kernel *k, char *msg, size_t len);
+
+/* A kernel that takes scratch, called with no workspace when malloc fails
+ * (this file replaces malloc; not under AddressSanitizer, which replaces it
+ * too): every output NaN and errno ENOMEM.  0, or -1 with a message. */
+int props_nomem(const struct mha_kernel *k, char *msg, size_t len);
+
 #endif

@@ -4,8 +4,9 @@
  * AArch64 driver alike; each links the kernels its architecture builds).
  * Fields: name, target, cpu (the features it needs, for mha_cpu_has),
  * seq_q, seq_kv (0: any), plain (1 when the 9-argument NAME exists), wts
- * (1 when the kernel has --weights), then the fields of its struct
- * mha_attn as designated initializers.
+ * (1 when the kernel has --weights), stack (NAME_STACK_BYTES, its stack
+ * bound), then the fields of its struct mha_attn as designated
+ * initializers.
  *
  * A consumer defines MHA_KERNEL as MHA_PROTO and includes the registry
  * files, to declare every kernel, then as MHA_ENTRY inside a table of
@@ -15,13 +16,15 @@
 
 #include "check.h"
 
-#define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, ...)                 \
+#define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, stack, ...)          \
 	mha_args_fn name##_args;                                               \
+	mha_workspace_fn name##_workspace;                                     \
 	MHA_PROTO_P##plain(name)                                               \
 	MHA_PROTO_W##plain##wts(name)
-#define MHA_ENTRY(name, tgt, cpu, sq, skv, plain, wts, ...)                 \
+#define MHA_ENTRY(name, tgt, cpu, sq, skv, plain, wts, stack, ...)          \
 	{#name, tgt, cpu, name##_args, MHA_ENTRY_P##plain(name),               \
-	 MHA_ENTRY_W##plain##wts(name), wts, sq, skv, {__VA_ARGS__}},
+	 MHA_ENTRY_W##plain##wts(name), wts, sq, skv, {__VA_ARGS__},           \
+	 name##_workspace, stack},
 /* plain and wts pasted on: NAME and NAME_weights declared and taken only
  * when they exist */
 #define MHA_PROTO_P0(name)

@@ -115,6 +115,50 @@ ParameterizedTest(int *index, kernels, nan_stays_in_its_rows)
 	cr_assert(props_nan_rows(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
+ParameterizedTestParameters(kernels, embeds)
+{
+	return params_index(NKERNELS);
+}
+
+/* Small stacks, workspaces and a host's thread pool change no output bit,
+ * and the stack stays within NAME_STACK_BYTES. */
+ParameterizedTest(int *index, kernels, embeds)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
+	cr_assert(props_embedding(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
+ParameterizedTestParameters(kernels, nomem_is_nan)
+{
+	return params_index(NKERNELS);
+}
+
+/* Kernels that take scratch: no memory for it gives NaN outputs and
+ * ENOMEM (not under AddressSanitizer, whose malloc the test cannot fail). */
+ParameterizedTest(int *index, kernels, nomem_is_nan)
+{
+#ifdef CHECK_ASAN
+	(void)index;
+	cr_skip_test("AddressSanitizer replaces malloc");
+#else
+	const struct mha_kernel *k = &kernels[*index];
+	const struct mha_args none = {.batch = 1, .seq_q = 1, .seq_kv = 1};
+	char msg[512];
+
+	if (k->workspace(&none) == 0)
+		cr_skip_test("%s takes no scratch", k->name);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
+	cr_assert(props_nomem(k, msg, sizeof msg) == 0, "%s", msg);
+#endif
+}
+
 /* The registry really holds the whole test list (tests/kernels.list) for
  * every target this machine builds, and NAME_weights of every --weights
  * kernel. */
