@@ -558,6 +558,10 @@ local function generate(spec, what)
 	vars.include = function(path)
 		return (engine.render(path, vars))
 	end
+	-- the same without its last newline, for a line of its own
+	vars.lines = function(path)
+		return (engine.render(path, vars):gsub("\n$", ""))
+	end
 	if what == "kernel" then
 		vars.template = "templates/kernel.c.in"
 	elseif what == "header" then
