@@ -8,6 +8,9 @@
  * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: rows, blocks of 128 keys; exp accurate; threads none.
  */
+#if defined(__x86_64__) && !(defined(__AVX512F__))
+#error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

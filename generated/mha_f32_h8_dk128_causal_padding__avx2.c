@@ -10,6 +10,9 @@
  * mha_f32_h8_dk128_causal_padding__avx2_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  */
+#if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__))
+#error "mha_f32_h8_dk128_causal_padding__avx2: compile with -mavx2 -mfma (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -9,6 +9,9 @@
  * mha_f32_h8_dk64_s128_causal__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 128 query rows x 64 keys, micro-tiles 32x8 (scores), 32x8 (P.V); exp accurate; threads none.
  */
+#if defined(__x86_64__) && !(defined(__AVX512F__))
+#error "mha_f32_h8_dk64_s128_causal__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -13,6 +13,11 @@ local T = {
 	guard = "defined(__aarch64__)",
 	cpu = {"neon"},
 	cflags = "",
+	-- nothing to require of the compiler; no run-time test (it is the
+	-- only vector target of AArch64, so it takes no part in --target lists)
+	requires = "",
+	attribute = "",
+	detect = "",
 	-- native picks the supported target of highest rank
 	rank = 20,
 }
