@@ -38,7 +38,10 @@ static const char usage[] =
 "  --layout L          bshd (default) or bhsd\n"
 "  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
 "  --target T          a target (listed below), or native (default: the\n"
-"                      best target of this machine)\n"
+"                      best target of this machine); or a comma list of\n"
+"                      one architecture's targets, best first (avx512,\n"
+"                      avx2,scalar): one file, built with no ISA flags,\n"
+"                      that runs the first variant the CPU has\n"
 "  --name SYMBOL       exported function (default: canonical name)\n"
 "  --weights           also export NAME_weights, which writes the softmax\n"
 "                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
@@ -86,12 +89,16 @@ static const char usage_out[] =
 "--weights, NAME_args also writes the softmax weights when a->weights is\n"
 "set, and NAME_weights takes them as a tenth argument, float *weights\n"
 "([batch][h][seq_q][seq_kv]).\n"
+"A --target list's file also exports const char *NAME_variant(void), the\n"
+"name of the variant that runs.\n"
 "\n"
 "environment:\n"
 "  MHAGEN_TRACE        when set, template errors carry a Lua traceback\n"
 "  MHAGEN_CPU_SECONDS  CPU time one generation may take (default 20)\n"
 "  CC                  mhagen tune: the compiler of the variants\n"
 "  TMPDIR              mhagen tune: where variants are built\n"
+"  MHAGEN_VARIANT      read by kernels of a --target list on their first\n"
+"                      call: the variant to run, when the CPU has it\n"
 "\n"
 "mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
 "variants of a spec on this machine (see mhagen tune --help).\n"
@@ -277,30 +284,6 @@ static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 	return buf;
 }
 
-/* The compiler flags the spec's kernel needs (--emit cflags), one line;
- * NULL with err on failure. */
-static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
-{
-	struct mhagen_target t[MHAGEN_TARGETS_MAX];
-	const struct mhagen_target *f;
-	size_t n;
-	char *buf;
-
-	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
-		return NULL;
-	f = mhagen_target_find(t, n, cli->spec.target);
-	buf = f ? malloc(sizeof f->cflags + 1) : NULL;
-	if (!buf) {
-		mhagen_fail(err, f ? "out of memory"
-		                            : "internal: target '%s' vanished",
-		            cli->spec.target);
-		return NULL;
-	}
-	snprintf(buf, sizeof f->cflags + 1, "%s\n", f->cflags);
-	*len = strlen(buf);
-	return buf;
-}
-
 /* Apply the knobs of the fastest record of the tuning database for the
  * CPU --tuning-cpu names (else this machine's) to the spec, keeping its
  * name, and say on stderr which record.  Without one: the defaults and a
@@ -443,8 +426,6 @@ int main(int argc, char **argv)
 				snprintf(text, len + 1, "%s\n", cli.spec.name);
 			else
 				mhagen_fail(err, "out of memory");
-		} else if (strcmp(cli.emit, "cflags") == 0) {
-			text = cflags_line(&cli, &len, err);
 		} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
 		                           &text, &len, err)) {
 			text = NULL;

@@ -1,6 +1,7 @@
 -- Entry point: returns the functions the generator calls (at the end):
--- generate(spec, what), what being "kernel", "header", "exp" or "registry",
--- plan(spec) and describe(target).  Decides everything about the shape
+-- generate(spec, what), what being "kernel", "header", "exp", "registry" or
+-- "cflags" (for a --target list, a file choosing among several targets at
+-- run time), plan(spec) and describe(target).  Decides everything about the shape
 -- (plan) before any C is written; templates only spell the decisions.
 
 local function import(path)
@@ -511,8 +512,47 @@ local function registry_line(S, T)
 	return "#if " .. T.guard .. "\n" .. line .. "#endif\n"
 end
 
-local function generate(spec, what)
-	local T = load_target(spec.target)
+-- What every template of spec sees, whatever its target: the spec, its
+-- inputs and prototypes, and include and lines to render other templates.
+local function base_vars(spec)
+	local vars = {S = spec, hexf = hexf, signature = signature,
+	              args_struct = args_struct}
+	vars.inputs = inputs(spec)
+	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
+	-- nothing else
+	vars.plain = #vars.inputs == #ARGS_FLAT
+	-- "const T name = a->name;" for every input the kernel reads
+	vars.unpack = function(indent)
+		local out = {}
+		for _, f in ipairs(vars.inputs) do
+			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
+			             ("const " .. f[2] .. " " .. f[1])
+			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+		end
+		return table.concat(out, "\n")
+	end
+	-- a plan's algorithm and blocks, for a file's opening comment
+	vars.algorithm = function(P)
+		if P.algo == "tiled" then
+			return "tiled, " .. P.bq .. " query rows x " .. P.bk ..
+			       " keys, micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
+			       P.mq .. "x" .. P.nv .. " (P.V)"
+		end
+		return "rows, blocks of " .. P.bk .. " keys"
+	end
+	vars.include = function(path)
+		return (engine.render(path, vars))
+	end
+	-- the same without its last newline, for a line of its own
+	vars.lines = function(path)
+		return (engine.render(path, vars):gsub("\n$", ""))
+	end
+	return vars
+end
+
+-- What the kernel templates of spec see for target table T: the table,
+-- the plan, and the helpers that spell rows, limits and score modifiers.
+local function kernel_vars(spec, T)
 	local used = {}
 	rawset(T, "prefix", spec.name)
 	-- ops that need a helper function call T.use; T.prelude() then emits
@@ -529,51 +569,114 @@ local function generate(spec, what)
 		end
 		return table.concat(out, "\n")
 	end)
-	local vars = {
-		S = spec, T = T, P = plan(spec, T), hexf = hexf, vloop = vloop,
-	}
+	local vars = base_vars(spec)
+	vars.T, vars.P, vars.vloop = T, plan(spec, T), vloop
 	vars.limit = function(i)
 		return limit_expr(spec, vars.P, i)
 	end
 	vars.offset = function(...)
 		return row_offset(spec, ...)
 	end
-	vars.signature = signature
 	vars.mods = modifiers(spec, T, spec.name)
-	vars.args_struct = args_struct
-	vars.inputs = inputs(spec)
-	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
-	-- nothing else
-	vars.plain = #vars.inputs == #ARGS_FLAT
-	-- "const T name = a->name;" for every input the kernel reads
-	vars.unpack = function(indent)
-		local out = {}
-		for _, f in ipairs(vars.inputs) do
-			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
-			             ("const " .. f[2] .. " " .. f[1])
-			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+	return vars
+end
+
+-- The target tables of a --target list ("avx512,avx2,scalar"), in its
+-- order, and the table whose architecture they share (nil when all run
+-- anywhere): each known, named once, of one architecture, with a run-time
+-- CPU test.
+local function target_list(spec)
+	local all, list, seen, arch = spec.target, {}, {}, nil
+	for name in (all .. ","):gmatch("([^,]*),") do
+		if name == "" or name == "native" then
+			error(string.format("--target %s: a list names targets (%s is not one)",
+			                    all, name == "" and "an empty name" or name), 0)
+		elseif seen[name] then
+			error(string.format("--target %s: names %s twice", all, name), 0)
 		end
-		return table.concat(out, "\n")
+		seen[name] = true
+		local T = load_target(name)
+		if T.arch ~= "" and arch and T.arch ~= arch.arch then
+			error(string.format("--target %s: %s is for %s, %s for %s; a list takes one architecture's targets",
+			                    all, arch.name, arch.arch, name, T.arch), 0)
+		elseif T.detect == "" then
+			error(string.format("--target %s: %s has no run-time CPU test (its table's detect is empty); generate it alone",
+			                    all, name), 0)
+		elseif T.arch ~= "" then
+			arch = arch or T
+		end
+		list[#list + 1] = T
 	end
-	vars.include = function(path)
-		return (engine.render(path, vars))
+	return list, arch
+end
+
+-- The file of a --target list: each target's kernel code compiled for its
+-- instructions by target attributes, under names N__target, and the
+-- exported functions calling the variant the CPU runs.
+local function dispatch(spec, what)
+	local list, arch = target_list(spec)
+	if spec.threads == "openmp" then
+		error(string.format("--threads openmp: not with the list --target %s (clang does not give OpenMP's parallel regions the variants' target attributes)",
+		                    spec.target), 0)
 	end
-	-- the same without its last newline, for a line of its own
-	vars.lines = function(path)
-		return (engine.render(path, vars):gsub("\n$", ""))
+	local vars = base_vars(spec)
+	vars.guard = arch and arch.guard or ""
+	vars.arch = arch and arch.arch or ""
+	vars.variants = {}
+	local includes, seen = {}, {}
+	for _, T in ipairs(list) do
+		local vs = {}
+		for k, v in pairs(spec) do
+			vs[k] = v
+		end
+		vs.target, vs.name = T.name, spec.name .. "__" .. T.name
+		local V = kernel_vars(vs, T)
+		vars.variants[#vars.variants + 1] = {
+			T = T, N = vs.name, P = V.P,
+			text = engine.render("templates/variant.c.in", V),
+		}
+		for _, h in ipairs(T.includes) do
+			if not seen[h] then
+				seen[h] = true
+				includes[#includes + 1] = h
+			end
+		end
 	end
+	vars.includes = includes
 	if what == "kernel" then
-		vars.template = "templates/kernel.c.in"
+		return engine.render("templates/dispatch.c.in", vars)
 	elseif what == "header" then
-		vars.template = "templates/header.h.in"
+		return engine.render("templates/header.h.in", vars)
+	elseif what == "cflags" then
+		return "\n" -- target attributes, not flags
+	elseif what == "registry" then
+		-- the file runs where its last variant runs
+		return registry_line(spec, {cpu = list[#list].cpu, guard = vars.guard})
 	elseif what == "exp" then
-		vars.template = "templates/exp.c.in"
+		error(string.format("--emit exp: takes one target, not the list %s",
+		                    spec.target), 0)
+	end
+	error("unknown output '" .. tostring(what) .. "'", 0)
+end
+
+local function generate(spec, what)
+	if spec.target:find(",", 1, true) then
+		return dispatch(spec, what)
+	end
+	local T = load_target(spec.target)
+	local vars = kernel_vars(spec, T)
+	if what == "kernel" then
+		return engine.render("templates/kernel.c.in", vars)
+	elseif what == "header" then
+		return engine.render("templates/header.h.in", vars)
+	elseif what == "exp" then
+		return engine.render("templates/exp.c.in", vars)
+	elseif what == "cflags" then
+		return T.cflags .. "\n"
 	elseif what == "registry" then
 		return registry_line(spec, T)
-	else
-		error("unknown output '" .. tostring(what) .. "'", 0)
 	end
-	return engine.render(vars.template, vars)
+	error("unknown output '" .. tostring(what) .. "'", 0)
 end
 
 -- generate(spec, what) -> C text; plan(spec) -> the knobs in effect;
