@@ -252,7 +252,8 @@ static int commit(struct staged *st, char *err)
 }
 
 /* The target tables as make variables (--emit targets): MHA_TARGETS, and
- * per target MHA_ARCH_t, MHA_GUARD_t, MHA_CPU_t, MHA_CFLAGS_t, MHA_WIDTH_t;
+ * per target MHA_ARCH_t, MHA_GUARD_t, MHA_CPU_t, MHA_CFLAGS_t, MHA_WIDTH_t,
+ * MHA_RANK_t;
  * MHA_NATIVE, the target this CPU would pick.  NULL with err on failure. */
 static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 {
@@ -277,9 +278,10 @@ static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 	for (size_t i = 0; i < n; ++i)
 		mha_append(buf, cap, "MHA_ARCH_%s := %s\nMHA_GUARD_%s := %s\n"
 		           "MHA_CPU_%s := %s\nMHA_CFLAGS_%s := %s\n"
-		           "MHA_WIDTH_%s := %ld\n", t[i].name, t[i].arch, t[i].name,
-		           t[i].guard, t[i].name, t[i].cpu, t[i].name, t[i].cflags,
-		           t[i].name, t[i].width);
+		           "MHA_WIDTH_%s := %ld\nMHA_RANK_%s := %ld\n", t[i].name,
+		           t[i].arch, t[i].name, t[i].guard, t[i].name, t[i].cpu,
+		           t[i].name, t[i].cflags, t[i].name, t[i].width, t[i].name,
+		           t[i].rank);
 	*len = strlen(buf);
 	return buf;
 }

@@ -583,8 +583,7 @@ end
 
 -- The target tables of a --target list ("avx512,avx2,scalar"), in its
 -- order, and the table whose architecture they share (nil when all run
--- anywhere): each known, named once, of one architecture, with a run-time
--- CPU test.
+-- anywhere): each known, named once, of one architecture.
 local function target_list(spec)
 	local all, list, seen, arch = spec.target, {}, {}, nil
 	for name in (all .. ","):gmatch("([^,]*),") do
@@ -599,9 +598,6 @@ local function target_list(spec)
 		if T.arch ~= "" and arch and T.arch ~= arch.arch then
 			error(string.format("--target %s: %s is for %s, %s for %s; a list takes one architecture's targets",
 			                    all, arch.name, arch.arch, name, T.arch), 0)
-		elseif T.detect == "" then
-			error(string.format("--target %s: %s has no run-time CPU test (its table's detect is empty); generate it alone",
-			                    all, name), 0)
 		elseif T.arch ~= "" then
 			arch = arch or T
 		end

@@ -20,7 +20,7 @@ return {
 		{"cflags", "string", "the compiler flags its kernels need (gcc and clang)"},
 		{"requires", "string", "the C condition those flags make true (\"\" for none): a file compiled without it stops at an #error"},
 		{"attribute", "string", "the target attribute giving one function those instructions (gcc and clang), \"\" for none"},
-		{"detect", "string", "a C expression, true when the running CPU has the features (\"1\" always); \"\" when it cannot take part in a --target list"},
+		{"detect", "string", "a C expression, true when the running CPU has the features (\"1\" for every CPU of its architecture): --target lists choose by it"},
 		{"rank", "number", "--target native picks the supported target of highest rank"},
 		{"helpers", "table", "helper functions ops emit through T.use, {name, C text with P_ for the kernel's prefix}"},
 	},
