@@ -531,6 +531,18 @@ local function base_vars(spec)
 		end
 		return table.concat(out, "\n")
 	end
+	-- struct mha_args's initializers from the arguments of the same names:
+	-- the inputs, then the names in extra
+	vars.fill = function(extra)
+		local out = {}
+		for _, f in ipairs(vars.inputs) do
+			out[#out + 1] = "." .. f[1] .. " = " .. f[1]
+		end
+		for _, f in ipairs(extra or {}) do
+			out[#out + 1] = "." .. f .. " = " .. f
+		end
+		return table.concat(out, ", ")
+	end
 	-- a plan's algorithm and blocks, for a file's opening comment
 	vars.algorithm = function(P)
 		if P.algo == "tiled" then
