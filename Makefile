@@ -222,7 +222,8 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
-             test_tune test_search test_knobs test_python)
+             test_tune test_search test_knobs test_python test_dispatch_cc \
+             test_dispatch_gcc)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -261,6 +262,27 @@ $(BUILD)/tests/gen-gcc/%.o: generated/%.c $(TARGETS_MK)
 	@echo "  GCC     $<"
 	@$(GCC) $(KFLAGS) $(call gflags,$*) -c $< -o $@
 
+# The kernels of tests/dispatch.list as one --target list: this machine's
+# architecture's targets by rank, best first; each built with no ISA flags
+# (the variants carry target attributes).  facts.h: the targets with the
+# CPU features each needs, and how many specs the list holds.
+DISP := $(BUILD)/tests/disp
+comma := ,
+HOST_LIST = $(shell printf '%s\n' $(foreach t,$(HOST_TARGETS),$(MHA_RANK_$t):$t) \
+                    | sort -t: -k1,1nr | cut -d: -f2 | paste -sd,)
+$(DISP)/kernels.inc: tests/dispatch.list $(MHAGEN) tools/gen-kernels.sh $(TARGETS_MK)
+	@echo "  GEN     test kernels for $(HOST_LIST)"
+	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh --all tests/dispatch.list $(DISP) $(HOST_LIST) 2>/dev/null
+$(DISP)/facts.h: tests/dispatch.list $(TARGETS_MK)
+	@mkdir -p $(@D)
+	@{ echo "#define DISPATCH_LISTED $$(grep -cv '^[[:space:]]*\(#\|$$\)' $<)"; \
+	   echo "#define DISPATCH_TARGETS \\"; \
+	   $(foreach t,$(subst $(comma), ,$(HOST_LIST)),echo '	{"$t", "$(MHA_CPU_$t)"}, \';) \
+	   echo; } > $@
+$(DISP)/all-%.o: $(DISP)/kernels.inc
+	@echo "  $(if $(filter gcc,$*),GCC,CC)     $(DISP)/all.c (no ISA flags)"
+	@$(if $(filter gcc,$*),$(GCC),$(CC)) $(KFLAGS) -I. -c $(DISP)/all.c -o $@
+
 # each target's vector exp alone (accurate and fast), and their registries
 $(EXP)/mha_exp_%.c: $(MHAGEN)
 	@mkdir -p $(@D)
@@ -288,6 +310,7 @@ $(BUILD)/tests/%.o: tests/%.c | $(BUILD)/tests
 	@$(CC) $(ALL_CFLAGS) $(CRIT_CFLAGS) $(LUA_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. -c $< -o $@
 $(BUILD)/tests/test_kernels.o: $(TK)/kernels.inc $(TK)/count.h
 $(BUILD)/tests/test_exp.o: $(TK)/count.h
+$(BUILD)/tests/test_dispatch.o: $(DISP)/kernels.inc $(DISP)/facts.h
 $(BUILD)/tests/exps.o: $(EXP)/exp.inc $(EXP)/expfast.inc
 
 TEST_LIBS = $(CRIT_LIBS) $(LUA_LIBS) -lm
@@ -348,6 +371,11 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
 		$(CRIT_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. tests/test_kernels.c tests/check.c tests/props.c \
 		$(wildcard runtime/*.c) $(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
+# the --target list kernels, compiled by clang and by gcc
+$(BUILD)/tests/test_dispatch_%: $(BUILD)/tests/test_dispatch.o $(BUILD)/tests/check.o \
+		$(BUILD)/tests/props.o $(RT_OBJS) $(DISP)/all-%.o
+	@echo "  LD      $@"
+	@$(CC) $^ $(TEST_LIBS) -pthread -o $@
 # runs build/mhagen tune; picked kernels are loaded with dlopen and checked
 $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)

@@ -83,9 +83,8 @@ static size_t mha_f32_h16_dk128_causal__neon_workers(const struct mha_args *a)
 	return 1;
 }
 
-size_t mha_f32_h16_dk128_causal__neon_workspace(const struct mha_args *a);
-
-size_t mha_f32_h16_dk128_causal__neon_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h16_dk128_causal__neon_scratch_bytes(const struct mha_args *a)
 {
 	return 119808 * mha_f32_h16_dk128_causal__neon_workers(a) + 63;
 }
@@ -2581,4 +2580,11 @@ void mha_f32_h16_dk128_causal__neon_args(const struct mha_args *a);
 void mha_f32_h16_dk128_causal__neon_args(const struct mha_args *a)
 {
 	mha_f32_h16_dk128_causal__neon_run(a);
+}
+
+size_t mha_f32_h16_dk128_causal__neon_workspace(const struct mha_args *a);
+
+size_t mha_f32_h16_dk128_causal__neon_workspace(const struct mha_args *a)
+{
+	return mha_f32_h16_dk128_causal__neon_scratch_bytes(a);
 }

@@ -9,6 +9,9 @@
  * Algorithm: rows, blocks of 128 keys; exp accurate; threads none.
  * Stack: at most 6144 bytes; scratch: none.
  */
+#if defined(__x86_64__) && !(defined(__AVX512F__))
+#error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -79,9 +82,8 @@ static size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(const struct mha
 	return 1;
 }
 
-size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a);
-
-size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_scratch_bytes(const struct mha_args *a)
 {
 	(void)a;
 	return 0;
@@ -318,4 +320,11 @@ void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args(const struct mha_args *a);
 void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args(const struct mha_args *a)
 {
 	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(a);
+}
+
+size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a);
+
+size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workspace(const struct mha_args *a)
+{
+	return mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_scratch_bytes(a);
 }

@@ -100,9 +100,8 @@ static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 	return 1;
 }
 
-size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a);
-
-size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h4_dk32_padding__scalar_scratch_bytes(const struct mha_args *a)
 {
 	return 30720 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
 }
@@ -821,4 +820,11 @@ void mha_f32_h4_dk32_padding__scalar_args(const struct mha_args *a);
 void mha_f32_h4_dk32_padding__scalar_args(const struct mha_args *a)
 {
 	mha_f32_h4_dk32_padding__scalar_run(a);
+}
+
+size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a);
+
+size_t mha_f32_h4_dk32_padding__scalar_workspace(const struct mha_args *a)
+{
+	return mha_f32_h4_dk32_padding__scalar_scratch_bytes(a);
 }

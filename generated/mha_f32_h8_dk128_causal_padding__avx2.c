@@ -11,6 +11,9 @@
  * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk128_causal_padding__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
+#if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__))
+#error "mha_f32_h8_dk128_causal_padding__avx2: compile with -mavx2 -mfma (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,9 +87,8 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 	return 1;
 }
 
-size_t mha_f32_h8_dk128_causal_padding__avx2_workspace(const struct mha_args *a);
-
-size_t mha_f32_h8_dk128_causal_padding__avx2_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
 	return 452608 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
@@ -1173,4 +1175,11 @@ void mha_f32_h8_dk128_causal_padding__avx2_args(const struct mha_args *a);
 void mha_f32_h8_dk128_causal_padding__avx2_args(const struct mha_args *a)
 {
 	mha_f32_h8_dk128_causal_padding__avx2_run(a);
+}
+
+size_t mha_f32_h8_dk128_causal_padding__avx2_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk128_causal_padding__avx2_workspace(const struct mha_args *a)
+{
+	return mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(a);
 }

@@ -99,9 +99,8 @@ static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 	return 1;
 }
 
-size_t mha_f32_h8_dk64__scalar_workspace(const struct mha_args *a);
-
-size_t mha_f32_h8_dk64__scalar_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h8_dk64__scalar_scratch_bytes(const struct mha_args *a)
 {
 	return 59392 * mha_f32_h8_dk64__scalar_workers(a) + 63;
 }
@@ -819,4 +818,11 @@ void mha_f32_h8_dk64__scalar_args(const struct mha_args *a);
 void mha_f32_h8_dk64__scalar_args(const struct mha_args *a)
 {
 	mha_f32_h8_dk64__scalar_run(a);
+}
+
+size_t mha_f32_h8_dk64__scalar_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk64__scalar_workspace(const struct mha_args *a)
+{
+	return mha_f32_h8_dk64__scalar_scratch_bytes(a);
 }

@@ -10,6 +10,9 @@
  * Algorithm: tiled, 128 query rows x 64 keys, micro-tiles 32x8 (scores), 32x8 (P.V); exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk64_s128_causal__avx512_workspace(a) bytes, from a->workspace or malloc.
  */
+#if defined(__x86_64__) && !(defined(__AVX512F__))
+#error "mha_f32_h8_dk64_s128_causal__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#endif
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,9 +86,8 @@ static size_t mha_f32_h8_dk64_s128_causal__avx512_workers(const struct mha_args 
 	return 1;
 }
 
-size_t mha_f32_h8_dk64_s128_causal__avx512_workspace(const struct mha_args *a);
-
-size_t mha_f32_h8_dk64_s128_causal__avx512_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h8_dk64_s128_causal__avx512_scratch_bytes(const struct mha_args *a)
 {
 	return 100352 * mha_f32_h8_dk64_s128_causal__avx512_workers(a) + 63;
 }
@@ -1518,4 +1520,11 @@ void mha_f32_h8_dk64_s128_causal__avx512_args(const struct mha_args *a);
 void mha_f32_h8_dk64_s128_causal__avx512_args(const struct mha_args *a)
 {
 	mha_f32_h8_dk64_s128_causal__avx512_run(a);
+}
+
+size_t mha_f32_h8_dk64_s128_causal__avx512_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk64_s128_causal__avx512_workspace(const struct mha_args *a)
+{
+	return mha_f32_h8_dk64_s128_causal__avx512_scratch_bytes(a);
 }

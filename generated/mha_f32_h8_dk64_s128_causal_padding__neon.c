@@ -84,9 +84,8 @@ static size_t mha_f32_h8_dk64_s128_causal_padding__neon_workers(const struct mha
 	return 1;
 }
 
-size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a);
-
-size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a)
+/* The bytes of scratch a call with a's settings takes (NAME_workspace). */
+static size_t mha_f32_h8_dk64_s128_causal_padding__neon_scratch_bytes(const struct mha_args *a)
 {
 	return 62464 * mha_f32_h8_dk64_s128_causal_padding__neon_workers(a) + 63;
 }
@@ -2644,4 +2643,11 @@ void mha_f32_h8_dk64_s128_causal_padding__neon_args(const struct mha_args *a);
 void mha_f32_h8_dk64_s128_causal_padding__neon_args(const struct mha_args *a)
 {
 	mha_f32_h8_dk64_s128_causal_padding__neon_run(a);
+}
+
+size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a);
+
+size_t mha_f32_h8_dk64_s128_causal_padding__neon_workspace(const struct mha_args *a)
+{
+	return mha_f32_h8_dk64_s128_causal_padding__neon_scratch_bytes(a);
 }

@@ -38,7 +38,10 @@ static const char usage[] =
 "  --layout L          bshd (default) or bhsd\n"
 "  --scale X           multiplies q.k (default 1/sqrt(dk))\n"
 "  --target T          a target (listed below), or native (default: the\n"
-"                      best target of this machine)\n"
+"                      best target of this machine); or a comma list of\n"
+"                      one architecture's targets, best first (avx512,\n"
+"                      avx2,scalar): one file, built with no ISA flags,\n"
+"                      that runs the first variant the CPU has\n"
 "  --name SYMBOL       exported function (default: canonical name)\n"
 "  --weights           also export NAME_weights, which writes the softmax\n"
 "                      weights [batch][h][seq_q][seq_kv] (spec file:\n"
@@ -89,12 +92,16 @@ static const char usage_out[] =
 "*a) gives the scratch a call takes (pass it as a->workspace, or the kernel\n"
 "mallocs it); a->parallel runs the work on the host's threads; the header's\n"
 "NAME_STACK_BYTES bounds the stack a call takes.\n"
+"A --target list's file also exports const char *NAME_variant(void), the\n"
+"name of the variant that runs.\n"
 "\n"
 "environment:\n"
 "  MHAGEN_TRACE        when set, template errors carry a Lua traceback\n"
 "  MHAGEN_CPU_SECONDS  CPU time one generation may take (default 20)\n"
 "  CC                  mhagen tune: the compiler of the variants\n"
 "  TMPDIR              mhagen tune: where variants are built\n"
+"  MHAGEN_VARIANT      read by kernels of a --target list on their first\n"
+"                      call: the variant to run, when the CPU has it\n"
 "\n"
 "mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
 "variants of a spec on this machine (see mhagen tune --help).\n"
@@ -248,7 +255,8 @@ static int commit(struct staged *st, char *err)
 }
 
 /* The target tables as make variables (--emit targets): MHA_TARGETS, and
- * per target MHA_ARCH_t, MHA_GUARD_t, MHA_CPU_t, MHA_CFLAGS_t, MHA_WIDTH_t;
+ * per target MHA_ARCH_t, MHA_GUARD_t, MHA_CPU_t, MHA_CFLAGS_t, MHA_WIDTH_t,
+ * MHA_RANK_t;
  * MHA_NATIVE, the target this CPU would pick.  NULL with err on failure. */
 static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 {
@@ -273,33 +281,10 @@ static char *targets_mk(const struct mhagen_cli *cli, size_t *len, char *err)
 	for (size_t i = 0; i < n; ++i)
 		mha_append(buf, cap, "MHA_ARCH_%s := %s\nMHA_GUARD_%s := %s\n"
 		           "MHA_CPU_%s := %s\nMHA_CFLAGS_%s := %s\n"
-		           "MHA_WIDTH_%s := %ld\n", t[i].name, t[i].arch, t[i].name,
-		           t[i].guard, t[i].name, t[i].cpu, t[i].name, t[i].cflags,
-		           t[i].name, t[i].width);
-	*len = strlen(buf);
-	return buf;
-}
-
-/* The compiler flags the spec's kernel needs (--emit cflags), one line;
- * NULL with err on failure. */
-static char *cflags_line(const struct mhagen_cli *cli, size_t *len, char *err)
-{
-	struct mhagen_target t[MHAGEN_TARGETS_MAX];
-	const struct mhagen_target *f;
-	size_t n;
-	char *buf;
-
-	if (mhagen_targets(cli->template_dir, t, MHAGEN_TARGETS_MAX, &n, err))
-		return NULL;
-	f = mhagen_target_find(t, n, cli->spec.target);
-	buf = f ? malloc(sizeof f->cflags + 1) : NULL;
-	if (!buf) {
-		mhagen_fail(err, f ? "out of memory"
-		                            : "internal: target '%s' vanished",
-		            cli->spec.target);
-		return NULL;
-	}
-	snprintf(buf, sizeof f->cflags + 1, "%s\n", f->cflags);
+		           "MHA_WIDTH_%s := %ld\nMHA_RANK_%s := %ld\n", t[i].name,
+		           t[i].arch, t[i].name, t[i].guard, t[i].name, t[i].cpu,
+		           t[i].name, t[i].cflags, t[i].name, t[i].width, t[i].name,
+		           t[i].rank);
 	*len = strlen(buf);
 	return buf;
 }
@@ -446,8 +431,6 @@ int main(int argc, char **argv)
 				snprintf(text, len + 1, "%s\n", cli.spec.name);
 			else
 				mhagen_fail(err, "out of memory");
-		} else if (strcmp(cli.emit, "cflags") == 0) {
-			text = cflags_line(&cli, &len, err);
 		} else if (mhagen_generate(&cli.spec, cli.emit, cli.template_dir,
 		                           &text, &len, err)) {
 			text = NULL;

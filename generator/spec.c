@@ -201,13 +201,15 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	case K_LAYOUT:
 		return parse_word(key, val, layouts, &s->layout, err);
 	case K_TARGET: {
-		/* a name of a target table, checked when it is loaded */
+		/* a name of a target table, or a comma list of them, checked
+		 * when they are loaded */
 		size_t n = strlen(val);
 		int ok = n > 0 && n < sizeof s->target && val[0] >= 'a' &&
 		         val[0] <= 'z';
 		for (size_t i = 0; ok && i < n; ++i)
 			ok = (val[i] >= 'a' && val[i] <= 'z') ||
-			     (val[i] >= '0' && val[i] <= '9') || val[i] == '_';
+			     (val[i] >= '0' && val[i] <= '9') || val[i] == '_' ||
+			     val[i] == ',';
 		if (!ok)
 			return mhagen_fail(err, "--target: unknown target '%s'", val);
 		memcpy(s->target, val, n + 1);
@@ -381,7 +383,10 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		else if (v)
 			mha_append(buf, n, "_%s%s", d->tag, d->words[v]);
 	}
-	mha_append(buf, n, "__%s", s->target);
+	/* a target list's names joined by '_': __avx512_avx2_scalar */
+	mha_append(buf, n, "__");
+	for (const char *t = s->target; *t; ++t)
+		mha_append(buf, n, "%c", *t == ',' ? '_' : *t);
 }
 
 void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)

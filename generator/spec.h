@@ -20,7 +20,8 @@ struct mha_spec {
 	long window;             /* 0: none; else a row sees its last N keys */
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	double scale;            /* 0: default 1/sqrt(dk) */
-	char target[16];         /* a target table's name (native resolved) */
+	char target[64];         /* a target table's name (native resolved), or
+	                          * a comma list of them (run-time dispatch) */
 	char name[MHAGEN_NAME_MAX]; /* exported symbol; canonical if unset */
 	int weights;             /* also export NAME_weights (softmax weights) */
 	double softcap;          /* > 0: scores capped, cap * tanh(s / cap) */

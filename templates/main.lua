@@ -1,6 +1,7 @@
 -- Entry point: returns the functions the generator calls (at the end):
--- generate(spec, what), what being "kernel", "header", "exp" or "registry",
--- plan(spec) and describe(target).  Decides everything about the shape
+-- generate(spec, what), what being "kernel", "header", "exp", "registry" or
+-- "cflags" (for a --target list, a file choosing among several targets at
+-- run time), plan(spec) and describe(target).  Decides everything about the shape
 -- (plan) before any C is written; templates only spell the decisions.
 
 local function import(path)
@@ -534,10 +535,10 @@ end
 
 -- One X-macro line for test and bench registries (tests/registry.h), behind
 -- the target's guard: name, target, cpu, seq_q, seq_kv, whether the
--- 9-argument NAME and NAME_weights exist, the stack bound (P.stack), then
+-- 9-argument NAME and NAME_weights exist, the stack bound, then
 -- struct mha_attn's fields as designated
 -- initializers (so a new field is a new initializer, not a new column).
-local function registry_line(S, T, P)
+local function registry_line(S, T, stack)
 	local attn = {
 		".h = " .. S.h, ".kv_heads = " .. S.kv_heads, ".dk = " .. S.dk,
 		".dv = " .. S.dv, ".mask = " .. S.mask_bits .. "u",
@@ -559,7 +560,7 @@ local function registry_line(S, T, P)
 	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
-		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0, P.stack,
+		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0, stack,
 		table.concat(attn, ", "))
 	if T.guard == "" then
 		return line
@@ -567,8 +568,59 @@ local function registry_line(S, T, P)
 	return "#if " .. T.guard .. "\n" .. line .. "#endif\n"
 end
 
-local function generate(spec, what)
-	local T = load_target(spec.target)
+-- What every template of spec sees, whatever its target: the spec, its
+-- inputs and prototypes, and include and lines to render other templates.
+local function base_vars(spec)
+	local vars = {S = spec, hexf = hexf, signature = signature,
+	              args_struct = args_struct}
+	vars.inputs = inputs(spec)
+	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
+	-- nothing else
+	vars.plain = #vars.inputs == #ARGS_FLAT
+	-- "const T name = a->name;" for every input the kernel reads
+	vars.unpack = function(indent)
+		local out = {}
+		for _, f in ipairs(vars.inputs) do
+			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
+			             ("const " .. f[2] .. " " .. f[1])
+			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+		end
+		return table.concat(out, "\n")
+	end
+	-- struct mha_args's initializers from the arguments of the same names:
+	-- the inputs, then the names in extra
+	vars.fill = function(extra)
+		local out = {}
+		for _, f in ipairs(vars.inputs) do
+			out[#out + 1] = "." .. f[1] .. " = " .. f[1]
+		end
+		for _, f in ipairs(extra or {}) do
+			out[#out + 1] = "." .. f .. " = " .. f
+		end
+		return table.concat(out, ", ")
+	end
+	-- a plan's algorithm and blocks, for a file's opening comment
+	vars.algorithm = function(P)
+		if P.algo == "tiled" then
+			return "tiled, " .. P.bq .. " query rows x " .. P.bk ..
+			       " keys, micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
+			       P.mq .. "x" .. P.nv .. " (P.V)"
+		end
+		return "rows, blocks of " .. P.bk .. " keys"
+	end
+	vars.include = function(path)
+		return (engine.render(path, vars))
+	end
+	-- the same without its last newline, for a line of its own
+	vars.lines = function(path)
+		return (engine.render(path, vars):gsub("\n$", ""))
+	end
+	return vars
+end
+
+-- What the kernel templates of spec see for target table T: the table,
+-- the plan, and the helpers that spell rows, limits and score modifiers.
+local function kernel_vars(spec, T)
 	local used = {}
 	rawset(T, "prefix", spec.name)
 	-- ops that need a helper function call T.use; T.prelude() then emits
@@ -585,47 +637,116 @@ local function generate(spec, what)
 		end
 		return table.concat(out, "\n")
 	end)
-	local vars = {
-		S = spec, T = T, P = plan(spec, T), hexf = hexf, vloop = vloop,
-	}
+	local vars = base_vars(spec)
+	vars.T, vars.P, vars.vloop = T, plan(spec, T), vloop
+	vars.stack = vars.P.stack
 	vars.limit = function(i)
 		return limit_expr(spec, vars.P, i)
 	end
 	vars.offset = function(...)
 		return row_offset(spec, ...)
 	end
-	vars.signature = signature
 	vars.mods = modifiers(spec, T, spec.name)
-	vars.args_struct = args_struct
-	vars.inputs = inputs(spec)
-	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
-	-- nothing else
-	vars.plain = #vars.inputs == #ARGS_FLAT
-	-- "const T name = a->name;" for every input the kernel reads
-	vars.unpack = function(indent)
-		local out = {}
-		for _, f in ipairs(vars.inputs) do
-			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
-			             ("const " .. f[2] .. " " .. f[1])
-			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+	return vars
+end
+
+-- The target tables of a --target list ("avx512,avx2,scalar"), in its
+-- order, and the table whose architecture they share (nil when all run
+-- anywhere): each known, named once, of one architecture.
+local function target_list(spec)
+	local all, list, seen, arch = spec.target, {}, {}, nil
+	for name in (all .. ","):gmatch("([^,]*),") do
+		if name == "" or name == "native" then
+			error(string.format("--target %s: a list names targets (%s is not one)",
+			                    all, name == "" and "an empty name" or name), 0)
+		elseif seen[name] then
+			error(string.format("--target %s: names %s twice", all, name), 0)
 		end
-		return table.concat(out, "\n")
+		seen[name] = true
+		local T = load_target(name)
+		if T.arch ~= "" and arch and T.arch ~= arch.arch then
+			error(string.format("--target %s: %s is for %s, %s for %s; a list takes one architecture's targets",
+			                    all, arch.name, arch.arch, name, T.arch), 0)
+		elseif T.arch ~= "" then
+			arch = arch or T
+		end
+		list[#list + 1] = T
 	end
-	vars.include = function(path)
-		return (engine.render(path, vars))
+	return list, arch
+end
+
+-- The file of a --target list: each target's kernel code compiled for its
+-- instructions by target attributes, under names N__target, and the
+-- exported functions calling the variant the CPU runs.
+local function dispatch(spec, what)
+	local list, arch = target_list(spec)
+	if spec.threads == "openmp" then
+		error(string.format("--threads openmp: not with the list --target %s (clang does not give OpenMP's parallel regions the variants' target attributes)",
+		                    spec.target), 0)
+	end
+	local vars = base_vars(spec)
+	vars.guard = arch and arch.guard or ""
+	vars.arch = arch and arch.arch or ""
+	vars.variants = {}
+	local includes, seen = {}, {}
+	for _, T in ipairs(list) do
+		local vs = {}
+		for k, v in pairs(spec) do
+			vs[k] = v
+		end
+		vs.target, vs.name = T.name, spec.name .. "__" .. T.name
+		local V = kernel_vars(vs, T)
+		vars.variants[#vars.variants + 1] = {
+			T = T, N = vs.name, P = V.P,
+			text = engine.render("templates/variant.c.in", V),
+		}
+		for _, h in ipairs(T.includes) do
+			if not seen[h] then
+				seen[h] = true
+				includes[#includes + 1] = h
+			end
+		end
+	end
+	vars.includes = includes
+	-- the stack of the deepest variant
+	vars.stack = 0
+	for _, v in ipairs(vars.variants) do
+		vars.stack = math.max(vars.stack, v.P.stack)
 	end
 	if what == "kernel" then
-		vars.template = "templates/kernel.c.in"
+		return engine.render("templates/dispatch.c.in", vars)
 	elseif what == "header" then
-		vars.template = "templates/header.h.in"
-	elseif what == "exp" then
-		vars.template = "templates/exp.c.in"
+		return engine.render("templates/header.h.in", vars)
+	elseif what == "cflags" then
+		return "\n" -- target attributes, not flags
 	elseif what == "registry" then
-		return registry_line(spec, T, vars.P)
-	else
-		error("unknown output '" .. tostring(what) .. "'", 0)
+		-- the file runs where its last variant runs
+		return registry_line(spec, {cpu = list[#list].cpu, guard = vars.guard}, vars.stack)
+	elseif what == "exp" then
+		error(string.format("--emit exp: takes one target, not the list %s",
+		                    spec.target), 0)
 	end
-	return engine.render(vars.template, vars)
+	error("unknown output '" .. tostring(what) .. "'", 0)
+end
+
+local function generate(spec, what)
+	if spec.target:find(",", 1, true) then
+		return dispatch(spec, what)
+	end
+	local T = load_target(spec.target)
+	local vars = kernel_vars(spec, T)
+	if what == "kernel" then
+		return engine.render("templates/kernel.c.in", vars)
+	elseif what == "header" then
+		return engine.render("templates/header.h.in", vars)
+	elseif what == "exp" then
+		return engine.render("templates/exp.c.in", vars)
+	elseif what == "cflags" then
+		return T.cflags .. "\n"
+	elseif what == "registry" then
+		return registry_line(spec, T, vars.stack)
+	end
+	error("unknown output '" .. tostring(what) .. "'", 0)
 end
 
 -- generate(spec, what) -> C text; plan(spec) -> the knobs in effect;

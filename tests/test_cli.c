@@ -57,6 +57,23 @@ static const struct bad run_cases[] = {
 	 "--block-q 1024: head dim 4096 x 1024 floats exceed the 256 KiB"},
 	{{{"--h", "2", "--dk", "8", "--dv", "4096", "--block-kv", "1024"}},
 	 "--block-kv 1024: blocks of 1024 keys x dv 4096 take "},
+	/* --target lists: targets of one architecture, each named once */
+	{{{HD, "--target", "avx2,neon"}},
+	 "--target avx2,neon: avx2 is for x86_64, neon for aarch64; a list takes "
+	 "one architecture's targets"},
+	{{{HD, "--target", "avx2,scalar,avx2"}},
+	 "--target avx2,scalar,avx2: names avx2 twice"},
+	{{{HD, "--target", "avx2,"}},
+	 "--target avx2,: a list names targets (an empty name is not one)"},
+	{{{HD, "--target", "native,scalar"}},
+	 "--target native,scalar: a list names targets (native is not one)"},
+	{{{HD, "--target", "avx2,sse9"}}, "--target: unknown target 'sse9'"},
+	{{{HD, "--target", "avx2,scalar", "--threads", "openmp"}},
+	 "--threads openmp: not with the list --target avx2,scalar"},
+	{{{HD, "--target", "avx2,scalar", "--emit", "exp"}},
+	 "--emit exp: takes one target, not the list avx2,scalar"},
+	{{{HD, "--target", "avx512,avx2", "--mq", "8"}},
+	 "--mq 8 is not a multiple of the avx512 vector width 16"},
 };
 
 /* What one run of mhagen did. */
@@ -321,7 +338,7 @@ Test(cli, help_and_version)
 Test(cli, usage_alone_signature_environment)
 {
 	static const char *const env[] = {"MHAGEN_TRACE", "MHAGEN_CPU_SECONDS",
-	                                  "CC", "TMPDIR"};
+	                                  "CC", "TMPDIR", "MHAGEN_VARIANT"};
 	struct run h = run(&(struct args){{"--help"}});
 	struct run a = run(&(struct args){{NULL}});
 
@@ -454,6 +471,63 @@ Test(cli, weights, .fini = cleanup)
 	cr_assert_null(strstr(plain.out, "_weights"));
 }
 
+/* A --target list: one name joining the targets, no flags, a registry
+ * line behind the architecture's guard needing what its last variant
+ * needs, a header declaring NAME_variant, and a file that compiles with no
+ * ISA flags; a file of one target needs its flags and says so in one
+ * #error when compiled without them. */
+Test(cli, target_list, .fini = cleanup)
+{
+	const char *N = "mha_f32_h8_dk64_causal__avx512_avx2_scalar";
+	const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "cc";
+	char path[96], hpath[96], cmd[512], want[256];
+	struct run r;
+	char *h, *log;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", outdir);
+	snprintf(hpath, sizeof hpath, "%s/k.h", outdir);
+	r = run(&(struct args){{HD, "--mask", "causal", "--target",
+	                        "avx512,avx2,scalar", "--emit", "name"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof want, "%s\n", N);
+	cr_assert_str_eq(r.out, want);
+	r = run(&(struct args){{HD, "--mask", "causal", "--target",
+	                        "avx512,avx2,scalar", "--emit", "cflags"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "\n");
+	r = run(&(struct args){{HD, "--mask", "causal", "--target",
+	                        "avx512,avx2,scalar", "--emit", "registry"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof want, "#if defined(__x86_64__)\nMHA_KERNEL(%s, "
+	         "\"avx512,avx2,scalar\", \"\", 0, 0, 1, 0, ", N);
+	cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+	r = run(&(struct args){{HD, "--mask", "causal", "--target",
+	                        "avx512,avx2,scalar", "-o", path, "--header",
+	                        hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	h = files_slurp(hpath, NULL);
+	snprintf(want, sizeof want, "const char *%s_variant(void);", N);
+	cr_assert(strstr(h, want), "the header lacks %s: %s", want, h);
+	free(h);
+	snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -Wall -Wextra -Werror -c %s "
+	         "-o %s/k.o", cc, path, outdir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	/* one target: its flags, or one #error naming them */
+	r = run(&(struct args){{HD, "--target", "avx2", "-o", path}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -c %s -o %s/k.o 2> %s/log",
+	         cc, path, outdir, outdir);
+	cr_assert_neq(system(cmd), 0, "%s compiled without -mavx2 -mfma", path);
+	snprintf(path, sizeof path, "%s/log", outdir);
+	log = files_slurp(path, NULL);
+	cr_assert(strstr(log, "mha_f32_h8_dk64__avx2: compile with -mavx2 -mfma "
+	                 "(mhagen --emit cflags)"), "%s", log);
+	cr_assert_null(strstr(log, "always_inline"), "more than the #error: %s",
+	               log);
+	free(log);
+}
+
 /* Same bytes every way: two runs of the flags, the spec file holding the
  * same settings, the file -o writes and the header --header writes (twice,
  * and from the spec file), for a spec that sets every key. */
@@ -533,6 +607,9 @@ Test(cli, targets_for_builds)
 		cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
 		snprintf(want, sizeof want, "\nMHA_CPU_%s := %s\n", t[i].name,
 		         t[i].cpu);
+		cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
+		snprintf(want, sizeof want, "\nMHA_RANK_%s := %ld\n", t[i].name,
+		         t[i].rank);
 		cr_assert(strstr(r.out, want), "%s lacks %s", r.out, want);
 		snprintf(want, sizeof want, "\n  %-10s %ld floats", t[i].name,
 		         t[i].width);

@@ -245,9 +245,9 @@ Test(tune, records_resume_reject_and_pick)
 	path(db, sizeof db, "tune.jsonl");
 	path(tdir, sizeof tdir, "templates");
 	/* nv 6 doubles the scale: a kernel that differs from the reference */
-	copy_templates("\tlocal vars = {\n",
+	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
 	               "\tif spec.nv == 6 then spec.scale = spec.scale * 2 end\n"
-	               "\tlocal vars = {\n");
+	               "\tlocal vars = kernel_vars(spec, T)\n");
 	{
 		const char *args[] = {"tune", SPEC, FIXED, "--db", db, "--budget",
 		                      "120", "--template-dir", tdir, NULL};
@@ -605,9 +605,9 @@ Test(tune, run_wrapper_neon_under_qemu)
 	path(tdir, sizeof tdir, "templates");
 	path(wrap, sizeof wrap, "wrap.sh");
 	path(log, sizeof log, "wrap.log");
-	copy_templates("\tlocal vars = {\n",
+	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
 	               "\tif spec.nv == 2 then spec.scale = spec.scale * 2 end\n"
-	               "\tlocal vars = {\n");
+	               "\tlocal vars = kernel_vars(spec, T)\n");
 	snprintf(script, sizeof script, "#!/bin/sh\necho \"$@\" >> '%s'\n"
 	         "exec qemu-aarch64 -L /usr/aarch64-linux-gnu \"$@\"\n", log);
 	files_write(wrap, "wb", script, strlen(script));

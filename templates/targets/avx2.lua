@@ -19,6 +19,13 @@ local T = {
 	guard = "defined(__x86_64__)",
 	cpu = {"avx2", "fma"},
 	cflags = "-mavx2 -mfma",
+	-- what a file compiled with those flags has defined (a file without
+	-- them stops at an #error naming them), the target attribute that
+	-- gives one function the same instructions, and the run-time test of
+	-- the CPU (--target lists choose a variant by it)
+	requires = "defined(__AVX2__) && defined(__FMA__)",
+	attribute = "avx2,fma",
+	detect = '__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")',
 	-- native picks the supported target of highest rank
 	rank = 20,
 }

@@ -18,6 +18,13 @@ local T = {
 	guard = "defined(__x86_64__)",
 	cpu = {"avx512f"},
 	cflags = "-mavx512f",
+	-- what a file compiled with those flags has defined (a file without
+	-- them stops at an #error naming them), the target attribute that
+	-- gives one function the same instructions, and the run-time test of
+	-- the CPU (--target lists choose a variant by it)
+	requires = "defined(__AVX512F__)",
+	attribute = "avx512f",
+	detect = '__builtin_cpu_supports("avx512f")',
 	-- native picks the supported target of highest rank
 	rank = 30,
 }

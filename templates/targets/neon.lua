@@ -13,6 +13,11 @@ local T = {
 	guard = "defined(__aarch64__)",
 	cpu = {"neon"},
 	cflags = "",
+	-- nothing to require of the compiler or test in the CPU (Advanced
+	-- SIMD is part of every AArch64 CPU)
+	requires = "",
+	attribute = "",
+	detect = "1",
 	-- native picks the supported target of highest rank
 	rank = 20,
 }

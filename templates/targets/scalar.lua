@@ -12,6 +12,10 @@ local T = {
 	guard = "",
 	cpu = {},
 	cflags = "",
+	-- nothing to require of the compiler or test in the CPU
+	requires = "",
+	attribute = "",
+	detect = "1",
 	-- native picks the supported target of highest rank
 	rank = 0,
 }
