@@ -57,7 +57,11 @@ cmake -S "$src" -B "$src/build" -DCMAKE_PREFIX_PATH="$root" \
 cmake --build "$src/build" -j 2 > "$log" 2>&1 || fail "cmake: the example did not build"
 "$src/build/attn_demo" > "$log" 2>&1 || fail "cmake: the example's kernels are wrong"
 grep -q 'attn__scalar: .* ok' "$log" || fail "cmake: the example ran no kernel"
-ok "CMake: find_package(mhagen), mhagen_add_kernel, the kernels checked"
+if [ "$(uname -m)" = x86_64 ]; then
+	grep -q 'attn_any: .* ok' "$log" && grep -q 'attn_any ran its .* variant' "$log" ||
+		fail "cmake: the DISPATCH kernel did not run"
+fi
+ok "CMake: find_package(mhagen), mhagen_add_kernel (per target and DISPATCH), the kernels checked"
 echo "exp = fast" >> "$src/attn.spec"
 cmake --build "$src/build" -j 2 > "$log" 2>&1 || fail "cmake: rebuilding failed"
 grep -q 'exp fast' "$src/build/mhagen/attn/attn__scalar.c" ||

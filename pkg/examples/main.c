@@ -10,6 +10,9 @@
 #if defined(__x86_64__)
 #include "attn__avx2.h"
 #endif
+#ifdef HAVE_ATTN_ANY
+#include "attn_any.h" /* the CMake example's --target avx512,avx2,scalar file */
+#endif
 
 enum { B = 2, S = 37, H = 4, D = 32 }; /* as attn.spec says: h 4, dk 32 */
 
@@ -77,6 +80,10 @@ int main(void)
 		bad |= check("attn__avx2", attn__avx2, q, k, v, want);
 	else
 		printf("attn__avx2: not run (this CPU lacks AVX2 or FMA)\n");
+#endif
+#ifdef HAVE_ATTN_ANY
+	bad |= check("attn_any", attn_any, q, k, v, want);
+	printf("attn_any ran its %s variant\n", attn_any_variant());
 #endif
 	return bad;
 }
