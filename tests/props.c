@@ -78,15 +78,22 @@ static void inputs_free(struct inputs *in)
 	free(in->sinks);
 }
 
-static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
+/* The call of kernel k on in, writing out. */
+static struct mha_args args_of(const struct mha_kernel *k,
+                               const struct inputs *in, float *out)
 {
-	struct mha_args x = {
+	return (struct mha_args){
 		.q = in->q, .k = in->k, .v = in->v, .out = out,
 		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = in->seq_kv,
 		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
 		.bias = (k->a.mask & MHA_MASK_BIAS) ? in->bias : NULL,
 		.alibi_slopes = in->slopes, .sinks = in->sinks,
 	};
+}
+
+static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
+{
+	const struct mha_args x = args_of(k, in, out);
 
 	k->args(&x);
 }
@@ -394,13 +401,7 @@ int props_embedding(const struct mha_kernel *k, char *msg, size_t len)
 		snprintf(msg, len, "out of memory");
 		goto done;
 	}
-	c.x = (struct mha_args){
-		.q = in.q, .k = in.k, .v = in.v, .out = in.out1,
-		.batch = in.batch, .seq_q = in.seq_q, .seq_kv = in.seq_kv,
-		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in.kv_len : NULL,
-		.bias = (k->a.mask & MHA_MASK_BIAS) ? in.bias : NULL,
-		.alibi_slopes = in.slopes, .sinks = in.sinks,
-	};
+	c.x = args_of(k, &in, in.out1);
 	if (k->weights) {
 		nw = in.batch * k->a.h * in.seq_q * in.seq_kv;
 		w1 = check_alloc(nw);
@@ -594,13 +595,7 @@ int props_nomem(const struct mha_kernel *k, char *msg, size_t len)
 		snprintf(msg, len, "out of memory");
 		goto done;
 	}
-	x = (struct mha_args){
-		.q = in.q, .k = in.k, .v = in.v, .out = in.out1,
-		.batch = in.batch, .seq_q = in.seq_q, .seq_kv = in.seq_kv,
-		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in.kv_len : NULL,
-		.bias = (k->a.mask & MHA_MASK_BIAS) ? in.bias : NULL,
-		.alibi_slopes = in.slopes, .sinks = in.sinks,
-	};
+	x = args_of(k, &in, in.out1);
 	errno = 0;
 	fail_all = 1;
 	k->args(&x);

@@ -34,20 +34,27 @@ static long mask_bits(const char *words)
 
 /* out = the reference attention of a kernel generated for these settings
  * (mask a comma list of words, align "bottom-right" or "top-left", layout
- * "bshd" or "bhsd"); 0, or -1 for a word it does not know. */
+ * "bshd" or "bhsd"; softcap 0 for none, alibi_slopes and sinks NULL for
+ * none); 0, or -1 for a word it does not know. */
 int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask, const char *align, const char *layout,
                     double scale, size_t window, const float *q,
                     const float *k, const float *v, float *out, size_t batch,
                     size_t seq_q, size_t seq_kv, const int32_t *kv_len,
-                    const float *bias)
+                    const float *bias, double softcap,
+                    const float *alibi_slopes, const float *sinks)
 {
 	long bits = mask_bits(mask);
 	struct mha_attn a = {.h = h, .kv_heads = kv_heads, .dk = dk, .dv = dv,
-	                     .window = window, .scale = scale};
+	                     .window = window, .scale = scale,
+	                     .softcap = softcap,
+	                     .alibi = alibi_slopes ? MHA_ALIBI_SLOPES
+	                                           : MHA_ALIBI_NONE,
+	                     .sinks = sinks != NULL};
 	struct mha_args x = {.q = q, .k = k, .v = v, .out = out, .batch = batch,
 	                     .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len,
-	                     .bias = bias};
+	                     .bias = bias, .alibi_slopes = alibi_slopes,
+	                     .sinks = sinks};
 
 	if (bits < 0 || (strcmp(align, "bottom-right") && strcmp(align, "top-left")) ||
 	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd")))

@@ -27,7 +27,8 @@ def _ref_lib():
     fn = lib.pyref_attention
     fn.argtypes = [ctypes.c_size_t] * 4 + [ctypes.c_char_p] * 3 + \
         [ctypes.c_double, ctypes.c_size_t] + [ctypes.c_void_p] * 4 + \
-        [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2
+        [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2 + \
+        [ctypes.c_double] + [ctypes.c_void_p] * 2
     fn.restype = ctypes.c_int
     return lib, fn
 
@@ -35,7 +36,8 @@ def _ref_lib():
 _LIB, _REF = _ref_lib()
 
 
-def reference(kern, q, k, v, kv_len=None, bias=None):
+def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
+              sinks=None):
     """The reference attention (double accumulation) for what kern says it
     computes."""
     s = kern.spec
@@ -49,7 +51,9 @@ def reference(kern, q, k, v, kv_len=None, bias=None):
               s["window"], q.ctypes.data, k.ctypes.data, v.ctypes.data,
               out.ctypes.data, q.shape[0], seq_q, seq_kv,
               None if kv_len is None else kv_len.ctypes.data,
-              None if bias is None else bias.ctypes.data)
+              None if bias is None else bias.ctypes.data, s["softcap"],
+              None if alibi_slopes is None else alibi_slopes.ctypes.data,
+              None if sinks is None else sinks.ctypes.data)
     assert rc == 0, "the reference does not know %s" % s
     return out
 
@@ -121,6 +125,41 @@ class AgainstReference(unittest.TestCase):
                         if kv_len is not None:
                             # batch item 0 sees no key: exactly zero
                             self.assertFalse(out[0].any())
+
+    def test_modifiers(self):
+        """Kernels reading inputs beyond the nine (NAME_args only): ALiBi
+        slopes of both signs, sink logits, a soft-cap; and their checks."""
+        rng = np.random.default_rng(5)
+        for spec in (dict(h=4, dk=16, alibi=True, sinks=True, softcap=20,
+                          mask="causal"),
+                     dict(h=6, kv_heads=3, dk=8, alibi=True, algo="rows",
+                          mask="padding", kv_split=3)):
+            kern = mhagen.kernel(**spec)
+            h = kern.spec["h"]
+            self.assertTrue(kern.spec["alibi_slopes"])
+            slopes = np.array([0.3 * (-1) ** i for i in range(h)], np.float32)
+            sinks = rng.uniform(-1, 1, h).astype(np.float32) \
+                if kern.spec["sinks"] else None
+            seq_q = kern.spec["seq_q"] or 9
+            with self.subTest(spec=spec):
+                q, k, v, kv_len, bias = inputs(kern, 2, seq_q, 13, rng)
+                out = kern(q, k, v, kv_len=kv_len, alibi_slopes=slopes,
+                           sinks=sinks)
+                ref = reference(kern, q, k, v, kv_len, bias, slopes, sinks)
+                err = float(np.abs(out - ref).max())
+                self.assertLessEqual(err, tolerance(kern, q, k, v) + 1e-5)
+                with self.assertRaisesRegex(ValueError, "^alibi_slopes: "
+                                            "required"):
+                    kern(q, k, v, kv_len=kv_len, sinks=sinks)
+                with self.assertRaisesRegex(ValueError, r"^alibi_slopes: "
+                                            r"shape \(3,\)"):
+                    kern(q, k, v, kv_len=kv_len, sinks=sinks,
+                         alibi_slopes=slopes[:3].copy())
+        plain = mhagen.kernel(h=4, dk=16)
+        q, k, v, _, _ = inputs(plain, 1, 2, 3, rng)
+        with self.assertRaisesRegex(ValueError, "^sinks: the kernel reads "
+                                    "none"):
+            plain(q, k, v, sinks=np.zeros(4, np.float32))
 
     def test_out_argument(self):
         kern = mhagen.kernel(h=2, dk=8)

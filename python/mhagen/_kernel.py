@@ -1,10 +1,12 @@
 """Generating, compiling, caching, loading and calling one kernel.
 
-The kernel's contract is the README's "Kernel ABI": the 9-argument function
-(q, k, v, out, batch, seq_q, seq_kv, kv_len, bias) on dense float32 arrays.
-What a kernel was generated for (heads, head dims, fixed lengths, mask,
-layout, scale) is read back from the header mhagen writes beside it, so a
-spec given as a --spec file or a tuning database is described the same way.
+The kernel's contract is the README's "Kernel ABI": NAME_args, taking its
+inputs as one struct mha_args, on dense float32 arrays.  The struct's
+layout and what a kernel was generated for (heads, head dims, fixed
+lengths, mask, layout, scale, the inputs it reads) are read back from the
+header mhagen writes beside it, so a spec given as a --spec file or a
+tuning database is described the same way, and fields the contract gains
+later need no change here.
 """
 
 import ctypes
@@ -121,6 +123,11 @@ def _describe(header, source):
     spec["causal_align"] = pairs.get("causal-align", "bottom-right")
     spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
     spec["target"] = pairs.get("target", "")
+    spec["softcap"] = float.fromhex(pairs["softcap"].rstrip("f")) \
+        if "softcap" in pairs else 0.0
+    # inputs beyond the nine, per query head
+    spec["alibi_slopes"] = "\n * alibi_slopes: [" in header
+    spec["sinks"] = "\n * sinks: [" in header
     spec["window"] = 0
     m = re.search(r"^ \* (mhagen .*)$", source, re.M)
     if m:
@@ -128,6 +135,34 @@ def _describe(header, source):
         if "--window" in words[:-1]:
             spec["window"] = int(words[words.index("--window") + 1])
     return spec
+
+
+def _args_struct(header):
+    """A ctypes Structure laid out as the header's struct mha_args: its
+    fields are pointers (c_void_p) or size_t, in order."""
+    m = re.search(r"struct mha_args \{(.*?)\n\};", header, re.S)
+    if not m:
+        raise MhagenError("mhagen: the generated header does not define "
+                          "struct mha_args")
+    body = re.sub(r"/\*.*?\*/", "", m.group(1), flags=re.S)
+    fields = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        d = re.match(r"(?:const\s+)?(\w+)\s*(.*)$", decl, re.S)
+        base = d.group(1)
+        for name in d.group(2).split(","):
+            name = name.strip()
+            if name.startswith("*"):
+                fields.append((name.lstrip("* "), ctypes.c_void_p))
+            elif base == "size_t":
+                fields.append((name, ctypes.c_size_t))
+            else:
+                raise MhagenError("mhagen: struct mha_args has a field "
+                                  "'%s %s' the package cannot lay out"
+                                  % (base, name))
+    return type("mha_args", (ctypes.Structure,), {"_fields_": fields})
 
 
 def _compile(cc, cflags, target_flags, source, name, directory):
@@ -166,28 +201,30 @@ def _compile(cc, cflags, target_flags, source, name, directory):
 
 class Kernel:
     """A loaded kernel: call it as kernel(q, k, v, kv_len=None, bias=None,
-    out=None) -> out.
+    out=None, alibi_slopes=None, sinks=None) -> out (NAME_args).
 
-    .name      the exported symbol (the canonical name unless --name)
+    .name      the kernel's name (the canonical name unless --name)
     .spec      what it computes: h, kv_heads, dk, dv, seq_q and seq_kv (None
                when any length works), mask (a tuple of words), layout,
-               causal_align, window, scale, target
+               causal_align, window, scale, softcap (0: none), target,
+               and whether it reads alibi_slopes and sinks (each float32
+               of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
     .notes     what mhagen said on stderr (e.g. which tuning record)
     """
 
-    def __init__(self, path, name, spec, source="", notes=""):
+    def __init__(self, path, name, spec, source, notes, args):
         self.path, self.name, self.spec = path, name, spec
         self.source, self.notes = source, notes
+        self._args = args
         try:
             self._lib = ctypes.CDLL(path)
-            fn = getattr(self._lib, name)
+            fn = getattr(self._lib, name + "_args")
         except (OSError, AttributeError) as e:
-            raise MhagenError("mhagen: cannot load %s from %s: %s"
+            raise MhagenError("mhagen: cannot load %s_args from %s: %s"
                               % (name, path, e))
-        fn.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_size_t] * 3 + \
-            [ctypes.c_void_p] * 2
+        fn.argtypes = [ctypes.POINTER(args)]
         fn.restype = None
         self._fn = fn
 
@@ -215,7 +252,8 @@ class Kernel:
         return ("(batch, seq_q, h, dk)", "(batch, seq_kv, kv_heads, dk)",
                 "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
 
-    def __call__(self, q, k, v, kv_len=None, bias=None, out=None):
+    def __call__(self, q, k, v, kv_len=None, bias=None, out=None,
+                 alibi_slopes=None, sinks=None):
         s = self.spec
         names = self._names()
         lay = s["layout"]
@@ -266,6 +304,20 @@ class Kernel:
         elif bias is not None:
             raise ValueError("bias: the kernel has no bias mask (generate it "
                              "with mask containing 'bias')")
+        for arg, a, flag in (("alibi_slopes", alibi_slopes, "--alibi"),
+                             ("sinks", sinks, "--sinks")):
+            if s[arg]:
+                if a is None:
+                    raise ValueError("%s: required: the kernel was generated "
+                                     "with %s (float32, shape (h,) = (%d,))"
+                                     % (arg, flag, s["h"]))
+                _check_array(arg, a, np.float32)
+                if a.shape != (s["h"],):
+                    raise ValueError("%s: shape %s, expected (h,) = (%d,)"
+                                     % (arg, a.shape, s["h"]))
+            elif a is not None:
+                raise ValueError("%s: the kernel reads none (generate it with "
+                                 "%s)" % (arg, flag))
         if out is None:
             out = np.empty(want[3], dtype=np.float32)
         else:
@@ -276,15 +328,22 @@ class Kernel:
             if not out.flags.writeable:
                 raise ValueError("out: read-only")
             for arg, a in (("q", q), ("k", k), ("v", v), ("kv_len", kv_len),
-                           ("bias", bias)):
+                           ("bias", bias), ("alibi_slopes", alibi_slopes),
+                           ("sinks", sinks)):
                 if a is not None and np.may_share_memory(out, a):
                     raise ValueError("out: overlaps %s" % arg)
         if batch == 0:
             return out
-        self._fn(q.ctypes.data, k.ctypes.data, v.ctypes.data, out.ctypes.data,
-                 batch, seq_q, seq_kv,
-                 None if kv_len is None else kv_len.ctypes.data,
-                 None if bias is None else bias.ctypes.data)
+        def ptr(a):
+            return None if a is None else a.ctypes.data
+        a = self._args(q=ptr(q), k=ptr(k), v=ptr(v), out=ptr(out),
+                       batch=batch, seq_q=seq_q, seq_kv=seq_kv,
+                       kv_len=ptr(kv_len), bias=ptr(bias))
+        if s["alibi_slopes"]:
+            a.alibi_slopes = ptr(alibi_slopes)
+        if s["sinks"]:
+            a.sinks = ptr(sinks)
+        self._fn(ctypes.byref(a))
         return out
 
 
@@ -336,13 +395,15 @@ def kernel(args=None, mhagen=None, cc=None, cflags="-O2", cache=None, **spec):
         with open(kh) as f:
             header = f.read()
     flags, _ = _run([prog] + argv + ["--emit", "cflags"], "mhagen")
-    m = re.search(r"^void (\w+)\(const float \*q", header, re.M)
+    m = re.search(r"^void (\w+)_args\(const struct mha_args \*a\);", header,
+                  re.M)
     if not m:
         raise MhagenError("mhagen: no kernel prototype in the generated "
                           "header")
     name = m.group(1)
     spec_of = _describe(header, source)
+    args = _args_struct(header)
     path = _compile(cc, cflags, flags.strip(), source, name, directory)
-    k = Kernel(path, name, spec_of, source, notes)
+    k = Kernel(path, name, spec_of, source, notes, args)
     with _lock:
         return _loaded.setdefault(key, k)
