@@ -663,6 +663,12 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 	});
 }
 
+int props_lse_splits(const struct mha_kernel *k)
+{
+	return k->merge && !k->seq_kv && !(k->a.mask & MHA_MASK_CAUSAL) &&
+	       !k->a.window && !k->a.alibi;
+}
+
 int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len)
 {
 	struct inputs in;

@@ -29,6 +29,9 @@ int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len);
  * merged by NAME_merge, gives what one call on all keys gives, out and lse
  * within rounding.  0, or -1 with a message. */
 int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len);
+/* 1 when props_lse_merge applies to k: --lse, a dynamic seq_kv, and no
+ * causal, window or ALiBi (whose keys and scores follow a call's seq_kv). */
+int props_lse_splits(const struct mha_kernel *k);
 
 /* Embedding: the kernel run on a thread with a 64 KiB stack uses at most
  * its stated stack bound (not under AddressSanitizer, whose frames are

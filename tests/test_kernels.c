@@ -130,8 +130,7 @@ ParameterizedTest(int *index, kernels, lse_merges_key_ranges)
 
 	if (!k->merge)
 		cr_skip_test("%s has no --lse", k->name);
-	if ((k->a.mask & MHA_MASK_CAUSAL) || k->a.window || k->a.alibi ||
-	    k->seq_kv)
+	if (!props_lse_splits(k))
 		cr_skip_test("%s: a row's keys or scores follow seq_kv", k->name);
 	if (!mha_cpu_has(k->cpu))
 		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
