@@ -39,7 +39,7 @@
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
-#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, stack, ...)        \
+#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)   \
 	mha_args_fn name##_args;
 #include "kernels.inc"
 #undef MHA_KERNEL
@@ -51,7 +51,7 @@ struct shape {
 	size_t seq_q, seq_kv; /* fixed by the spec */
 };
 
-#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, stack, ...)        \
+#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)   \
 	{#name, name##_args, {__VA_ARGS__}, sq, skv},
 static const struct shape shapes[] = {
 #include "kernels.inc"

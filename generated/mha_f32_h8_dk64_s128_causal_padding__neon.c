@@ -37,6 +37,7 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	float *lse;                  /* --lse: [batch][h][seq_q] out, or NULL */
 	/* how the call runs (0 for the defaults: scratch from malloc, and the
 	 * work on OpenMP's threads with --threads openmp, else this thread) */
 	void *workspace;             /* scratch the caller owns, or NULL */

@@ -513,6 +513,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "alibi", s->alibi ? "slopes" : s->max_bias > 0.0 ? "max-bias"
 	                                                            : "none");
 	set_bool(L, "sinks", s->sinks);
+	set_bool(L, "lse", s->lse);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

@@ -53,6 +53,7 @@ static const struct key {
 	{"alibi", K_BOOL, offsetof(struct mha_spec, alibi), 0, 0},
 	{"max-bias", K_REAL, offsetof(struct mha_spec, max_bias), 0, 0},
 	{"sinks", K_BOOL, offsetof(struct mha_spec, sinks), 0, 0},
+	{"lse", K_BOOL, offsetof(struct mha_spec, lse), 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -370,6 +371,8 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, "_mb%08x", float_bits(s->max_bias));
 	if (s->sinks)
 		mha_append(buf, n, "_sinks");
+	if (s->lse)
+		mha_append(buf, n, "_lse");
 	if (s->weights)
 		mha_append(buf, n, "_weights");
 	/* the knobs given: a number after its tag, a word unless the first */
@@ -429,6 +432,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --max-bias %a", (double)(float)s->max_bias);
 	if (s->sinks)
 		mha_append(buf, n, " --sinks");
+	if (s->lse)
+		mha_append(buf, n, " --lse");
 	if (s->weights)
 		mha_append(buf, n, " --weights");
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

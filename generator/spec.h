@@ -28,6 +28,7 @@ struct mha_spec {
 	int alibi;               /* ALiBi slopes from the caller (enum mha_alibi) */
 	double max_bias;         /* > 0: ALiBi slopes fixed by ggml's rule */
 	int sinks;               /* a sink logit per head from the caller */
+	int lse;                 /* also write each row's log-sum-exp */
 	/* tuning knobs (generator/knobs.c); 0 means the target's default
 	 * (decided in templates) */
 	long block_kv;           /* keys per block */

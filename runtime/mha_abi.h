@@ -106,6 +106,7 @@ struct mha_args {
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
+	float *lse;                  /* --lse: [batch][h][seq_q] out, or NULL */
 	/* how the call runs (0 for the defaults: scratch from malloc, and the
 	 * work on OpenMP's threads with --threads openmp, else this thread) */
 	void *workspace;             /* scratch the caller owns, or NULL */
@@ -120,6 +121,16 @@ struct mha_args {
 /* NAME_args: the kernel on the inputs in a (with --weights, NAME_weights
  * when a->weights is set). */
 typedef void mha_args_fn(const struct mha_args *a);
+
+/* NAME_merge of a kernel generated with --lse: out and lse hold the result
+ * of a call over one set of keys (NAME_args with a->lse set), out2 and lse2
+ * that of a call over another set, disjoint; afterwards out and lse are what
+ * one call over both sets gives (lse = log(e^lse + e^lse2), out weighted by
+ * e^(lse - new lse) and e^(lse2 - new lse); zeros and -inf where both are
+ * -inf).  out in the kernel's layout, lse [batch][h][seq_q]; seq_q is
+ * ignored when the spec fixed it. */
+typedef void mha_merge_fn(float *out, float *lse, const float *out2,
+                          const float *lse2, size_t batch, size_t seq_q);
 
 /* NAME_workspace: the bytes of scratch a call of NAME_args with these
  * settings (parallel, workers; with OpenMP its thread count) takes; 0 when

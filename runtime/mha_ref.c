@@ -74,6 +74,7 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	                     a->align == MHA_ALIGN_TOP_LEFT ? 0.0
 	                     : (double)seq_kv - (double)seq_q;
 	const double slope = mha_ref_slope(a, x, hh);
+	float *lse = x->lse ? x->lse + (b * a->h + hh) * seq_q + i : NULL;
 	double mx = -INFINITY, sum = 0.0;
 
 	for (size_t j = lo; j < end; ++j) {
@@ -97,6 +98,8 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 		o[d] = 0.0f;
 	for (size_t j = 0; w && j < seq_kv; ++j)
 		w[j] = 0.0f;
+	if (lse) /* no key: the sink's logit alone, or -inf */
+		*lse = a->sinks ? x->sinks[hh] : -INFINITY;
 	if (end <= lo || mx == -INFINITY)
 		return; /* every key masked: zeros */
 	if (a->sinks) {
@@ -110,6 +113,8 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 		s[j] = exp(s[j] - mx);
 		sum += s[j];
 	}
+	if (lse)
+		*lse = (float)(mx + log(sum));
 	for (size_t j = lo; w && j < end; ++j)
 		w[j] = (float)(s[j] / sum);
 	for (size_t d = 0; d < a->dv; ++d) {

@@ -17,7 +17,9 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
  * in the contract's order (softcap, ALiBi, then bias and masks).  Rows with no visible key are zero.
  * With x->weights also the softmax weights: [batch][h][seq_q][seq_kv] in
  * every layout, 0 where masked, the weights of a row with no visible key
- * all 0. */
+ * all 0.  With x->lse also each row's log-sum-exp [batch][h][seq_q]: the
+ * natural log of its softmax denominator (the sink's term included), -inf
+ * (or the sink's logit) for a row with no visible key. */
 void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x);
 
 /* ALiBi's slope of query head head: x->alibi_slopes[head], or ggml's rule

@@ -387,6 +387,9 @@ local function inputs(S)
 	if S.sinks then
 		list[#list + 1] = {"sinks", "const float *"}
 	end
+	if S.lse then
+		list[#list + 1] = {"lse", "float *"}
+	end
 	return list
 end
 
@@ -518,6 +521,26 @@ local function modifiers(S, T, N)
 			indent .. "\t" .. inv .. " = e / (" .. l .. " * e + " .. e("sk - mf") .. ");\n" ..
 			indent .. "}"
 	end
+	-- A statement storing in dst (a float lvalue) the natural log of the
+	-- row's softmax denominator, from its running max m and the sum l of
+	-- exp(s - m): m + log(l), -inf when the row saw no key (l = 0); with
+	-- --sinks the sink's term joins (as in M.norm), so a row that saw no
+	-- key has the sink's logit.
+	function M.lse(indent, dst, l, m, sink)
+		if not S.sinks then
+			return indent .. dst .. " = " .. l .. " > 0.0f ? " .. m .. " + logf(" .. l .. ") : -INFINITY;"
+		end
+		local function e(x)
+			return T.first(N .. "_exp(" .. T.set1(x) .. ")")
+		end
+		return indent .. "if (" .. l .. " > 0.0f) {\n" ..
+			indent .. "\tconst float sk = " .. sink .. ", mr = " .. m .. ";\n" ..
+			indent .. "\tconst float mf = mr > sk ? mr : sk;\n" ..
+			indent .. "\t" .. dst .. " = mf + logf(" .. l .. " * " .. e("mr - mf") .. " + " .. e("sk - mf") .. ");\n" ..
+			indent .. "} else {\n" ..
+			indent .. "\t" .. dst .. " = " .. sink .. ";\n" ..
+			indent .. "}"
+	end
 	-- the slopes' array inside a kernel body (a C expression)
 	M.slopes = S.alibi == "slopes" and "alibi_slopes" or (N .. "_slopes")
 	-- the C expression (float) of the diagonal's shift: key positions of
@@ -535,7 +558,7 @@ end
 
 -- One X-macro line for test and bench registries (tests/registry.h), behind
 -- the target's guard: name, target, cpu, seq_q, seq_kv, whether the
--- 9-argument NAME and NAME_weights exist, the stack bound, then
+-- 9-argument NAME, NAME_weights and NAME_merge exist, the stack bound, then
 -- struct mha_attn's fields as designated
 -- initializers (so a new field is a new initializer, not a new column).
 local function registry_line(S, T, stack)
@@ -558,9 +581,10 @@ local function registry_line(S, T, stack)
 	if S.sinks then
 		attn[#attn + 1] = ".sinks = 1"
 	end
-	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %s)\n",
+	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
-		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0, stack,
+		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0,
+		S.lse and 1 or 0, stack,
 		table.concat(attn, ", "))
 	if T.guard == "" then
 		return line

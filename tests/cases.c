@@ -137,6 +137,7 @@ const struct bad bad_cases[] = {
 	 "--max-bias: fixes the ALiBi slopes, --alibi takes them from the "
 	 "caller; give one of them"},
 	{{{HD, "--sinks", "--sinks"}}, "--sinks is given twice"},
+	{{{HD, "--lse", "--lse"}}, "--lse is given twice"},
 	{{{HD, "--alibi", "maybe"}}, "unexpected argument 'maybe'"},
 	/* spec files */
 	{{{"--spec", FIX "missing.spec"}},

@@ -267,6 +267,45 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 	return 0;
 }
 
+/* A --lse kernel's log-sum-exp against the reference's: every element
+ * written, -inf exactly where the reference's is (a row with no visible key
+ * and no finite sink), else within tol plus a few ulp of its size (the
+ * float log of a sum near the scores' size).  what names the call. */
+static int check_lse(const char *what, const struct mha_kernel *k,
+                     const struct check_case *c, const struct mha_guarded *g,
+                     const float *ref, double tol, char *msg, size_t msglen)
+{
+	const size_t n = c->batch * k->a.h * c->seq_q;
+
+	if (!mha_guarded_intact(g)) {
+		snprintf(msg, msglen, "%slse: written out of bounds", what);
+		return -1;
+	}
+	for (size_t r = 0; r < n; ++r) {
+		const float x = g->data[r];
+		const char *bad = NULL;
+		if (mha_is_poison(x))
+			bad = "never written";
+		else if (isnan(x))
+			bad = "is NaN";
+		else if (isinf(ref[r]) || isinf(x) ? x != ref[r] :
+		         fabs((double)x - (double)ref[r]) >
+		         tol + 0x1p-21 * fabs((double)ref[r]))
+			bad = "differs from the reference";
+		if (bad) {
+			snprintf(msg, msglen,
+			         "%slse: batch %zu seq_q %zu seq_kv %zu pad %d "
+			         "data %d: lse [%zu][%zu][%zu] %s (%.9g, ref %.9g, "
+			         "tol %.3g)", what, c->batch, c->seq_q, c->seq_kv,
+			         (int)c->pad, (int)c->data, r / (k->a.h * c->seq_q),
+			         r / c->seq_q % k->a.h, r % c->seq_q, bad, (double)x,
+			         (double)ref[r], tol);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen)
 {
@@ -281,7 +320,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	float *bias = (k->a.mask & MHA_MASK_BIAS) ?
 		check_alloc(c->seq_q * c->seq_kv) : NULL;
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
-	struct mha_guarded w = {NULL, 0, NULL};
+	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
+	size_t nl = c->batch * k->a.h * c->seq_q;
+	float *lref = k->merge ? mha_alloc(nl ? nl : 1) : NULL;
 	size_t nw = c->batch * k->a.h * c->seq_q * c->seq_kv;
 	float *wref = k->weights ? mha_alloc(nw) : NULL;
 	float *slopes = malloc(k->a.h * sizeof *slopes);
@@ -290,7 +331,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	uint64_t seed = c->seed * 0x2545f4914f6cdd1dull + 1;
 	/* per element value giving |q.k| * scale near 100 on hot data */
 	float hot = (float)sqrt(100.0 / ((double)k->a.dk * k->a.scale));
-	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol;
+	double vmax = 0.0, qmax = 0.0, kmax = 0.0, tol, wtol, ltol;
 	struct mha_args x;
 	int rc = -1;
 
@@ -298,7 +339,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	    out_init(&out, no) ||
 	    ((k->a.mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
 	    (k->weights && ((nw && !wref) || out_init(&wout, no) ||
-	                out_init(&w, nw)))) {
+	                out_init(&w, nw))) ||
+	    (k->merge && (!lref || out_init(&lse, nl)))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
@@ -344,7 +386,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.q = q, .k = kk, .v = v, .out = ref,
 		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
 		.kv_len = kv_len, .bias = bias, .weights = wref,
-		.alibi_slopes = slopes, .sinks = sinks,
+		.alibi_slopes = slopes, .sinks = sinks, .lse = lref,
 	};
 	mha_ref_attention(&a, &x);
 	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
@@ -352,6 +394,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	x.sinks = k->a.sinks ? sinks : NULL;
 	x.out = out.data;
 	x.weights = NULL;
+	x.lse = lse.data; /* NULL without --lse */
 	if (k->fn && !c->via_args)
 		mha_call(k->fn, k->wfn, &x);
 	else
@@ -371,8 +414,12 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	if (k->a.alibi)
 		wtol += 4.0 * smax * (double)(c->seq_q + c->seq_kv) * 0x1p-24;
 	tol = vmax * wtol;
+	/* lse = m + log(l): off by a score's error (wtol, absolute) and by
+	 * l's relative error, a few ulp of exp over the row's keys */
+	ltol = wtol + 4.0 * (double)c->seq_kv * 0x1p-24;
 	if (check_out("", c, &out, ref, tol, msg, msglen) ||
-	    check_zero_rows("", k, &a, c, out.data, kv_len, bias, msg, msglen))
+	    check_zero_rows("", k, &a, c, out.data, kv_len, bias, msg, msglen) ||
+	    (k->merge && check_lse("", k, c, &lse, lref, ltol, msg, msglen)))
 		goto done;
 	if (k->weights) {
 		/* NAME_weights: the same output, and weights, each at most 1 and
@@ -380,6 +427,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		 * v); a wrong mask or index errs by a whole weight */
 		mha_guarded_poison(&wout);
 		mha_guarded_poison(&w);
+		if (k->merge)
+			mha_guarded_poison(&lse);
 		x.out = wout.data;
 		x.weights = w.data;
 		if (k->wfn && !c->via_args)
@@ -390,7 +439,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, kv_len,
 		                    bias, msg, msglen) ||
 		    check_weights(k, &a, c, &w, wref, kv_len, bias, wtol, msg,
-		                  msglen))
+		                  msglen) ||
+		    (k->merge && check_lse("NAME_weights: ", k, c, &lse, lref,
+		                           ltol, msg, msglen)))
 			goto done;
 	}
 	rc = 0;
@@ -406,6 +457,8 @@ done:
 	mha_free(wref);
 	mha_guarded_free(&wout);
 	mha_guarded_free(&w);
+	mha_guarded_free(&lse);
+	mha_free(lref);
 	free(slopes);
 	free(sinks);
 	return rc;

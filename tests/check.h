@@ -23,6 +23,7 @@ struct mha_kernel {
 	struct mha_attn a;  /* the problem it solves */
 	mha_workspace_fn *workspace; /* NAME_workspace */
 	size_t stack;       /* NAME_STACK_BYTES: the stack a call takes at most */
+	mha_merge_fn *merge; /* NAME_merge, or NULL without --lse */
 };
 
 /* How key padding lengths are chosen for a case. */

@@ -615,3 +615,119 @@ done:
 	return rc;
 }
 #endif
+
+/* Rows [j0, j1) of keys or values (d floats a row) of every batch item and
+ * head of src (seq rows) into dst, as a tensor of j1 - j0 rows. */
+static void slice(const struct mha_kernel *k, const float *src, size_t seq,
+                  size_t j0, size_t j1, size_t d, size_t batch, float *dst)
+{
+	for (size_t b = 0; b < batch; ++b)
+		for (size_t j = j0; j < j1; ++j)
+			for (size_t hk = 0; hk < k->a.kv_heads; ++hk)
+				memcpy(dst + mha_ref_offset(k->a.layout, b, j - j0, hk,
+				                            j1 - j0, k->a.kv_heads, d),
+				       src + mha_ref_offset(k->a.layout, b, j, hk, seq,
+				                            k->a.kv_heads, d),
+				       d * sizeof *dst);
+}
+
+/* One call on the keys [j0, j1) of in (their bias columns, padding lengths
+ * cut to the range), its sinks those given, writing out and lse. */
+static void run_range(const struct mha_kernel *k, const struct inputs *in,
+                      size_t j0, size_t j1, const float *sinks, float *kb,
+                      float *vb, float *bb, float *out, float *lse)
+{
+	int32_t kv_len[2];
+
+	slice(k, in->k, in->seq_kv, j0, j1, k->a.dk, in->batch, kb);
+	slice(k, in->v, in->seq_kv, j0, j1, k->a.dv, in->batch, vb);
+	for (size_t i = 0; i < in->seq_q; ++i)
+		memcpy(bb + i * (j1 - j0), in->bias + i * in->seq_kv + j0,
+		       (j1 - j0) * sizeof *bb);
+	for (size_t b = 0; b < in->batch; ++b) {
+		const long n = (long)in->kv_len[b] - (long)j0;
+		kv_len[b] = (int32_t)(n < 0 ? 0 : n > (long)(j1 - j0) ?
+		                      (long)(j1 - j0) : n);
+	}
+	k->args(&(struct mha_args){
+		.q = in->q, .k = kb, .v = vb, .out = out,
+		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = j1 - j0,
+		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL,
+		.bias = (k->a.mask & MHA_MASK_BIAS) ? bb : NULL,
+		.alibi_slopes = in->slopes, .sinks = sinks, .lse = lse,
+	});
+}
+
+int props_lse_splits(const struct mha_kernel *k)
+{
+	return k->merge && !k->seq_kv && !(k->a.mask & MHA_MASK_CAUSAL) &&
+	       !k->a.window && !k->a.alibi;
+}
+
+int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len)
+{
+	struct inputs in;
+	const size_t s1 = 15; /* keys [0, 15) in the first call */
+	size_t nl = 0;
+	float *lse = NULL, *lse1 = NULL, *lse2 = NULL, *o2 = NULL;
+	float *kb = NULL, *vb = NULL, *bb = NULL, *none = NULL;
+	double err = 0.0, lerr = 0.0;
+	int rc = -1;
+
+	if (inputs_init(&in, k))
+		goto nomem;
+	/* batch item 0 has 11 valid keys: none in the second range (its lse
+	 * there is -inf, or the second call's sink: -inf too) */
+	in.kv_len[0] = 11;
+	nl = in.batch * k->a.h * in.seq_q;
+	lse = check_alloc(nl);
+	lse1 = check_alloc(nl);
+	lse2 = check_alloc(nl);
+	o2 = check_alloc(in.no);
+	kb = check_alloc(in.nk);
+	vb = check_alloc(in.nv);
+	bb = check_alloc(in.seq_q * in.seq_kv);
+	none = malloc(k->a.h * sizeof *none);
+	if (!lse || !lse1 || !lse2 || !o2 || !kb || !vb || !bb || !none)
+		goto nomem;
+	/* the sink joins one side only: the other's sinks are -inf */
+	for (size_t h = 0; h < k->a.h; ++h)
+		none[h] = -INFINITY;
+	run_range(k, &in, 0, in.seq_kv, in.sinks, kb, vb, bb, in.out1, lse);
+	run_range(k, &in, 0, s1, in.sinks, kb, vb, bb, in.out2, lse1);
+	run_range(k, &in, s1, in.seq_kv, none, kb, vb, bb, o2, lse2);
+	k->merge(in.out2, lse1, o2, lse2, in.batch, in.seq_q);
+	for (size_t i = 0; i < in.no; ++i)
+		err = fmax(err, fabs((double)in.out1[i] - (double)in.out2[i]));
+	for (size_t r = 0; r < nl; ++r) {
+		if (isinf(lse[r]) || isinf(lse1[r])) {
+			if (lse[r] != lse1[r])
+				lerr = INFINITY;
+			continue;
+		}
+		lerr = fmax(lerr, fabs((double)lse[r] - (double)lse1[r]));
+	}
+	/* outputs at most 1 in size and lse of a few units (scores up to 4
+	 * scale * dk): both within float rounding of the two ways */
+	if (!(err <= 1e-5) || !(lerr <= 1e-5 * (1.0 + 4.0 * k->a.scale * k->a.dk))) {
+		snprintf(msg, len, "%s: two calls over keys [0, %zu) and [%zu, %zu) "
+		         "merged differ from one call: out by %.3g, lse by %.3g",
+		         k->name, s1, s1, in.seq_kv, err, lerr);
+		goto done;
+	}
+	rc = 0;
+	goto done;
+nomem:
+	snprintf(msg, len, "out of memory");
+done:
+	check_free(lse, nl);
+	check_free(lse1, nl);
+	check_free(lse2, nl);
+	check_free(o2, in.no);
+	check_free(kb, in.nk);
+	check_free(vb, in.nv);
+	check_free(bb, in.seq_q * in.seq_kv);
+	free(none);
+	inputs_free(&in);
+	return rc;
+}

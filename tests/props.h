@@ -23,6 +23,16 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len);
  * bit.  0, or -1 with a message. */
 int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len);
 
+/* A --lse kernel with a dynamic key length, on keys [0, s1) and [s1,
+ * seq_kv) by two calls (the bias columns and padding lengths cut to each
+ * range; the sinks on the first call only, the second's -inf), the results
+ * merged by NAME_merge, gives what one call on all keys gives, out and lse
+ * within rounding.  0, or -1 with a message. */
+int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len);
+/* 1 when props_lse_merge applies to k: --lse, a dynamic seq_kv, and no
+ * causal, window or ALiBi (whose keys and scores follow a call's seq_kv). */
+int props_lse_splits(const struct mha_kernel *k);
+
 /* Embedding: the kernel run on a thread with a 64 KiB stack uses at most
  * its stated stack bound (not under AddressSanitizer, whose frames are
  * larger); with a workspace of NAME_workspace bytes at an odd address it

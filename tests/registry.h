@@ -4,8 +4,8 @@
  * AArch64 driver alike; each links the kernels its architecture builds).
  * Fields: name, target, cpu (the features it needs, for mha_cpu_has),
  * seq_q, seq_kv (0: any), plain (1 when the 9-argument NAME exists), wts
- * (1 when the kernel has --weights), stack (NAME_STACK_BYTES, its stack
- * bound), then the fields of its struct mha_attn as designated
+ * (1 when the kernel has --weights), lse (1 when it has --lse, so
+ * NAME_merge), stack (NAME_STACK_BYTES, its stack bound), then the fields of its struct mha_attn as designated
  * initializers.
  *
  * A consumer defines MHA_KERNEL as MHA_PROTO and includes the registry
@@ -16,17 +16,18 @@
 
 #include "check.h"
 
-#define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, stack, ...)          \
+#define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)     \
 	mha_args_fn name##_args;                                               \
 	mha_workspace_fn name##_workspace;                                     \
 	MHA_PROTO_P##plain(name)                                               \
-	MHA_PROTO_W##plain##wts(name)
-#define MHA_ENTRY(name, tgt, cpu, sq, skv, plain, wts, stack, ...)          \
+	MHA_PROTO_W##plain##wts(name)                                          \
+	MHA_PROTO_M##lse(name)
+#define MHA_ENTRY(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)     \
 	{#name, tgt, cpu, name##_args, MHA_ENTRY_P##plain(name),               \
 	 MHA_ENTRY_W##plain##wts(name), wts, sq, skv, {__VA_ARGS__},           \
-	 name##_workspace, stack},
-/* plain and wts pasted on: NAME and NAME_weights declared and taken only
- * when they exist */
+	 name##_workspace, stack, MHA_ENTRY_M##lse(name)},
+/* plain, wts and lse pasted on: NAME, NAME_weights and NAME_merge declared
+ * and taken only when they exist */
 #define MHA_PROTO_P0(name)
 #define MHA_PROTO_P1(name) mha_kernel_fn name;
 #define MHA_PROTO_W00(name)
@@ -39,5 +40,9 @@
 #define MHA_ENTRY_W01(name) NULL
 #define MHA_ENTRY_W10(name) NULL
 #define MHA_ENTRY_W11(name) name##_weights
+#define MHA_PROTO_M0(name)
+#define MHA_PROTO_M1(name) mha_merge_fn name##_merge;
+#define MHA_ENTRY_M0(name) NULL
+#define MHA_ENTRY_M1(name) name##_merge
 
 #endif

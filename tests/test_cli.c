@@ -471,6 +471,40 @@ Test(cli, weights, .fini = cleanup)
 	cr_assert_null(strstr(plain.out, "_weights"));
 }
 
+/* --lse: the kernel and its header declare NAME_merge, the kernel has no
+ * 9-argument NAME (it reads struct mha_args' lse), the registry line's lse
+ * column is 1; without --lse there is no NAME_merge. */
+Test(cli, lse, .fini = cleanup)
+{
+	const char *N = "mha_f32_h8_dk64_lse__scalar";
+	char path[96], hpath[96], want[256];
+	struct run r;
+	char *file, *h;
+
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(path, sizeof path, "%s/k.c", outdir);
+	snprintf(hpath, sizeof hpath, "%s/k.h", outdir);
+	r = run(&(struct args){{HD, "--lse", "--target", "scalar", "-o", path,
+		"--header", hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	file = files_slurp(path, NULL);
+	h = files_slurp(hpath, NULL);
+	snprintf(want, sizeof want, "void %s_merge(float *out, float *lse, "
+	         "const float *out2, const float *lse2,\n        size_t batch, "
+	         "size_t seq_q);", N);
+	cr_assert(strstr(file, want) && strstr(h, want), "NAME_merge declared");
+	snprintf(want, sizeof want, "void %s(", N);
+	cr_assert_null(strstr(file, want), "no 9-argument NAME");
+	r = run(&(struct args){{HD, "--lse", "--target", "scalar", "--emit",
+		"registry"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(want, sizeof want, "MHA_KERNEL(%s, \"scalar\", \"\", 0, 0, 0, 0, 1, ", N);
+	cr_assert(strncmp(r.out, want, strlen(want)) == 0, "%s", r.out);
+	r = run(&(struct args){{HD, "--target", "scalar"}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_null(strstr(r.out, "_merge"));
+}
+
 /* A --target list: one name joining the targets, no flags, a registry
  * line behind the architecture's guard needing what its last variant
  * needs, a header declaring NAME_variant, and a file that compiles with no

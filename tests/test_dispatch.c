@@ -74,7 +74,7 @@ ParameterizedTestParameters(dispatch, forced_variant)
 }
 
 /* Each kernel with each variant forced: it matches the reference on its
- * case matrix, and NAME_variant() names the variant forced, or, when this
+ * case matrix (an --lse kernel's key ranges merge too), and NAME_variant() names the variant forced, or, when this
  * CPU lacks it, the best one (a variant the CPU lacks never runs). */
 ParameterizedTest(int *index, dispatch, forced_variant)
 {
@@ -90,6 +90,9 @@ ParameterizedTest(int *index, dispatch, forced_variant)
 	          k->name, targets[t].name, msg);
 	cr_assert(props_embedding(k, msg, sizeof msg) == 0, "%s forced to %s: %s",
 	          k->name, targets[t].name, msg);
+	if (props_lse_splits(k))
+		cr_assert(props_lse_merge(k, msg, sizeof msg) == 0,
+		          "%s forced to %s: %s", k->name, targets[t].name, msg);
 	cr_assert_str_eq(variant_of[i](), want, "%s forced to %s%s", k->name,
 	                 targets[t].name, has ? "" : " (which this CPU lacks)");
 }

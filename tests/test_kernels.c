@@ -115,6 +115,29 @@ ParameterizedTest(int *index, kernels, nan_stays_in_its_rows)
 	cr_assert(props_nan_rows(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
+ParameterizedTestParameters(kernels, lse_merges_key_ranges)
+{
+	return params_index(NKERNELS);
+}
+
+/* --lse kernels: attention over two key ranges merged by NAME_merge is
+ * attention over both (for lengths and positions that do not depend on
+ * the call's seq_kv: no causal, window or ALiBi, a dynamic seq_kv). */
+ParameterizedTest(int *index, kernels, lse_merges_key_ranges)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!k->merge)
+		cr_skip_test("%s has no --lse", k->name);
+	if (!props_lse_splits(k))
+		cr_skip_test("%s: a row's keys or scores follow seq_kv", k->name);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
+	cr_assert(props_lse_merge(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
 ParameterizedTestParameters(kernels, embeds)
 {
 	return params_index(NKERNELS);
@@ -173,7 +196,11 @@ Test(kernels, registry_complete)
 		             "%s: weights iff the name says weights",
 		             kernels[i].name);
 		/* the 9-argument forms exist iff the spec reads no other input */
-		int plain = !kernels[i].a.sinks &&
+		cr_assert_eq(kernels[i].merge != NULL,
+		             strstr(kernels[i].name, "_lse") != NULL,
+		             "%s: NAME_merge iff the name says lse",
+		             kernels[i].name);
+		int plain = !kernels[i].a.sinks && !kernels[i].merge &&
 		            kernels[i].a.alibi != MHA_ALIBI_SLOPES;
 		cr_assert_eq(kernels[i].fn != NULL, plain, "%s: NAME linked iff "
 		             "plain", kernels[i].name);

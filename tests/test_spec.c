@@ -142,6 +142,8 @@ static const struct named named_cases[] = {
 	{{{"--h", "2", "--dk", "16", "--sinks", "--softcap", "30", "--alibi",
 	   "--weights", "--target", "scalar"}},
 	 "mha_f32_h2_dk16_cap41f00000_alibi_sinks_weights__scalar"},
+	{{{"--h", "2", "--dk", "16", "--weights", "--lse", "--sinks", "--target",
+	   "scalar"}}, "mha_f32_h2_dk16_sinks_lse_weights__scalar"},
 	{{{"--h", "2", "--dk", "16", "--max-bias", "8", "--mask", "causal",
 	   "--target", "avx2"}}, "mha_f32_h2_dk16_causal_mb41000000__avx2"},
 };
@@ -179,7 +181,7 @@ Test(spec, command_round_trip)
 		"--dv", "24", "--seq", "5", "--seq-kv", "50", "--mask", "causal,padding",
 		"--causal-align", "top-left", "--layout", "bhsd", "--scale", "0.3",
 		"--weights", "--block-kv", "16", "--softcap", "30", "--sinks",
-		"--max-bias", "8", "--target", "scalar"}});
+		"--lse", "--max-bias", "8", "--target", "scalar"}});
 	mha_spec_command(&c.spec, cmd, sizeof cmd);
 	cr_assert(strncmp(cmd, "mhagen --h 12 --kv-heads 3 --dk 40", 34) == 0,
 	          "command: %s", cmd);
