@@ -252,7 +252,7 @@ static double useful_flops(const struct shape *sh)
 	for (size_t i = 0; i < sh->seq_q; ++i) {
 		size_t lo, end = mha_ref_visible(&sh->attn, i, sh->seq_q,
 		                                 sh->seq_kv, &lo);
-		pairs += (double)(end - lo);
+		pairs += end > lo ? (double)(end - lo) : 0.0;
 	}
 	return 2.0 * (double)(sh->attn.dk + sh->attn.dv) *
 	       (double)sh->attn.h * pairs;

@@ -38,7 +38,8 @@ int blas_attention(const struct mha_attn *a, const float *q, const float *k,
 	const int ldv = (int)(a->kv_heads * a->dv), ldo = (int)(a->h * a->dv);
 
 	if ((a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS)) ||
-	    a->layout != MHA_LAYOUT_BSHD || a->window)
+	    a->layout != MHA_LAYOUT_BSHD || a->window ||
+	    a->window_sides)
 		return -1;
 	for (size_t b = 0; b < batch; ++b) {
 		const float *qb = q + b * seq_q * (size_t)ldq;

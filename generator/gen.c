@@ -485,6 +485,8 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "seq_q", s->seq_q);
 	set_int(L, "seq_kv", s->seq_kv);
 	set_int(L, "window", s->window);
+	set_int(L, "window_left", s->window_left);
+	set_int(L, "window_right", s->window_right);
 	set_int(L, "mask_bits", (long)s->mask);
 	/* S.causal, S.padding, ...: one boolean per mask; S.masks, the words
 	 * of those set, in order */

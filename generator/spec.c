@@ -43,6 +43,10 @@ static const struct key {
 	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ},
 	{"mask", K_MASK, 0, 0, 0},
 	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ},
+	{"window-left", K_INT, offsetof(struct mha_spec, window_left), -1,
+	 MHAGEN_MAX_SEQ},
+	{"window-right", K_INT, offsetof(struct mha_spec, window_right), -1,
+	 MHAGEN_MAX_SEQ},
 	{"causal-align", K_ALIGN, 0, 0, 0},
 	{"layout", K_LAYOUT, 0, 0, 0},
 	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
@@ -100,6 +104,9 @@ static int parse_long(const char *name, long min, long max, const char *val,
 	if (end == val || *end != '\0' || val[0] == '+' ||
 	    isspace((unsigned char)val[0]))
 		return mhagen_fail(err, "--%s: '%s' is not a whole number", name, val);
+	if ((errno == ERANGE || x < min || x > max) && min == -1)
+		return mhagen_fail(err, "--%s: %s is out of range (0 to %ld, or -1 "
+		                   "for unbounded)", name, val, max);
 	if (errno == ERANGE || x < min || x > max)
 		return mhagen_fail(err, "--%s: %s is out of range (%ld to %ld)",
 		            name, val, min, max);
@@ -358,6 +365,10 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 	}
 	if (s->window)
 		mha_append(buf, n, "_w%ld", s->window);
+	if (s->window_left >= 0)
+		mha_append(buf, n, "_wl%ld", s->window_left);
+	if (s->window_right >= 0)
+		mha_append(buf, n, "_wr%ld", s->window_right);
 	if (s->layout == MHA_LAYOUT_BHSD)
 		mha_append(buf, n, "_bhsd");
 	if (s->scale > 0.0)
@@ -418,6 +429,10 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 	}
 	if (s->window)
 		mha_append(buf, n, " --window %ld", s->window);
+	if (s->window_left >= 0)
+		mha_append(buf, n, " --window-left %ld", s->window_left);
+	if (s->window_right >= 0)
+		mha_append(buf, n, " --window-right %ld", s->window_right);
 	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
 		mha_append(buf, n, " --causal-align top-left");
 	if (s->layout == MHA_LAYOUT_BHSD)
@@ -487,6 +502,29 @@ int mha_spec_is_set(const struct mha_spec *s, const char *key)
 	return b >= 0 && (s->set & (1ul << b)) != 0;
 }
 
+/* The window by position (--window-left, --window-right): a side not given
+ * or -1 is unbounded, as FlashAttention's window_size.  Causal bounds the
+ * right side at 0 already, so with causal a right side is dropped (as
+ * FlashAttention sets it to 0): the same kernel, the same name. */
+static int window_sides(struct mha_spec *s, char *err)
+{
+	int l = mha_spec_is_set(s, "window-left");
+	int r = mha_spec_is_set(s, "window-right");
+
+	if (!l)
+		s->window_left = -1;
+	if (!r)
+		s->window_right = -1;
+	if (s->window && (l || r))
+		return mhagen_fail(err, "--window-%s: --window N counts N keys back "
+		                   "from a row's causal limit; give it or "
+		                   "--window-left/--window-right, not both",
+		                   l ? "left" : "right");
+	if (s->mask & MHA_MASK_CAUSAL)
+		s->window_right = -1;
+	return 0;
+}
+
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (!s->h)
@@ -504,6 +542,8 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		s->seq_kv = s->seq_q;
 	if (!(s->mask & MHA_MASK_CAUSAL) && s->align != MHA_ALIGN_BOTTOM_RIGHT)
 		return mhagen_fail(err, "--causal-align: needs a causal --mask");
+	if (window_sides(s, err))
+		return -1;
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
 		                   "takes them from the caller; give one of them");

@@ -18,6 +18,9 @@ struct mha_spec {
 	long seq_q, seq_kv;      /* 0: dynamic (any length at run time) */
 	unsigned mask;           /* MHA_MASK_* bits from runtime/mha_abi.h */
 	long window;             /* 0: none; else a row sees its last N keys */
+	long window_left;        /* a window by position: keys from i + shift -
+	                          * window_left on; -1 unbounded (after finish) */
+	long window_right;       /* up to i + shift + window_right; -1 unbounded */
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[64];         /* a target table's name (native resolved), or

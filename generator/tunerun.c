@@ -350,7 +350,8 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	snprintf(a[7], 64, "%d", s->align);
 	snprintf(a[8], 64, "%d", s->layout);
 	snprintf(a[9], 64, "%a", (double)(float)mha_spec_scale(s));
-	snprintf(a[10], 64, "%ld", s->window);
+	snprintf(a[10], 64, "%ld,%ld,%ld", s->window, s->window_left,
+	         s->window_right);
 	snprintf(a[11], 64, "%d", s->seq_q != 0);
 	snprintf(a[12], 64, "%g", seconds);
 	snprintf(a[13], 64, "%d", r->threads <= 1);

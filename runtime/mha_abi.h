@@ -42,6 +42,10 @@ enum mha_align { MHA_ALIGN_BOTTOM_RIGHT = 0, MHA_ALIGN_TOP_LEFT = 1 };
 enum mha_alibi { MHA_ALIBI_NONE = 0, MHA_ALIBI_SLOPES = 1,
 	MHA_ALIBI_MAX_BIAS = 2 };
 
+/* The bounded sides of a window by position (struct mha_attn's
+ * window_sides): a side not set is unbounded (FlashAttention's -1). */
+enum { MHA_WINDOW_LEFT = 1, MHA_WINDOW_RIGHT = 2 };
+
 /* How q, k, v and out hold their rows (--layout): bshd is
  * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
 enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
@@ -62,6 +66,12 @@ struct mha_attn {
 	int alibi;       /* enum mha_alibi: s -= slope[head] * |i + shift - j| */
 	double max_bias; /* MHA_ALIBI_MAX_BIAS: the slopes' rule (ggml) */
 	int sinks;       /* 1: a logit per head joins each row's softmax */
+	/* a window by position (--window-left, --window-right; FlashAttention's
+	 * window_size): with bit MHA_WINDOW_LEFT of window_sides, query i sees
+	 * only keys j >= i + shift - window_left; with MHA_WINDOW_RIGHT, only
+	 * j <= i + shift + window_right (shift as ALiBi's) */
+	int window_sides;
+	size_t window_left, window_right;
 };
 
 /* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.

@@ -15,23 +15,33 @@ size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,
 size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
                        size_t seq_kv, size_t *first)
 {
-	size_t end = seq_kv; /* keys [lo, end) are visible */
-	size_t lo = 0;
+	/* positions as signed numbers: row i lies at i + shift on the keys'
+	 * scale (shift = seq_kv - seq_q bottom-right, 0 top-left) */
+	const long long kv = (long long)seq_kv;
+	const long long p = (long long)i + ((a->mask & MHA_MASK_CAUSAL) &&
+	                    a->align == MHA_ALIGN_TOP_LEFT ? 0
+	                    : kv - (long long)seq_q);
+	long long end = kv, lo = 0; /* keys [lo, end) are visible */
 
-	if (a->mask & MHA_MASK_CAUSAL) {
-		/* bottom-right: j <= i + seq_kv - seq_q; top-left: j <= i */
-		size_t shift = a->align == MHA_ALIGN_TOP_LEFT ? 0 : seq_kv;
-		size_t lim = i + 1 + shift; /* end + seq_q (bottom-right) */
-		size_t sub = a->align == MHA_ALIGN_TOP_LEFT ? 0 : seq_q;
-		end = lim > sub ? lim - sub : 0;
-		if (end > seq_kv)
-			end = seq_kv;
+	if (a->mask & MHA_MASK_CAUSAL)
+		end = p + 1 < kv ? p + 1 : kv;
+	if (a->window) {
+		/* N keys back: from row i's own position with causal, from the
+		 * last key without */
+		lo = ((a->mask & MHA_MASK_CAUSAL) ? p + 1 : kv) - (long long)a->window;
 	}
-	if (a->window && end > a->window)
-		lo = end - a->window;
+	if (a->window_sides & MHA_WINDOW_LEFT)
+		lo = p - (long long)a->window_left;
+	if ((a->window_sides & MHA_WINDOW_RIGHT) &&
+	    p + (long long)a->window_right + 1 < end)
+		end = p + (long long)a->window_right + 1;
+	if (end < 0)
+		end = 0;
+	if (lo < 0)
+		lo = 0;
 	if (first)
-		*first = lo;
-	return end;
+		*first = (size_t)lo;
+	return (size_t)end;
 }
 
 double mha_ref_slope(const struct mha_attn *a, const struct mha_args *x,

@@ -5,8 +5,9 @@
 
 #include "mha_abi.h"
 
-/* Number of keys 0..n-1 that query row i may see before padding, or the
- * first visible key (through *first) when a window is set. */
+/* The end n of the keys query row i may see before padding, and through
+ * *first the first of them (0 without a window): keys [*first, n), none
+ * when *first >= n (a window past the keys). */
 size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
                        size_t seq_kv, size_t *first);
 

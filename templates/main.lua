@@ -127,7 +127,7 @@ local function scratch_and_stack(S, P)
 		put("m", 4 * P.bqp)
 		put("l", 4 * P.bqp)
 		put("lim", 8 * P.bqp)
-		if S.window > 0 then
+		if P.lo then
 			put("lo", 8 * P.bqp)
 		end
 		-- alpha, mxb; kn; the micro-kernels' accumulators and operands
@@ -156,6 +156,11 @@ end
 local function plan(S, T)
 	local D = T.defaults
 	local P = {W = T.width}
+	-- rows have a first visible key (a window)
+	P.lo = S.window > 0 or S.window_left >= 0
+	-- a row's first key may lie past its limit (top-left rows past seq_kv)
+	P.lo_past = P.lo and S.causal and S.align == "top-left" and
+	            not (S.seq_q > 0 and S.seq_q <= S.seq_kv)
 	P.bk = S.block_kv > 0 and S.block_kv or
 	       (S.causal and D.block_kv_causal) or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
@@ -283,10 +288,37 @@ local function knobs_in_effect(spec)
 	        unroll_v = P.v.unrolled, kv_split = P.split}
 end
 
+-- The C expression of max(0, i + shift + d) for query row i (a C
+-- expression), shift being where the causal diagonal lies (seq_kv - seq_q
+-- bottom-right, 0 top-left): a key position relative to row i's own.
+local function from_row(S, P, i, d)
+	local k
+	if S.causal and S.align == "top-left" then
+		k = d
+	elseif S.seq_q > 0 then
+		k = S.seq_kv - S.seq_q + d
+	end
+	if k == 0 then
+		return "(" .. i .. ")"
+	elseif k and k > 0 then
+		return "(" .. i .. " + " .. k .. ")"
+	elseif k then
+		return "(" .. i .. " > " .. -k .. " ? " .. i .. " - " .. -k .. " : 0)"
+	end
+	local up = i .. " + " .. P.skv .. (d > 0 and (" + " .. d) or "")
+	local down = P.sq .. (d < 0 and (" + " .. -d) or "")
+	local sub = P.sq .. (d < 0 and (" - " .. -d) or "")
+	return "(" .. up .. " > " .. down .. " ? " .. up .. " - " .. sub .. " : 0)"
+end
+
 -- The C expression for how many keys query row i (a C expression) may see,
 -- before padding: decided here from what the spec fixes.
 local function limit_expr(S, P, i)
-	if not S.causal then
+	if not S.causal and S.window_right >= 0 then
+		-- keys up to i + shift + window_right, at most seq_kv
+		local e = from_row(S, P, i, S.window_right + 1)
+		return "(" .. e .. " < " .. P.skv .. " ? " .. e .. " : " .. P.skv .. ")"
+	elseif not S.causal then
 		return P.skv
 	elseif S.align == "top-left" then
 		if S.seq_q > 0 and S.seq_q <= S.seq_kv then
@@ -301,6 +333,22 @@ local function limit_expr(S, P, i)
 		return "(" .. i .. " + 1 > " .. -shift .. " ? " .. i .. " + 1 - " .. -shift .. " : 0)"
 	end
 	return "(" .. i .. " + 1 + seq_kv > seq_q ? " .. i .. " + 1 + seq_kv - seq_q : 0)"
+end
+
+-- The C expression of query row i's first visible key (P.lo), c the name
+-- of its limit_expr.  --window N counts back from the row's causal limit
+-- (from seq_kv without causal); a top-left row past seq_kv counts from its
+-- own position i + 1, not from the clipped limit.  --window-left L: from i +
+-- shift - L.
+local function lo_expr(S, P, i, c)
+	if S.window > 0 then
+		if S.causal and S.align == "top-left" and
+		   not (S.seq_q > 0 and S.seq_q <= S.seq_kv) then
+			return from_row(S, P, i, 1 - S.window)
+		end
+		return c .. " > " .. S.window .. " ? " .. c .. " - " .. S.window .. " : 0"
+	end
+	return from_row(S, P, i, -S.window_left)
 end
 
 -- Offset of row (b, s, head) of a tensor with heads heads of d floats.
@@ -569,6 +617,11 @@ local function registry_line(S, T, stack)
 		".layout = " .. (S.layout == "bhsd" and 1 or 0),
 		".window = " .. S.window, ".scale = " .. string.format("%a", S.scale),
 	}
+	if S.window_left >= 0 or S.window_right >= 0 then
+		attn[#attn + 1] = string.format(".window_sides = %d, .window_left = %d, .window_right = %d",
+			(S.window_left >= 0 and 1 or 0) + (S.window_right >= 0 and 2 or 0),
+			math.max(S.window_left, 0), math.max(S.window_right, 0))
+	end
 	if S.softcap > 0 then
 		attn[#attn + 1] = ".softcap = " .. string.format("%a", S.softcap)
 	end
@@ -666,6 +719,9 @@ local function kernel_vars(spec, T)
 	vars.stack = vars.P.stack
 	vars.limit = function(i)
 		return limit_expr(spec, vars.P, i)
+	end
+	vars.first_key = function(i, c)
+		return lo_expr(spec, vars.P, i, c)
 	end
 	vars.offset = function(...)
 		return row_offset(spec, ...)

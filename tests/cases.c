@@ -138,6 +138,20 @@ const struct bad bad_cases[] = {
 	 "caller; give one of them"},
 	{{{HD, "--sinks", "--sinks"}}, "--sinks is given twice"},
 	{{{HD, "--lse", "--lse"}}, "--lse is given twice"},
+	/* windows by position: -1 is an unbounded side, below it an error */
+	{{{HD, "--window-left", "-2"}},
+	 "--window-left: -2 is out of range (0 to 16777216, or -1 for unbounded)"},
+	{{{HD, "--window-right", "-5"}}, "--window-right: -5 is out of range"},
+	{{{HD, "--window-right", "16777217"}},
+	 "--window-right: 16777217 is out of range"},
+	{{{HD, "--window-left", "2x"}}, "--window-left: '2x' is not a whole number"},
+	{{{HD, "--window", "4", "--window-left", "3"}},
+	 "--window-left: --window N counts N keys back from a row's causal "
+	 "limit; give it or --window-left/--window-right, not both"},
+	{{{HD, "--mask", "causal", "--window-right", "2", "--window", "4"}},
+	 "--window-right: --window N counts"},
+	{{{HD, "--window-left", "1", "--window-left", "2"}},
+	 "--window-left is given twice"},
 	{{{HD, "--alibi", "maybe"}}, "unexpected argument 'maybe'"},
 	/* spec files */
 	{{{"--spec", FIX "missing.spec"}},

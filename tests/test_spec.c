@@ -146,6 +146,16 @@ static const struct named named_cases[] = {
 	   "scalar"}}, "mha_f32_h2_dk16_sinks_lse_weights__scalar"},
 	{{{"--h", "2", "--dk", "16", "--max-bias", "8", "--mask", "causal",
 	   "--target", "avx2"}}, "mha_f32_h2_dk16_causal_mb41000000__avx2"},
+	/* windows by position: a side -1 is no side; causal drops the right */
+	{{{"--h", "2", "--dk", "16", "--window-left", "3", "--window-right", "0",
+	   "--target", "scalar"}}, "mha_f32_h2_dk16_wl3_wr0__scalar"},
+	{{{"--h", "2", "--dk", "16", "--window-right", "5", "--window-left",
+	   "-1", "--target", "scalar"}}, "mha_f32_h2_dk16_wr5__scalar"},
+	{{{"--h", "2", "--dk", "16", "--window-left", "-1", "--window-right",
+	   "-1", "--target", "scalar"}}, "mha_f32_h2_dk16__scalar"},
+	{{{"--h", "2", "--dk", "16", "--mask", "causal", "--causal-align",
+	   "top-left", "--window-left", "7", "--window-right", "4", "--target",
+	   "avx2"}}, "mha_f32_h2_dk16_causal_tl_wl7__avx2"},
 };
 
 ParameterizedTestParameters(spec, canonical_name)

@@ -129,11 +129,14 @@ def _describe(header, source):
     spec["alibi_slopes"] = "\n * alibi_slopes: [" in header
     spec["sinks"] = "\n * sinks: [" in header
     spec["window"] = 0
+    spec["window_left"] = spec["window_right"] = -1
     m = re.search(r"^ \* (mhagen .*)$", source, re.M)
     if m:
         words = shlex.split(m.group(1))
-        if "--window" in words[:-1]:
-            spec["window"] = int(words[words.index("--window") + 1])
+        for flag in ("--window", "--window-left", "--window-right"):
+            if flag in words[:-1]:
+                spec[flag[2:].replace("-", "_")] = int(
+                    words[words.index(flag) + 1])
     return spec
 
 

@@ -213,7 +213,7 @@ static double flops(const struct mha_attn *a, size_t sq, size_t skv)
 
 	for (size_t i = 0; i < sq; ++i) {
 		size_t first = 0, n = mha_ref_visible(a, i, sq, skv, &first);
-		pairs += (double)(n - first);
+		pairs += n > first ? (double)(n - first) : 0.0;
 	}
 	return pairs * 2.0 * (double)(a->dk + a->dv) * (double)a->h;
 }
@@ -243,7 +243,18 @@ int main(int argc, char **argv)
 	a.align = atoi(argv[8]);
 	a.layout = atoi(argv[9]);
 	a.scale = strtod(argv[10], NULL);
-	a.window = strtoul(argv[11], NULL, 10);
+	{
+		/* "N,L,R": --window, --window-left, --window-right (-1 none) */
+		char *p = argv[11];
+		long l, r;
+		a.window = strtoul(p, &p, 10);
+		l = strtol(p + (*p == ','), &p, 10);
+		r = strtol(p + (*p == ','), &p, 10);
+		a.window_sides = (l >= 0 ? MHA_WINDOW_LEFT : 0) |
+		                 (r >= 0 ? MHA_WINDOW_RIGHT : 0);
+		a.window_left = l >= 0 ? (size_t)l : 0;
+		a.window_right = r >= 0 ? (size_t)r : 0;
+	}
 	fixed = atoi(argv[12]);
 	budget = strtod(argv[13], NULL);
 	pin = atoi(argv[14]);
