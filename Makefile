@@ -234,7 +234,7 @@ check: check-build
 # (each line behind its target's guard: a build keeps its architecture's)
 $(TK)/%/kernels.inc: tests/kernels.list $(MHAGEN) tools/gen-kernels.sh
 	@echo "  GEN     test kernels for $*"
-	@MHAGEN=$(MHAGEN) tools/gen-kernels.sh --all tests/kernels.list $(TK)/$* $* 2>/dev/null
+	@MHAGEN=$(MHAGEN) PARTS=$(words $(KERNEL_PARTS)) tools/gen-kernels.sh --all tests/kernels.list $(TK)/$* $* 2>/dev/null
 $(TK)/kernels.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(TK)/$t/kernels.inc)
 	@cat $(filter %/kernels.inc,$^) > $@
 # the number of specs in the list, for the tests that count what they link
@@ -246,12 +246,19 @@ $(TK)/count.h: tests/kernels.list $(TARGETS_MK)
 	@echo "#define TARGETS_HOST $(words $(HOST_TARGETS))" >> $@
 	@echo "#define TARGETS_CROSS $(words $(CROSS_TARGETS))" >> $@
 
-$(TK)/%-cc.o: $(TK)/%/kernels.inc $(TARGETS_MK)
-	@echo "  CC      $(TK)/$*/all.c"
-	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
-$(TK)/%-gcc.o: $(TK)/%/kernels.inc $(TARGETS_MK)
-	@echo "  GCC     $(TK)/$*/all.c"
-	@$(GCC) $(KFLAGS) -fopenmp $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
+# each target's kernels in KERNEL_PARTS translation units (part-N.c, written
+# with kernels.inc), so that the builds spread over the cores; part_of
+# names targets' objects of one build (cc, gcc, asan)
+KERNEL_PARTS := 0 1 2 3
+part_of = $(foreach t,$(1),$(foreach p,$(KERNEL_PARTS),$(TK)/$t/part-$p-$(2).o))
+part_target = $(patsubst %/,%,$(dir $*))
+$(foreach p,$(KERNEL_PARTS),$(TK)/%/part-$p.c): $(TK)/%/kernels.inc ;
+$(TK)/%-cc.o: $(TK)/%.c $(TARGETS_MK)
+	@echo "  CC      $<"
+	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$(part_target)) -I. -c $< -o $@
+$(TK)/%-gcc.o: $(TK)/%.c $(TARGETS_MK)
+	@echo "  GCC     $<"
+	@$(GCC) $(KFLAGS) -fopenmp $(MHA_CFLAGS_$(part_target)) -I. -c $< -o $@
 
 $(BUILD)/tests/gen-cc/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
@@ -341,12 +348,12 @@ $(BUILD)/tests/test_exp: $(BUILD)/tests/test_exp.o $(BUILD)/tests/ulp.o \
 KERNEL_TEST_OBJS := $(BUILD)/tests/test_kernels.o $(BUILD)/tests/check.o \
                     $(BUILD)/tests/props.o $(RT_OBJS)
 $(BUILD)/tests/test_kernels_cc: $(KERNEL_TEST_OBJS) $(TARGETS_MK) \
-		$(foreach t,$(HOST_TARGETS),$(TK)/$t-cc.o) \
+		$(call part_of,$(HOST_TARGETS),cc) \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-cc/%.o,$(GEN_HOST))
 	@echo "  LD      $@"
 	@$(CC) $(filter %.o,$^) $(TEST_LIBS) -o $@
 $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TARGETS_MK) \
-		$(foreach t,$(HOST_TARGETS),$(TK)/$t-gcc.o) \
+		$(call part_of,$(HOST_TARGETS),gcc) \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-gcc/%.o,$(GEN_HOST))
 	@echo "  LD      $@"
 	@$(GCC) $(filter %.o,$^) $(TEST_LIBS) -fopenmp -o $@
@@ -356,16 +363,16 @@ $(BUILD)/tests/test_kernels_gcc: $(KERNEL_TEST_OBJS) $(TARGETS_MK) \
 # its own flags, so that only they may use its instructions (the test runs
 # them only on a CPU that has them).
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-$(TK)/%-asan.o: $(TK)/%/kernels.inc $(TARGETS_MK)
-	@echo "  CC      $(TK)/$*/all.c (ASan, UBSan)"
-	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(MHA_CFLAGS_$*) -I. -c $(TK)/$*/all.c -o $@
+$(TK)/%-asan.o: $(TK)/%.c $(TARGETS_MK)
+	@echo "  CC      $< (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(MHA_CFLAGS_$(part_target)) -I. -c $< -o $@
 $(BUILD)/tests/gen-asan/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "  CC      $< (ASan, UBSan)"
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) $(call gflags,$*) -c $< -o $@
 $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props.c $(wildcard runtime/*.c) \
 		$(TK)/kernels.inc $(TK)/count.h $(TARGETS_MK) \
-		$(foreach t,$(HOST_TARGETS),$(TK)/$t-asan.o) \
+		$(call part_of,$(HOST_TARGETS),asan) \
 		$(patsubst generated/%.c,$(BUILD)/tests/gen-asan/%.o,$(GEN_HOST))
 	@echo "  CC      $@ (ASan, UBSan)"
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
