@@ -95,8 +95,8 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct m
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
- * when it holds it (it need hold no more), else from malloc
- * (*mem, for free); NULL when malloc fails. */
+ * when it holds it, else from malloc (*mem, for free); NULL when
+ * malloc fails. */
 static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct mha_args *a, size_t *workers, void **mem)
 {
 	size_t w = *workers;
