@@ -285,42 +285,35 @@ class Kernel:
         if seq_q < 1 and batch > 0:
             raise ValueError("q: seq_q is 0; a kernel needs at least one "
                              "query row")
-        if "padding" in s["mask"]:
-            if kv_len is None:
-                raise ValueError("kv_len: required: the kernel has a padding "
-                                 "mask (int32, shape (batch,))")
-            _check_array("kv_len", kv_len, np.int32)
-            if kv_len.shape != (batch,):
-                raise ValueError("kv_len: shape %s, expected (batch,) = (%d,)"
-                                 % (kv_len.shape, batch))
-        elif kv_len is not None:
-            raise ValueError("kv_len: the kernel has no padding mask "
-                             "(generate it with mask containing 'padding')")
-        if "bias" in s["mask"]:
-            if bias is None:
-                raise ValueError("bias: required: the kernel has a bias mask "
-                                 "(float32, shape (seq_q, seq_kv))")
-            _check_array("bias", bias, np.float32)
-            if bias.shape != (seq_q, seq_kv):
-                raise ValueError("bias: shape %s, expected (seq_q, seq_kv) = "
-                                 "%s" % (bias.shape, (seq_q, seq_kv)))
-        elif bias is not None:
-            raise ValueError("bias: the kernel has no bias mask (generate it "
-                             "with mask containing 'bias')")
-        for arg, a, flag in (("alibi_slopes", alibi_slopes, "--alibi"),
-                             ("sinks", sinks, "--sinks")):
-            if s[arg]:
-                if a is None:
-                    raise ValueError("%s: required: the kernel was generated "
-                                     "with %s (float32, shape (h,) = (%d,))"
-                                     % (arg, flag, s["h"]))
-                _check_array(arg, a, np.float32)
-                if a.shape != (s["h"],):
-                    raise ValueError("%s: shape %s, expected (h,) = (%d,)"
-                                     % (arg, a.shape, s["h"]))
-            elif a is not None:
-                raise ValueError("%s: the kernel reads none (generate it with "
-                                 "%s)" % (arg, flag))
+        # the optional inputs, each read exactly when the kernel was
+        # generated for it: why it is (or is not), how to ask for it, its
+        # dtype, shape and the shape's name
+        h = s["h"]
+        for arg, a, reads, why, why_not, how, dtype, shape, sname in (
+                ("kv_len", kv_len, "padding" in s["mask"], "has a padding "
+                 "mask", "has no padding mask", "mask containing 'padding'",
+                 np.int32, (batch,), "(batch,)"),
+                ("bias", bias, "bias" in s["mask"], "has a bias mask",
+                 "has no bias mask", "mask containing 'bias'", np.float32,
+                 (seq_q, seq_kv), "(seq_q, seq_kv)"),
+                ("alibi_slopes", alibi_slopes, s["alibi_slopes"],
+                 "was generated with --alibi", "reads none", "--alibi",
+                 np.float32, (h,), "(h,)"),
+                ("sinks", sinks, s["sinks"], "was generated with --sinks",
+                 "reads none", "--sinks", np.float32, (h,), "(h,)")):
+            if not reads:
+                if a is not None:
+                    raise ValueError("%s: the kernel %s (generate it with %s)"
+                                     % (arg, why_not, how))
+                continue
+            if a is None:
+                raise ValueError("%s: required: the kernel %s (%s, shape %s "
+                                 "= %s)" % (arg, why, np.dtype(dtype).name,
+                                            sname, shape))
+            _check_array(arg, a, dtype)
+            if a.shape != shape:
+                raise ValueError("%s: shape %s, expected %s = %s"
+                                 % (arg, a.shape, sname, shape))
         if out is None:
             out = np.empty(want[3], dtype=np.float32)
         else:
