@@ -651,6 +651,10 @@ local function base_vars(spec)
 	local vars = {S = spec, hexf = hexf, signature = signature,
 	              args_struct = args_struct}
 	vars.inputs = inputs(spec)
+	-- a row's offset in q, k, v or out (row_offset)
+	vars.offset = function(...)
+		return row_offset(spec, ...)
+	end
 	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
 	-- nothing else
 	vars.plain = #vars.inputs == #ARGS_FLAT
@@ -722,9 +726,6 @@ local function kernel_vars(spec, T)
 	end
 	vars.first_key = function(i, c)
 		return lo_expr(spec, vars.P, i, c)
-	end
-	vars.offset = function(...)
-		return row_offset(spec, ...)
 	end
 	vars.mods = modifiers(spec, T, spec.name)
 	return vars
