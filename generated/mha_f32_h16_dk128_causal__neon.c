@@ -2341,7 +2341,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	for (size_t x = 0; x < 10240; ++x)
 		ot[x] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
-		const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
+		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */

@@ -1008,7 +1008,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	for (size_t x = 0; x < 51200; ++x)
 		ot[x] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
-		const size_t c = ((i0 + r) + 1 + seq_kv > seq_q ? (i0 + r) + 1 + seq_kv - seq_q : 0);
+		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
 		lim[r] = c < nkv ? c : nkv;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */

@@ -312,27 +312,17 @@ local function from_row(S, P, i, d)
 end
 
 -- The C expression for how many keys query row i (a C expression) may see,
--- before padding: decided here from what the spec fixes.
+-- before padding: keys up to i + shift + right (causal's right side is 0),
+-- at most seq_kv; decided here from what the spec fixes.
 local function limit_expr(S, P, i)
-	if not S.causal and S.window_right >= 0 then
-		-- keys up to i + shift + window_right, at most seq_kv
-		local e = from_row(S, P, i, S.window_right + 1)
-		return "(" .. e .. " < " .. P.skv .. " ? " .. e .. " : " .. P.skv .. ")"
-	elseif not S.causal then
+	if not S.causal and S.window_right < 0 then
 		return P.skv
-	elseif S.align == "top-left" then
-		if S.seq_q > 0 and S.seq_q <= S.seq_kv then
-			return "(" .. i .. " + 1)"
-		end
-		return "(" .. i .. " + 1 < " .. P.skv .. " ? " .. i .. " + 1 : " .. P.skv .. ")"
-	elseif S.seq_q > 0 then
-		local shift = S.seq_kv - S.seq_q
-		if shift >= 0 then
-			return "(" .. i .. " + " .. shift + 1 .. ")"
-		end
-		return "(" .. i .. " + 1 > " .. -shift .. " ? " .. i .. " + 1 - " .. -shift .. " : 0)"
 	end
-	return "(" .. i .. " + 1 + seq_kv > seq_q ? " .. i .. " + 1 + seq_kv - seq_q : 0)"
+	local e = from_row(S, P, i, (S.causal and 0 or S.window_right) + 1)
+	if S.causal and (S.align ~= "top-left" or (S.seq_q > 0 and S.seq_q <= S.seq_kv)) then
+		return e -- the diagonal never passes seq_kv
+	end
+	return "(" .. e .. " < " .. P.skv .. " ? " .. e .. " : " .. P.skv .. ")"
 end
 
 -- The C expression of query row i's first visible key (P.lo), c the name
