@@ -114,6 +114,7 @@ struct job {
 	const float *q, *k, *v;
 	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
 	const float *bias; /* NULL unless the mask has bias */
+	const uint8_t *bool_mask, *key_mask; /* NULL unless the mask has them */
 };
 
 static cpu_set_t all_cpus; /* the affinity the bench started with */
@@ -125,6 +126,7 @@ static double run_once(const struct job *j)
 	struct mha_args x = {
 		.q = j->q, .k = j->k, .v = j->v, .out = j->out,
 		.batch = 1, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
+		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
 	};
 	double t0 = mha_now();
 
@@ -136,8 +138,7 @@ static double run_once(const struct job *j)
 		mha_ref_attention(&sh->attn, &x);
 		break;
 	case OPENBLAS:
-		if (blas_attention(&sh->attn, j->q, j->k, j->v, j->out, 1,
-		                   sh->seq_q, sh->seq_kv, j->bias, j->s)) {
+		if (blas_attention(&sh->attn, &x, j->s)) {
 			fprintf(stderr, "\nbench: no OpenBLAS baseline for "
 			        "%s (its mask or layout)\n", sh->name);
 			exit(1);
@@ -197,13 +198,18 @@ static void verify(const char *what, const struct result *r, double err)
 	exit(1);
 }
 
-/* Uniform floats in [-1, 1) from a 64-bit LCG. */
+/* The next state of a 64-bit LCG; its high bits are the random ones. */
+static uint64_t rng_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s;
+}
+
+/* Uniform floats in [-1, 1) from the LCG. */
 static void fill(float *x, size_t n, uint64_t *s)
 {
-	for (size_t i = 0; i < n; ++i) {
-		*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-		x[i] = (float)((double)(*s >> 40) * 0x1p-23 - 1.0);
-	}
+	for (size_t i = 0; i < n; ++i)
+		x[i] = (float)((double)(rng_next(s) >> 40) * 0x1p-23 - 1.0);
 }
 
 /* Start the OpenMP runtime and its second thread while every CPU is
@@ -241,7 +247,15 @@ static void label(char *buf, size_t size, const struct shape *sh)
 	if (a->mask & MHA_MASK_CAUSAL)
 		n += snprintf(buf + n, size - (size_t)n, " causal");
 	if (a->mask & MHA_MASK_BIAS)
-		snprintf(buf + n, size - (size_t)n, " bias");
+		n += snprintf(buf + n, size - (size_t)n, " bias");
+	if (a->mask & MHA_MASK_BOOL)
+		n += snprintf(buf + n, size - (size_t)n, " bool");
+	if (a->mask & MHA_MASK_KEYS)
+		n += snprintf(buf + n, size - (size_t)n, " keys");
+	if (a->mask_dims)
+		snprintf(buf + n, size - (size_t)n, " dims%s%s",
+		         a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
+		         a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
 }
 
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
@@ -383,20 +397,27 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	size_t nv = sh->seq_kv * a->kv_heads * a->dv, no = sh->seq_q * a->h * a->dv;
 	float *q = mha_alloc(nq), *k = mha_alloc(nk), *v = mha_alloc(nv);
 	float *ref = mha_alloc(no), *s = mha_alloc(sh->seq_q * sh->seq_kv);
-	float *bias = a->mask & MHA_MASK_BIAS ? mha_alloc(sh->seq_q * sh->seq_kv)
-	                                      : NULL;
+	/* the bias's and boolean mask's planes (batch 1) */
+	size_t nb = ((a->mask_dims & MHA_DIMS_HEAD) ? a->h : 1) * sh->seq_q *
+	            sh->seq_kv;
+	float *bias = a->mask & MHA_MASK_BIAS ? mha_alloc(nb) : NULL;
+	uint8_t *bm = a->mask & MHA_MASK_BOOL ? malloc(nb) : NULL;
+	uint8_t *km = a->mask & MHA_MASK_KEYS ? malloc(sh->seq_kv) : NULL;
 	struct mha_guarded out = {0};
-	struct job j = {sh, REFERENCE, q, k, v, ref, s, bias};
+	struct job j = {sh, REFERENCE, q, k, v, ref, s, bias, bm, km};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
 
-	if (a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS)) {
-		fprintf(stderr, "bench: %s: only masks causal and bias are "
-		        "benchmarked\n", sh->name);
+	if (a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS |
+	                          MHA_MASK_BOOL | MHA_MASK_KEYS)) {
+		fprintf(stderr, "bench: %s: only masks causal, bias, bool and keys "
+		        "are benchmarked\n", sh->name);
 		return -1;
 	}
 	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no) ||
-	    ((a->mask & MHA_MASK_BIAS) && !bias)) {
+	    ((a->mask & MHA_MASK_BIAS) && !bias) ||
+	    ((a->mask & MHA_MASK_BOOL) && !bm) ||
+	    ((a->mask & MHA_MASK_KEYS) && !km)) {
 		fprintf(stderr, "bench: out of memory\n");
 		return -1;
 	}
@@ -408,7 +429,13 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	fill(k, nk, &seed);
 	fill(v, nv, &seed);
 	if (bias)
-		fill(bias, sh->seq_q * sh->seq_kv, &seed);
+		fill(bias, nb, &seed);
+	/* the boolean and key masks hide about one key in eight: the same
+	 * blocks to compute as without them */
+	for (size_t i = 0; bm && i < nb; ++i)
+		bm[i] = (rng_next(&seed) >> 40 & 7) != 0;
+	for (size_t j = 0; km && j < sh->seq_kv; ++j)
+		km[j] = (rng_next(&seed) >> 40 & 7) != 0;
 	for (size_t i = 0; i < nv; ++i)
 		vmax = fmax(vmax, fabs((double)v[i]));
 	r->tol = 1e-4 * vmax;
@@ -443,6 +470,8 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	mha_free(ref);
 	mha_free(s);
 	mha_free(bias);
+	free(bm);
+	free(km);
 	mha_guarded_free(&out);
 	return 0;
 }

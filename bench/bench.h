@@ -19,14 +19,13 @@ double bench_fma512_gflops(void);
  * with AVX2 loads: GB/s read.  The sum goes to *sink so the loads stay. */
 double bench_read_gbs(const float *a, size_t n, float *sink);
 
-/* out = softmax(q k^T * scale + bias + causal mask) v for layout bshd,
- * batch b, with one cblas_sgemm for the scores and one for P V per head,
- * strided into the [seq][h][d] tensors, and a scalar softmax per row in
- * between.  bias: NULL, or the finite [seq_q][seq_kv] additive mask.  s is a
- * workspace of seq_q * seq_kv floats.  Padding, layouts other than bshd and
- * windows are not supported (returns -1; else 0). */
-int blas_attention(const struct mha_attn *a, const float *q, const float *k,
-                   const float *v, float *out, size_t batch, size_t seq_q,
-                   size_t seq_kv, const float *bias, float *s);
+/* x->out = softmax(q k^T * scale + bias + masks) v for the inputs in x,
+ * layout bshd, with one cblas_sgemm for the scores and one for P V per
+ * head, strided into the [seq][h][d] tensors, and a scalar softmax per row
+ * in between; the masks causal, bias (its planes by a->mask_dims), bool and
+ * keys.  s is a workspace of seq_q * seq_kv floats.  Padding, layouts other
+ * than bshd and windows are not supported (returns -1; else 0). */
+int blas_attention(const struct mha_attn *a, const struct mha_args *x,
+                   float *s);
 
 #endif

@@ -2,7 +2,8 @@
  * head, S = Q K^T * scale with cblas_sgemm (lda/ldb stride through the bshd
  * tensors, so nothing is copied), a plain scalar softmax per row of S, then
  * O = P V with cblas_sgemm writing straight into out.  An additive bias
- * is added to the scores before the softmax.  This is the baseline
+ * is added to the scores before the softmax, and the boolean and key masks
+ * hide theirs (-inf).  This is the baseline
  * the kernels are compared with; it runs on one OpenBLAS thread. */
 #include <cblas.h>
 #include <math.h>
@@ -17,6 +18,8 @@ static void softmax_row(float *s, size_t n, size_t lo, size_t end)
 
 	for (size_t j = lo; j < end; ++j)
 		m = s[j] > m ? s[j] : m;
+	if (m == -INFINITY)
+		lo = end = 0; /* every key masked: zeros */
 	for (size_t j = lo; j < end; ++j) {
 		s[j] = expf(s[j] - m);
 		sum += s[j];
@@ -29,25 +32,33 @@ static void softmax_row(float *s, size_t n, size_t lo, size_t end)
 		s[j] = 0.0f;
 }
 
-int blas_attention(const struct mha_attn *a, const float *q, const float *k,
-                   const float *v, float *out, size_t batch, size_t seq_q,
-                   size_t seq_kv, const float *bias, float *s)
+int blas_attention(const struct mha_attn *a, const struct mha_args *x,
+                   float *s)
 {
 	const size_t group = a->h / a->kv_heads;
+	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
 	const int ldq = (int)(a->h * a->dk), ldk = (int)(a->kv_heads * a->dk);
 	const int ldv = (int)(a->kv_heads * a->dv), ldo = (int)(a->h * a->dv);
+	const unsigned known = MHA_MASK_CAUSAL | MHA_MASK_BIAS | MHA_MASK_BOOL |
+	                       MHA_MASK_KEYS;
 
-	if ((a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS)) ||
-	    a->layout != MHA_LAYOUT_BSHD || a->window ||
+	if ((a->mask & ~known) || a->layout != MHA_LAYOUT_BSHD || a->window ||
 	    a->window_sides)
 		return -1;
-	for (size_t b = 0; b < batch; ++b) {
-		const float *qb = q + b * seq_q * (size_t)ldq;
-		const float *kb = k + b * seq_kv * (size_t)ldk;
-		const float *vb = v + b * seq_kv * (size_t)ldv;
-		float *ob = out + b * seq_q * (size_t)ldo;
+	for (size_t b = 0; b < x->batch; ++b) {
+		const float *qb = x->q + b * seq_q * (size_t)ldq;
+		const float *kb = x->k + b * seq_kv * (size_t)ldk;
+		const float *vb = x->v + b * seq_kv * (size_t)ldv;
+		float *ob = x->out + b * seq_q * (size_t)ldo;
+		const uint8_t *km = (a->mask & MHA_MASK_KEYS) ?
+			x->key_mask + b * seq_kv : NULL;
 		for (size_t hh = 0; hh < a->h; ++hh) {
 			const size_t hk = hh / group;
+			const size_t plane = mha_ref_plane(a, b, hh, seq_q, seq_kv);
+			const float *bias = (a->mask & MHA_MASK_BIAS) ?
+				x->bias + plane : NULL;
+			const uint8_t *bm = (a->mask & MHA_MASK_BOOL) ?
+				x->bool_mask + plane : NULL;
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
 			            (int)seq_q, (int)seq_kv, (int)a->dk,
 			            (float)a->scale, qb + hh * a->dk, ldq,
@@ -55,10 +66,17 @@ int blas_attention(const struct mha_attn *a, const float *q, const float *k,
 			for (size_t i = 0; i < seq_q; ++i) {
 				size_t lo, end = mha_ref_visible(a, i, seq_q,
 				                                 seq_kv, &lo);
+				float *si = s + i * seq_kv;
 				if (bias)
 					for (size_t j = lo; j < end; ++j)
-						s[i * seq_kv + j] += bias[i * seq_kv + j];
-				softmax_row(s + i * seq_kv, seq_kv, lo, end);
+						si[j] += bias[i * seq_kv + j];
+				if (bm)
+					for (size_t j = lo; j < end; ++j)
+						si[j] = bm[i * seq_kv + j] ? si[j] : -INFINITY;
+				if (km)
+					for (size_t j = lo; j < end; ++j)
+						si[j] = km[j] ? si[j] : -INFINITY;
+				softmax_row(si, seq_kv, lo, end);
 			}
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
 			            (int)seq_q, (int)a->dv, (int)seq_kv, 1.0f, s,

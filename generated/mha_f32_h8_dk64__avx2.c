@@ -34,7 +34,8 @@ struct mha_args {
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding: keys per batch item */
-	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added;
+	                              * --mask-dims puts [batch][h] first */
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
@@ -46,6 +47,10 @@ struct mha_args {
 	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
 	void *pool;                  /* passed to parallel */
 	size_t workers;              /* parallel's workers at most (0: 1) */
+	/* --mask bool: bytes shaped as the bias (--mask-dims), nonzero = the
+	 * key takes part; --mask keys: [batch][seq_kv], nonzero = takes part */
+	const uint8_t *bool_mask;
+	const uint8_t *key_mask;
 };
 #endif
 

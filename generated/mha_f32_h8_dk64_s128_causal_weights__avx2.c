@@ -37,7 +37,8 @@ struct mha_args {
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding: keys per batch item */
-	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added;
+	                              * --mask-dims puts [batch][h] first */
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
@@ -49,6 +50,10 @@ struct mha_args {
 	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
 	void *pool;                  /* passed to parallel */
 	size_t workers;              /* parallel's workers at most (0: 1) */
+	/* --mask bool: bytes shaped as the bias (--mask-dims), nonzero = the
+	 * key takes part; --mask keys: [batch][seq_kv], nonzero = takes part */
+	const uint8_t *bool_mask;
+	const uint8_t *key_mask;
 };
 #endif
 
@@ -1208,7 +1213,7 @@ static inline float mha_f32_h8_dk64_s128_causal_weights__avx2_wdot(const float *
 
 /* One query row's softmax weights in place: w[j] for lo <= j < n holds the
  * scores, m their maximum (finite); afterwards w[j] = exp(w[j] - m) / sum.
- * Scores of -inf (masked by the bias) give exactly 0. */
+ * Scores of -inf (masked) give exactly 0. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_wsoftmax(float *restrict w, size_t lo, size_t n, float m)
 {
 	const __m256 vm = _mm256_set1_ps(m);

@@ -488,6 +488,11 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "window_left", s->window_left);
 	set_int(L, "window_right", s->window_right);
 	set_int(L, "mask_bits", (long)s->mask);
+	/* S.mask_b, S.mask_h: the bias's and boolean mask's leading batch and
+	 * head dimensions */
+	set_bool(L, "mask_b", (s->mask_dims & MHA_DIMS_BATCH) != 0);
+	set_bool(L, "mask_h", (s->mask_dims & MHA_DIMS_HEAD) != 0);
+	set_int(L, "mask_dims", (long)s->mask_dims);
 	/* S.causal, S.padding, ...: one boolean per mask; S.masks, the words
 	 * of those set, in order */
 	{

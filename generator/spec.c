@@ -17,8 +17,8 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_ALIGN, K_LAYOUT, K_REAL, K_TARGET, K_NAME,
-	K_BOOL };
+enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_REAL, K_TARGET,
+	K_NAME, K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
 const char *const mha_mask_words[MHA_MASK_N] = {
@@ -42,6 +42,7 @@ static const struct key {
 	{"seq", K_INT, offsetof(struct mha_spec, seq_q), 1, MHAGEN_MAX_SEQ},
 	{"seq-kv", K_INT, offsetof(struct mha_spec, seq_kv), 1, MHAGEN_MAX_SEQ},
 	{"mask", K_MASK, 0, 0, 0},
+	{"mask-dims", K_DIMS, 0, 0, 0},
 	{"window", K_INT, offsetof(struct mha_spec, window), 1, MHAGEN_MAX_SEQ},
 	{"window-left", K_INT, offsetof(struct mha_spec, window_left), -1,
 	 MHAGEN_MAX_SEQ},
@@ -153,6 +154,22 @@ static int parse_mask(const char *val, unsigned *out, char *err)
 	return 0;
 }
 
+/* --mask-dims: none, or b, h or both as a comma list in that order (the
+ * bias's and boolean mask's leading dimensions, runtime/mha_abi.h). */
+static int parse_dims(const char *val, unsigned *out, char *err)
+{
+	static const char *const words[] = {"none", "b", "h", "b,h"};
+
+	for (unsigned i = 0; i < 4; ++i)
+		if (strcmp(val, words[i]) == 0) {
+			*out = i; /* MHA_DIMS_BATCH 1, MHA_DIMS_HEAD 2 */
+			return 0;
+		}
+	return mhagen_fail(err, "--mask-dims: unknown value '%s' (none, b, h "
+	                   "or b,h: the bias's and boolean mask's leading "
+	                   "[batch][h] dimensions)", val);
+}
+
 /* One of the NULL-terminated words w; its index into *out. */
 static int parse_word(const char *key, const char *val, const char *const *w,
                       int *out, char *err)
@@ -204,6 +221,8 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		                  (long *)((char *)s + k->off), err);
 	case K_MASK:
 		return parse_mask(val, &s->mask, err);
+	case K_DIMS:
+		return parse_dims(val, &s->mask_dims, err);
 	case K_ALIGN:
 		return parse_word(key, val, aligns, &s->align, err);
 	case K_LAYOUT:
@@ -363,6 +382,10 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		if (1u << i == MHA_MASK_CAUSAL && s->align == MHA_ALIGN_TOP_LEFT)
 			mha_append(buf, n, "_tl");
 	}
+	if (s->mask_dims)
+		mha_append(buf, n, "_dims%s%s",
+		           s->mask_dims & MHA_DIMS_BATCH ? "b" : "",
+		           s->mask_dims & MHA_DIMS_HEAD ? "h" : "");
 	if (s->window)
 		mha_append(buf, n, "_w%ld", s->window);
 	if (s->window_left >= 0)
@@ -427,6 +450,11 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 				first = 0;
 			}
 	}
+	if (s->mask_dims)
+		mha_append(buf, n, " --mask-dims %s%s%s",
+		           s->mask_dims & MHA_DIMS_BATCH ? "b" : "",
+		           s->mask_dims == (MHA_DIMS_BATCH | MHA_DIMS_HEAD) ? "," : "",
+		           s->mask_dims & MHA_DIMS_HEAD ? "h" : "");
 	if (s->window)
 		mha_append(buf, n, " --window %ld", s->window);
 	if (s->window_left >= 0)
@@ -544,6 +572,9 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return mhagen_fail(err, "--causal-align: needs a causal --mask");
 	if (window_sides(s, err))
 		return -1;
+	if (s->mask_dims && !(s->mask & (MHA_MASK_BIAS | MHA_MASK_BOOL)))
+		return mhagen_fail(err, "--mask-dims: shapes the bias and the boolean "
+		                   "mask, and --mask has neither (add bias or bool)");
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
 		                   "takes them from the caller; give one of them");

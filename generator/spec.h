@@ -17,6 +17,8 @@ struct mha_spec {
 	long h, kv_heads, dk, dv;
 	long seq_q, seq_kv;      /* 0: dynamic (any length at run time) */
 	unsigned mask;           /* MHA_MASK_* bits from runtime/mha_abi.h */
+	unsigned mask_dims;      /* MHA_DIMS_* bits: the bias's and boolean
+	                          * mask's leading dimensions */
 	long window;             /* 0: none; else a row sees its last N keys */
 	long window_left;        /* a window by position: keys from i + shift -
 	                          * window_left on; -1 unbounded (after finish) */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../runtime/mha_abi.h"
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_time.h"
 #include "fail.h"
@@ -342,6 +343,11 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		return mhagen_fail(err, "tune: --softcap, --alibi, --max-bias and "
 		                   "--sinks kernels cannot be tuned yet; tune the "
 		                   "spec without them and use its knobs");
+	if ((spec->mask & (MHA_MASK_BOOL | MHA_MASK_KEYS)) || spec->mask_dims)
+		return mhagen_fail(err, "tune: boolean and key masks and --mask-dims "
+		                   "cannot be tuned yet (the harness passes one "
+		                   "[seq_q][seq_kv] bias); tune the spec with --mask "
+		                   "bias in their place and use its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",

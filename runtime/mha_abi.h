@@ -15,9 +15,11 @@
  * MASK: bit i of a mask is the i-th; the generator reads this list for the
  * flag, the names and the templates' spec fields. */
 #define MHA_MASK_LIST(X)                                                    \
-	X(CAUSAL, causal)   /* query i sees keys up to its diagonal */        \
-	X(PADDING, padding) /* keys at or past kv_len[b] are masked */         \
-	X(BIAS, bias)       /* bias[i][j] added to each score */
+	X(CAUSAL, causal)   /* query i sees keys up to its diagonal */      \
+	X(PADDING, padding) /* keys at or past kv_len[b] are masked */      \
+	X(BIAS, bias)       /* bias[i][j] added to each score */            \
+	X(BOOL, bool)       /* key j is seen where bool_mask[i][j] != 0 */  \
+	X(KEYS, keys)       /* key j is seen where key_mask[b][j] != 0 */
 
 enum mha_mask_index {
 #define MHA_X(name, word) MHA_MASK_I_##name,
@@ -46,6 +48,13 @@ enum mha_alibi { MHA_ALIBI_NONE = 0, MHA_ALIBI_SLOPES = 1,
  * window_sides): a side not set is unbounded (FlashAttention's -1). */
 enum { MHA_WINDOW_LEFT = 1, MHA_WINDOW_RIGHT = 2 };
 
+/* The leading dimensions of the bias and the boolean mask (--mask-dims,
+ * struct mha_attn's mask_dims): with MHA_DIMS_BATCH they are
+ * [batch][...][seq_q][seq_kv], with MHA_DIMS_HEAD [...][h][seq_q][seq_kv],
+ * with both [batch][h][seq_q][seq_kv]; without either one [seq_q][seq_kv]
+ * plane serves every batch item and head. */
+enum { MHA_DIMS_BATCH = 1, MHA_DIMS_HEAD = 2 };
+
 /* How q, k, v and out hold their rows (--layout): bshd is
  * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
 enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
@@ -72,11 +81,12 @@ struct mha_attn {
 	 * j <= i + shift + window_right (shift as ALiBi's) */
 	int window_sides;
 	size_t window_left, window_right;
+	unsigned mask_dims; /* MHA_DIMS_* bits of the bias and boolean mask */
 };
 
 /* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.
  * kv_len is read only by kernels with MHA_MASK_PADDING, bias only with
- * MHA_MASK_BIAS (NULL otherwise); seq_q and seq_kv are ignored when the spec
+ * MHA_MASK_BIAS (NULL otherwise; its shape per mask_dims); seq_q and seq_kv are ignored when the spec
  * fixed them.  A function type: `mha_kernel_fn NAME;` declares a kernel. */
 typedef void mha_kernel_fn(const float *q, const float *k, const float *v,
                            float *out, size_t batch, size_t seq_q,
@@ -112,7 +122,8 @@ struct mha_args {
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding: keys per batch item */
-	const float *bias;           /* --mask bias: [seq_q][seq_kv], added */
+	const float *bias;           /* --mask bias: [seq_q][seq_kv], added;
+	                              * --mask-dims puts [batch][h] first */
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
@@ -124,6 +135,10 @@ struct mha_args {
 	mha_parallel_fn *parallel;   /* the host's parallel-for, or NULL */
 	void *pool;                  /* passed to parallel */
 	size_t workers;              /* parallel's workers at most (0: 1) */
+	/* --mask bool: bytes shaped as the bias (--mask-dims), nonzero = the
+	 * key takes part; --mask keys: [batch][seq_kv], nonzero = takes part */
+	const uint8_t *bool_mask;
+	const uint8_t *key_mask;
 };
 #endif
 /* mha_args: end */

@@ -63,6 +63,27 @@ double mha_ref_slope(const struct mha_attn *a, const struct mha_args *x,
 	return 0.0;
 }
 
+size_t mha_ref_plane(const struct mha_attn *a, size_t b, size_t head,
+                     size_t seq_q, size_t seq_kv)
+{
+	const size_t hb = (a->mask_dims & MHA_DIMS_BATCH) ? b : 0;
+	const size_t hd = (a->mask_dims & MHA_DIMS_HEAD) ? head : 0;
+	const size_t nh = (a->mask_dims & MHA_DIMS_HEAD) ? a->h : 1;
+
+	return (hb * nh + hd) * seq_q * seq_kv;
+}
+
+int mha_ref_hidden(const struct mha_attn *a, const struct mha_args *x,
+                   size_t b, size_t head, size_t i, size_t j)
+{
+	const size_t at = mha_ref_plane(a, b, head, x->seq_q, x->seq_kv) +
+	                  i * x->seq_kv + j;
+
+	return ((a->mask & MHA_MASK_BOOL) && !x->bool_mask[at]) ||
+	       ((a->mask & MHA_MASK_KEYS) && !x->key_mask[b * x->seq_kv + j]) ||
+	       ((a->mask & MHA_MASK_BIAS) && x->bias[at] == -INFINITY);
+}
+
 /* One query row i of head hh, batch item b, keys [lo, end): scores in
  * double, max-subtracted softmax, weighted sum; with w (a row of seq_kv
  * floats) also the weights, 0 where masked.  s: seq_kv doubles of scratch. */
@@ -78,7 +99,8 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	                                   a->dv);
 	float *w = x->weights ? x->weights + ((b * a->h + hh) * seq_q + i) *
 	                        seq_kv : NULL;
-	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias : NULL;
+	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias +
+		mha_ref_plane(a, b, hh, seq_q, seq_kv) : NULL;
 	/* ALiBi's row position: i on the causal diagonal's scale */
 	const double shift = (a->mask & MHA_MASK_CAUSAL) &&
 	                     a->align == MHA_ALIGN_TOP_LEFT ? 0.0
@@ -100,6 +122,9 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 			acc -= slope * fabs((double)i + shift - (double)j);
 		if (bias)
 			acc += (double)bias[i * seq_kv + j];
+		if (((a->mask & (MHA_MASK_BOOL | MHA_MASK_KEYS)) &&
+		     mha_ref_hidden(a, x, b, hh, i, j)))
+			acc = -INFINITY;
 		s[j] = acc;
 		if (acc > mx)
 			mx = acc;

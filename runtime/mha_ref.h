@@ -13,9 +13,10 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
 
 /* out = softmax(q k^T * scale + mask) v for the inputs in x, as a kernel
  * generated for a computes them (x->kv_len must be set when a->mask has
- * PADDING, x->bias when it has BIAS, x->alibi_slopes with
- * MHA_ALIBI_SLOPES, x->sinks with a->sinks), the score modifiers applied
- * in the contract's order (softcap, ALiBi, then bias and masks).  Rows with no visible key are zero.
+ * PADDING, x->bias when it has BIAS, x->bool_mask with BOOL, x->key_mask
+ * with KEYS, x->alibi_slopes with MHA_ALIBI_SLOPES, x->sinks with
+ * a->sinks), the score modifiers applied in the contract's order (softcap,
+ * ALiBi, then bias and masks).  Rows with no visible key are zero.
  * With x->weights also the softmax weights: [batch][h][seq_q][seq_kv] in
  * every layout, 0 where masked, the weights of a row with no visible key
  * all 0.  With x->lse also each row's log-sum-exp [batch][h][seq_q]: the
@@ -28,6 +29,17 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x);
  * without ALiBi. */
 double mha_ref_slope(const struct mha_attn *a, const struct mha_args *x,
                      size_t head);
+
+/* Element offset of batch item b's and head head's [seq_q][seq_kv] plane
+ * in the bias and the boolean mask (by a->mask_dims; 0 without them). */
+size_t mha_ref_plane(const struct mha_attn *a, size_t b, size_t head,
+                     size_t seq_q, size_t seq_kv);
+
+/* 1 when a mask of x hides key j from row i of head head, batch item b
+ * beyond the rows' limits: a zero byte of the boolean or key mask, a bias
+ * of -inf. */
+int mha_ref_hidden(const struct mha_attn *a, const struct mha_args *x,
+                   size_t b, size_t head, size_t i, size_t j);
 
 /* Element offset of (b, s, head, 0) in a tensor of the given layout. */
 size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,

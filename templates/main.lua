@@ -349,6 +349,21 @@ local function row_offset(S, b, s, head, d, heads, seq)
 	return "((" .. b .. " * " .. seq .. " + " .. s .. ") * " .. heads .. " + " .. head .. ") * " .. d
 end
 
+-- The C expression of where batch item b's and head hh's [seq_q][seq_kv]
+-- plane of the bias and boolean mask starts (elements), by --mask-dims;
+-- "0" when one plane serves all.
+local function plane_offset(S, P, b, hh)
+	local idx
+	if S.mask_b and S.mask_h then
+		idx = "(" .. b .. " * " .. S.h .. " + " .. hh .. ")"
+	elseif S.mask_b or S.mask_h then
+		idx = S.mask_b and b or hh
+	else
+		return "0"
+	end
+	return idx .. " * " .. P.sq .. " * " .. P.skv
+end
+
 -- Lines applying fn(index, offset) to the full vectors of a dimension:
 -- one statement per vector when unrolled, else a loop.
 local function vloop(dim, W, indent, fn)
@@ -427,6 +442,12 @@ local function inputs(S)
 	end
 	if S.lse then
 		list[#list + 1] = {"lse", "float *"}
+	end
+	if S.bool then
+		list[#list + 1] = {"bool_mask", "const uint8_t *"}
+	end
+	if S.keys then
+		list[#list + 1] = {"key_mask", "const uint8_t *"}
 	end
 	return list
 end
@@ -607,6 +628,9 @@ local function registry_line(S, T, stack)
 		".layout = " .. (S.layout == "bhsd" and 1 or 0),
 		".window = " .. S.window, ".scale = " .. string.format("%a", S.scale),
 	}
+	if S.mask_dims > 0 then
+		attn[#attn + 1] = ".mask_dims = " .. S.mask_dims
+	end
 	if S.window_left >= 0 or S.window_right >= 0 then
 		attn[#attn + 1] = string.format(".window_sides = %d, .window_left = %d, .window_right = %d",
 			(S.window_left >= 0 and 1 or 0) + (S.window_right >= 0 and 2 or 0),
@@ -711,6 +735,11 @@ local function kernel_vars(spec, T)
 	local vars = base_vars(spec)
 	vars.T, vars.P, vars.vloop = T, plan(spec, T), vloop
 	vars.stack = vars.P.stack
+	vars.plane = function(b, hh)
+		return plane_offset(spec, vars.P, b, hh)
+	end
+	-- scores some mask may set to -inf (beyond the rows' limits)
+	vars.holes = spec.bias or spec.bool or spec.keys
 	vars.limit = function(i)
 		return limit_expr(spec, vars.P, i)
 	end

@@ -145,6 +145,12 @@ const struct bad bad_cases[] = {
 	{{{HD, "--window-right", "16777217"}},
 	 "--window-right: 16777217 is out of range"},
 	{{{HD, "--window-left", "2x"}}, "--window-left: '2x' is not a whole number"},
+	{{{HD, "--mask", "causal,keys", "--mask-dims", "b"}},
+	 "--mask-dims: shapes the bias and the boolean mask, and --mask has "
+	 "neither"},
+	{{{HD, "--mask", "bias", "--mask-dims", "h,b"}},
+	 "--mask-dims: unknown value 'h,b'"},
+	{{{HD, "--mask", "bool,boolean"}}, "--mask: unknown mask 'boolean'"},
 	{{{HD, "--window", "4", "--window-left", "3"}},
 	 "--window-left: --window N counts N keys back from a row's causal "
 	 "limit; give it or --window-left/--window-right, not both"},

@@ -53,6 +53,34 @@ static int out_init(struct mha_guarded *g, size_t n)
 #endif
 }
 
+/* n bytes (a boolean or key mask) ending where a buffer of check_alloc
+ * ends, so that a read past them faults. */
+struct bytes {
+	uint8_t *p;
+	float *base;
+	size_t n;
+};
+
+static int bytes_init(struct bytes *m, size_t n)
+{
+	const size_t nf = (n + 3) / 4;
+
+	if (n == 0)
+		return 0;
+	m->base = check_alloc(nf);
+	if (!m->base)
+		return -1;
+	m->p = (uint8_t *)m->base + 4 * nf - n;
+	m->n = n;
+	return 0;
+}
+
+static void bytes_free(struct bytes *m)
+{
+	if (m->base)
+		check_free(m->base, (m->n + 3) / 4);
+}
+
 uint64_t check_rng_next(uint64_t *s)
 {
 	/* splitmix64 */
@@ -162,24 +190,27 @@ static int check_out(const char *what, const struct check_case *c,
 }
 
 /* Rows that see no key (padding length 0, causal rows before the first
- * key, the bias row of -inf) are exactly zero in out. */
+ * key, a bias row of -inf, a boolean or key mask of zeros) are exactly zero
+ * in out.  x holds the reference's inputs. */
 static int check_zero_rows(const char *what, const struct mha_kernel *k,
                            const struct mha_attn *a,
                            const struct check_case *c, const float *out,
-                           const int32_t *kv_len, const float *bias,
-                           char *msg, size_t msglen)
+                           const struct mha_args *x, char *msg, size_t msglen)
 {
 	for (size_t b = 0; b < c->batch; ++b)
 		for (size_t i = 0; i < c->seq_q; ++i) {
 			size_t first = 0;
 			size_t n = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &first);
-			if ((k->a.mask & MHA_MASK_PADDING) && (size_t)kv_len[b] < n)
-				n = (size_t)kv_len[b];
-			if (n > first && !(bias && i == 0))
-				continue;
+			if ((k->a.mask & MHA_MASK_PADDING) && (size_t)x->kv_len[b] < n)
+				n = (size_t)x->kv_len[b];
 			for (size_t hh = 0; hh < k->a.h; ++hh) {
 				size_t o = mha_ref_offset(k->a.layout, b, i, hh, c->seq_q,
 				                          k->a.h, k->a.dv);
+				size_t j = first;
+				while (j < n && mha_ref_hidden(a, x, b, hh, i, j))
+					++j;
+				if (j < n)
+					continue; /* a key is seen */
 				for (size_t d = 0; d < k->a.dv; ++d)
 					if (out[o + d] != 0.0f) {
 						snprintf(msg, msglen, "%sbatch %zu row %zu head %zu "
@@ -200,8 +231,8 @@ static int check_zero_rows(const char *what, const struct mha_kernel *k,
 static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
                          const struct check_case *c,
                          const struct mha_guarded *w, const float *ref,
-                         const int32_t *kv_len, const float *bias, double tol,
-                         char *msg, size_t msglen)
+                         const struct mha_args *in, double tol, char *msg,
+                         size_t msglen)
 {
 	/* sum of n weights p_j * (1/l), l their float sum: each of l's n
 	 * additions, the reciprocal and each product round once, so the total
@@ -220,17 +251,17 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 				size_t nkv = c->seq_kv;
 				double sum = 0.0;
 				int seen = 0;
-				if ((k->a.mask & MHA_MASK_PADDING) && kv_len[b] <= 0)
+				if ((k->a.mask & MHA_MASK_PADDING) && in->kv_len[b] <= 0)
 					nkv = 0;
 				else if ((k->a.mask & MHA_MASK_PADDING) &&
-				         (size_t)kv_len[b] < nkv)
-					nkv = (size_t)kv_len[b];
+				         (size_t)in->kv_len[b] < nkv)
+					nkv = (size_t)in->kv_len[b];
 				if (end > nkv)
 					end = nkv;
 				for (size_t j = 0; j < c->seq_kv; ++j) {
 					float x = w->data[row + j];
 					int hidden = j < lo || j >= end ||
-						(bias && bias[i * c->seq_kv + j] == -INFINITY);
+						mha_ref_hidden(a, in, b, hh, i, j);
 					const char *bad = NULL;
 					if (mha_is_poison(x))
 						bad = "never written";
@@ -317,8 +348,12 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
-	float *bias = (k->a.mask & MHA_MASK_BIAS) ?
-		check_alloc(c->seq_q * c->seq_kv) : NULL;
+	/* the bias's and boolean mask's planes of [seq_q][seq_kv] */
+	const size_t planes = ((k->a.mask_dims & MHA_DIMS_BATCH) ? c->batch : 1) *
+	                      ((k->a.mask_dims & MHA_DIMS_HEAD) ? k->a.h : 1);
+	const size_t nbias = planes * c->seq_q * c->seq_kv;
+	float *bias = (k->a.mask & MHA_MASK_BIAS) ? check_alloc(nbias) : NULL;
+	struct bytes bmask = {NULL, NULL, 0}, kmask = {NULL, NULL, 0};
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
 	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
 	size_t nl = c->batch * k->a.h * c->seq_q;
@@ -337,7 +372,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 
 	if (!q || !kk || !v || !ref || !kv_len || !slopes || !sinks ||
 	    out_init(&out, no) ||
-	    ((k->a.mask & MHA_MASK_BIAS) && c->seq_q * c->seq_kv > 0 && !bias) ||
+	    ((k->a.mask & MHA_MASK_BIAS) && nbias > 0 && !bias) ||
+	    ((k->a.mask & MHA_MASK_BOOL) && bytes_init(&bmask, nbias)) ||
+	    ((k->a.mask & MHA_MASK_KEYS) &&
+	     bytes_init(&kmask, c->batch * c->seq_kv)) ||
 	    (k->weights && ((nw && !wref) || out_init(&wout, no) ||
 	                out_init(&w, nw))) ||
 	    (k->merge && (!lref || out_init(&lse, nl)))) {
@@ -357,15 +395,36 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	}
 	if (c->pad == PAD_MIXED && c->batch > 0)
 		kv_len[c->batch - 1] = (int32_t)c->seq_kv;
-	/* bias in [-2, 2] with about one key in eight at -inf, and the first
-	 * query row masked entirely (its output must be zeros) */
+	/* bias in [-2, 2] with about one key in eight at -inf, and in plane p
+	 * query row p masked entirely (its output must be zeros) */
 	if (bias) {
-		for (size_t i = 0; i < c->seq_q * c->seq_kv; ++i)
+		for (size_t i = 0; i < nbias; ++i)
 			bias[i] = (check_rng_next(&seed) & 7) == 0 ? -INFINITY
 			                                    : 2.0f * check_rng_unit(&seed);
-		for (size_t j = 0; j < c->seq_kv; ++j)
-			bias[j] = -INFINITY;
+		for (size_t p = 0; c->seq_q && p < planes; ++p)
+			for (size_t j = 0; j < c->seq_kv; ++j)
+				bias[(p * c->seq_q + p % c->seq_q) * c->seq_kv + j] = -INFINITY;
 	}
+	/* a boolean mask hiding about one key in four, and in plane p row p + 1
+	 * entirely */
+	for (size_t i = 0; i < bmask.n; ++i) {
+		const uint64_t r = check_rng_next(&seed);
+		bmask.p[i] = (r & 3) ? (uint8_t)(r >> 8 | 1) : 0; /* any nonzero */
+	}
+	for (size_t p = 0; bmask.n && p < planes; ++p)
+		memset(bmask.p + (p * c->seq_q + (p + 1) % c->seq_q) * c->seq_kv, 0,
+		       c->seq_kv);
+	/* key masks: left padding, holes, none seen, all seen, in turn */
+	for (size_t b = 0; b < (kmask.n ? c->batch : 0); ++b)
+		for (size_t j = 0; j < c->seq_kv; ++j) {
+			uint8_t *m = kmask.p + b * c->seq_kv + j;
+			switch (b % 4) {
+			case 0: *m = j >= (b * 5 + c->seq_kv / 3) % (c->seq_kv + 1); break;
+			case 1: *m = (check_rng_next(&seed) & 3) != 0; break;
+			case 2: *m = 0; break;
+			default: *m = 1; break;
+			}
+		}
 	/* ALiBi slopes of both signs, from 0.05 to 0.5 in size; sink logits
 	 * among the scores, far above them (the row's output nearly 0), and
 	 * -inf (no part) */
@@ -387,8 +446,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
 		.kv_len = kv_len, .bias = bias, .weights = wref,
 		.alibi_slopes = slopes, .sinks = sinks, .lse = lref,
+		.bool_mask = bmask.p, .key_mask = kmask.p,
 	};
 	mha_ref_attention(&a, &x);
+	const struct mha_args in = x; /* the inputs, for the checks */
 	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
 	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
 	x.sinks = k->a.sinks ? sinks : NULL;
@@ -418,7 +479,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	 * l's relative error, a few ulp of exp over the row's keys */
 	ltol = wtol + 4.0 * (double)c->seq_kv * 0x1p-24;
 	if (check_out("", c, &out, ref, tol, msg, msglen) ||
-	    check_zero_rows("", k, &a, c, out.data, kv_len, bias, msg, msglen) ||
+	    check_zero_rows("", k, &a, c, out.data, &in, msg, msglen) ||
 	    (k->merge && check_lse("", k, c, &lse, lref, ltol, msg, msglen)))
 		goto done;
 	if (k->weights) {
@@ -436,10 +497,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		else
 			k->args(&x);
 		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
-		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, kv_len,
-		                    bias, msg, msglen) ||
-		    check_weights(k, &a, c, &w, wref, kv_len, bias, wtol, msg,
-		                  msglen) ||
+		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, &in,
+		                    msg, msglen) ||
+		    check_weights(k, &a, c, &w, wref, &in, wtol, msg, msglen) ||
 		    (k->merge && check_lse("NAME_weights: ", k, c, &lse, lref,
 		                           ltol, msg, msglen)))
 			goto done;
@@ -452,7 +512,9 @@ done:
 	mha_free(ref);
 	free(kv_len);
 	if (bias)
-		check_free(bias, c->seq_q * c->seq_kv);
+		check_free(bias, nbias);
+	bytes_free(&bmask);
+	bytes_free(&kmask);
 	mha_guarded_free(&out);
 	mha_free(wref);
 	mha_guarded_free(&wout);

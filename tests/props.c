@@ -21,6 +21,9 @@ struct inputs {
 	float *q, *k, *v, *bias, *out1, *out2;
 	float *slopes, *sinks; /* [h] each, for --alibi and --sinks */
 	int32_t *kv_len;
+	/* --mask bool and keys: every byte nonzero (no key hidden) */
+	uint8_t *bool_mask, *key_mask;
+	size_t nbias; /* floats of bias, bytes of bool_mask: every plane */
 };
 
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
@@ -39,15 +42,22 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->q = check_alloc(in->nq);
 	in->k = check_alloc(in->nk);
 	in->v = check_alloc(in->nv);
-	in->bias = check_alloc(in->seq_q * in->seq_kv);
+	in->nbias = in->batch * k->a.h * in->seq_q * in->seq_kv;
+	in->bias = check_alloc(in->nbias);
+	in->bool_mask = malloc(in->nbias);
+	in->key_mask = malloc(in->batch * in->seq_kv);
 	in->out1 = check_alloc(in->no);
 	in->out2 = check_alloc(in->no);
 	in->kv_len = malloc(in->batch * sizeof *in->kv_len);
 	in->slopes = malloc(k->a.h * sizeof *in->slopes);
 	in->sinks = malloc(k->a.h * sizeof *in->sinks);
 	if (!in->q || !in->k || !in->v || !in->bias || !in->out1 ||
-	    !in->out2 || !in->kv_len || !in->slopes || !in->sinks)
+	    !in->out2 || !in->kv_len || !in->slopes || !in->sinks ||
+	    !in->bool_mask || !in->key_mask)
 		return -1;
+	for (size_t i = 0; i < in->nbias; ++i)
+		in->bool_mask[i] = (uint8_t)(i % 255 + 1);
+	memset(in->key_mask, 0x80, in->batch * in->seq_kv);
 	for (size_t h = 0; h < k->a.h; ++h) {
 		in->slopes[h] = 0.5f * check_rng_unit(&s);
 		in->sinks[h] = check_rng_unit(&s);
@@ -58,7 +68,7 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 		in->k[i] = 2.0f * check_rng_unit(&s);
 	for (size_t i = 0; i < in->nv; ++i)
 		in->v[i] = check_rng_unit(&s);
-	for (size_t i = 0; i < in->seq_q * in->seq_kv; ++i)
+	for (size_t i = 0; i < in->nbias; ++i)
 		in->bias[i] = check_rng_unit(&s);
 	for (size_t b = 0; b < in->batch; ++b)
 		in->kv_len[b] = (int32_t)in->seq_kv;
@@ -70,7 +80,9 @@ static void inputs_free(struct inputs *in)
 	check_free(in->q, in->nq);
 	check_free(in->k, in->nk);
 	check_free(in->v, in->nv);
-	check_free(in->bias, in->seq_q * in->seq_kv);
+	check_free(in->bias, in->nbias);
+	free(in->bool_mask);
+	free(in->key_mask);
 	check_free(in->out1, in->no);
 	check_free(in->out2, in->no);
 	free(in->kv_len);
@@ -88,6 +100,7 @@ static struct mha_args args_of(const struct mha_kernel *k,
 		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
 		.bias = (k->a.mask & MHA_MASK_BIAS) ? in->bias : NULL,
 		.alibi_slopes = in->slopes, .sinks = in->sinks,
+		.bool_mask = in->bool_mask, .key_mask = in->key_mask,
 	};
 }
 
@@ -111,9 +124,8 @@ int props_bias_shift(const struct mha_kernel *k, char *msg, size_t len)
 	run(k, &in, in.out1);
 	/* softmax(x + c) = softmax(x): a constant per query row, here up to
 	 * +-8, changes no output beyond rounding */
-	for (size_t i = 0; i < in.seq_q; ++i)
-		for (size_t j = 0; j < in.seq_kv; ++j)
-			in.bias[i * in.seq_kv + j] += (float)((int)(i % 17) - 8);
+	for (size_t i = 0; i < in.nbias; ++i)
+		in.bias[i] += (float)((int)(i / in.seq_kv % 17) - 8);
 	run(k, &in, in.out2);
 	for (size_t i = 0; i < in.no; ++i)
 		err = fmax(err, fabs((double)in.out1[i] - (double)in.out2[i]));
@@ -661,7 +673,8 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 int props_lse_splits(const struct mha_kernel *k)
 {
 	return k->merge && !k->seq_kv && !(k->a.mask & MHA_MASK_CAUSAL) &&
-	       !k->a.window && !k->a.alibi;
+	       !k->a.window && !k->a.alibi && !k->a.mask_dims &&
+	       !(k->a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS));
 }
 
 int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len)

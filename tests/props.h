@@ -30,7 +30,9 @@ int props_nan_rows(const struct mha_kernel *k, char *msg, size_t len);
  * within rounding.  0, or -1 with a message. */
 int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len);
 /* 1 when props_lse_merge applies to k: --lse, a dynamic seq_kv, and no
- * causal, window or ALiBi (whose keys and scores follow a call's seq_kv). */
+ * causal, window or ALiBi (whose keys and scores follow a call's seq_kv),
+ * no boolean or key mask and no --mask-dims (the split cuts only a bias
+ * of one plane). */
 int props_lse_splits(const struct mha_kernel *k);
 
 /* Embedding: the kernel run on a thread with a 64 KiB stack uses at most

@@ -35,14 +35,17 @@ static long mask_bits(const char *words)
 /* out = the reference attention of a kernel generated for these settings
  * (mask a comma list of words, align "bottom-right" or "top-left", layout
  * "bshd" or "bhsd"; softcap 0 for none, alibi_slopes and sinks NULL for
- * none); 0, or -1 for a word it does not know. */
+ * none; mask_dims "", "b", "h" or "b,h"); 0, or -1 for a word it does not
+ * know. */
 int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask, const char *align, const char *layout,
                     double scale, size_t window, const float *q,
                     const float *k, const float *v, float *out, size_t batch,
                     size_t seq_q, size_t seq_kv, const int32_t *kv_len,
                     const float *bias, double softcap,
-                    const float *alibi_slopes, const float *sinks)
+                    const float *alibi_slopes, const float *sinks,
+                    const char *mask_dims, const uint8_t *bool_mask,
+                    const uint8_t *key_mask)
 {
 	long bits = mask_bits(mask);
 	struct mha_attn a = {.h = h, .kv_heads = kv_heads, .dk = dk, .dv = dv,
@@ -54,11 +57,17 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 	struct mha_args x = {.q = q, .k = k, .v = v, .out = out, .batch = batch,
 	                     .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len,
 	                     .bias = bias, .alibi_slopes = alibi_slopes,
-	                     .sinks = sinks};
+	                     .sinks = sinks, .bool_mask = bool_mask,
+	                     .key_mask = key_mask};
 
 	if (bits < 0 || (strcmp(align, "bottom-right") && strcmp(align, "top-left")) ||
 	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd")))
 		return -1;
+	if (strcmp(mask_dims, "") && strcmp(mask_dims, "b") &&
+	    strcmp(mask_dims, "h") && strcmp(mask_dims, "b,h"))
+		return -1;
+	a.mask_dims = (strchr(mask_dims, 'b') ? MHA_DIMS_BATCH : 0) |
+	              (strchr(mask_dims, 'h') ? MHA_DIMS_HEAD : 0);
 	a.mask = (unsigned)bits;
 	a.align = strcmp(align, "top-left") == 0 ? MHA_ALIGN_TOP_LEFT
 	                                         : MHA_ALIGN_BOTTOM_RIGHT;

@@ -28,7 +28,8 @@ def _ref_lib():
     fn.argtypes = [ctypes.c_size_t] * 4 + [ctypes.c_char_p] * 3 + \
         [ctypes.c_double, ctypes.c_size_t] + [ctypes.c_void_p] * 4 + \
         [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2 + \
-        [ctypes.c_double] + [ctypes.c_void_p] * 2
+        [ctypes.c_double] + [ctypes.c_void_p] * 2 + \
+        [ctypes.c_char_p] + [ctypes.c_void_p] * 2
     fn.restype = ctypes.c_int
     return lib, fn
 
@@ -37,7 +38,7 @@ _LIB, _REF = _ref_lib()
 
 
 def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
-              sinks=None):
+              sinks=None, bool_mask=None, key_mask=None):
     """The reference attention (double accumulation) for what kern says it
     computes."""
     s = kern.spec
@@ -53,7 +54,10 @@ def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
               None if kv_len is None else kv_len.ctypes.data,
               None if bias is None else bias.ctypes.data, s["softcap"],
               None if alibi_slopes is None else alibi_slopes.ctypes.data,
-              None if sinks is None else sinks.ctypes.data)
+              None if sinks is None else sinks.ctypes.data,
+              ",".join(s["mask_dims"]).encode(),
+              None if bool_mask is None else bool_mask.ctypes.data,
+              None if key_mask is None else key_mask.ctypes.data)
     assert rc == 0, "the reference does not know %s" % s
     return out
 
@@ -160,6 +164,46 @@ class AgainstReference(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "^sinks: the kernel reads "
                                     "none"):
             plain(q, k, v, sinks=np.zeros(4, np.float32))
+
+    def test_masks(self):
+        """Boolean masks (NumPy bool or uint8), key masks with holes and
+        left padding, a bias and boolean mask with batch and head
+        dimensions, as HuggingFace's [B,H,L,S] masks; and their checks."""
+        rng = np.random.default_rng(11)
+        kern = mhagen.kernel(h=3, dk=16, mask="causal,bias,bool,keys",
+                             mask_dims="b,h")
+        self.assertEqual(kern.spec["mask_dims"], ("b", "h"))
+        batch, seq_q, seq_kv = 2, 9, 21
+        q, k, v, _, bias = inputs(kern, batch, seq_q, seq_kv, rng)
+        bias = rng.uniform(-2, 2, (batch, 3, seq_q, seq_kv)).astype(
+            np.float32)
+        keep = rng.uniform(size=bias.shape) < 0.75
+        keep[1, 2, 4, :] = False  # a row that sees no key: zeros
+        keys = np.ones((batch, seq_kv), np.bool_)
+        keys[0, :5] = False  # left padding
+        keys[1, 3::4] = False  # holes
+        for bm, km in ((keep, keys), (keep.astype(np.uint8) * 7,
+                                      keys.astype(np.uint8))):
+            out = kern(q, k, v, bias=bias, bool_mask=bm, key_mask=km)
+            ref = reference(kern, q, k, v, bias=bias,
+                            bool_mask=np.ascontiguousarray(bm != 0, np.uint8),
+                            key_mask=np.ascontiguousarray(km != 0, np.uint8))
+            self.assertLessEqual(float(np.abs(out - ref).max()),
+                                 tolerance(kern, q, k, v))
+            self.assertFalse(out[1, 4, 2].any())
+        with self.assertRaisesRegex(ValueError, r"^bias: shape \(9, 21\), "
+                                    r"expected \(batch, h, seq_q, seq_kv\)"):
+            kern(q, k, v, bias=bias[0, 0].copy(), bool_mask=keep,
+                 key_mask=keys)
+        with self.assertRaisesRegex(ValueError, "^key_mask: required"):
+            kern(q, k, v, bias=bias, bool_mask=keep)
+        with self.assertRaisesRegex(TypeError, "^bool_mask: dtype int32"):
+            kern(q, k, v, bias=bias, bool_mask=keep.astype(np.int32),
+                 key_mask=keys)
+        plain = mhagen.kernel(h=3, dk=16)
+        with self.assertRaisesRegex(ValueError, "^key_mask: the kernel has "
+                                    "no key mask"):
+            plain(q, k, v, key_mask=keys)
 
     def test_out_argument(self):
         kern = mhagen.kernel(h=2, dk=8)

@@ -23,7 +23,8 @@ _mhagen()
 		COMPREPLY=(\$(compgen -d -- "\$cur")); return ;;
 	--target) words="${targets}native" ;;
 	--emit) words="kernel exp name registry cflags targets" ;;
-	--mask) words="none causal padding bias causal,padding causal,bias" ;;
+	--mask) words="none causal padding bias bool keys causal,padding causal,bias causal,bool" ;;
+	--mask-dims) words="none b h b,h" ;;
 	--causal-align) words="bottom-right top-left" ;;
 	--layout) words="bshd bhsd" ;;
 	--algo) words="tiled rows auto" ;;

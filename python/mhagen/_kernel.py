@@ -130,6 +130,7 @@ def _describe(header, source):
     spec["sinks"] = "\n * sinks: [" in header
     spec["window"] = 0
     spec["window_left"] = spec["window_right"] = -1
+    spec["mask_dims"] = ()
     m = re.search(r"^ \* (mhagen .*)$", source, re.M)
     if m:
         words = shlex.split(m.group(1))
@@ -137,6 +138,9 @@ def _describe(header, source):
             if flag in words[:-1]:
                 spec[flag[2:].replace("-", "_")] = int(
                     words[words.index(flag) + 1])
+        if "--mask-dims" in words[:-1]:
+            spec["mask_dims"] = tuple(
+                words[words.index("--mask-dims") + 1].split(","))
     return spec
 
 
@@ -204,14 +208,16 @@ def _compile(cc, cflags, target_flags, source, name, directory):
 
 class Kernel:
     """A loaded kernel: call it as kernel(q, k, v, kv_len=None, bias=None,
-    out=None, alibi_slopes=None, sinks=None) -> out (NAME_args).
+    out=None, alibi_slopes=None, sinks=None, bool_mask=None,
+    key_mask=None) -> out (NAME_args).
 
     .name      the kernel's name (the canonical name unless --name)
     .spec      what it computes: h, kv_heads, dk, dv, seq_q and seq_kv (None
-               when any length works), mask (a tuple of words), layout,
-               causal_align, window, scale, softcap (0: none), target,
-               and whether it reads alibi_slopes and sinks (each float32
-               of shape (h,))
+               when any length works), mask (a tuple of words), mask_dims
+               (a tuple of "b" and "h": the bias's and bool_mask's leading
+               dimensions), layout, causal_align, window, scale, softcap
+               (0: none), target, and whether it reads alibi_slopes and
+               sinks (each float32 of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
     .notes     what mhagen said on stderr (e.g. which tuning record)
@@ -256,7 +262,8 @@ class Kernel:
                 "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
 
     def __call__(self, q, k, v, kv_len=None, bias=None, out=None,
-                 alibi_slopes=None, sinks=None):
+                 alibi_slopes=None, sinks=None, bool_mask=None,
+                 key_mask=None):
         s = self.spec
         names = self._names()
         lay = s["layout"]
@@ -289,13 +296,30 @@ class Kernel:
         # generated for it: why it is (or is not), how to ask for it, its
         # dtype, shape and the shape's name
         h = s["h"]
+        # the bias's and boolean mask's shape: --mask-dims' leading
+        # dimensions, then (seq_q, seq_kv)
+        dims = s["mask_dims"]
+        pshape = ((batch,) if "b" in dims else ()) + \
+            ((h,) if "h" in dims else ()) + (seq_q, seq_kv)
+        pname = "(%s)" % ", ".join((["batch"] if "b" in dims else []) +
+                                   (["h"] if "h" in dims else []) +
+                                   ["seq_q", "seq_kv"])
+        # boolean masks as NumPy's bool (one byte, 0 or 1) or uint8
+        bool_mask, key_mask = _bytes(bool_mask), _bytes(key_mask)
         for arg, a, reads, why, why_not, how, dtype, shape, sname in (
                 ("kv_len", kv_len, "padding" in s["mask"], "has a padding "
                  "mask", "has no padding mask", "mask containing 'padding'",
                  np.int32, (batch,), "(batch,)"),
                 ("bias", bias, "bias" in s["mask"], "has a bias mask",
                  "has no bias mask", "mask containing 'bias'", np.float32,
-                 (seq_q, seq_kv), "(seq_q, seq_kv)"),
+                 pshape, pname),
+                ("bool_mask", bool_mask, "bool" in s["mask"],
+                 "has a boolean mask", "has no boolean mask",
+                 "mask containing 'bool'", np.uint8, pshape, pname),
+                ("key_mask", key_mask, "keys" in s["mask"],
+                 "has a key mask", "has no key mask",
+                 "mask containing 'keys'", np.uint8, (batch, seq_kv),
+                 "(batch, seq_kv)"),
                 ("alibi_slopes", alibi_slopes, s["alibi_slopes"],
                  "was generated with --alibi", "reads none", "--alibi",
                  np.float32, (h,), "(h,)"),
@@ -325,7 +349,8 @@ class Kernel:
                 raise ValueError("out: read-only")
             for arg, a in (("q", q), ("k", k), ("v", v), ("kv_len", kv_len),
                            ("bias", bias), ("alibi_slopes", alibi_slopes),
-                           ("sinks", sinks)):
+                           ("sinks", sinks), ("bool_mask", bool_mask),
+                           ("key_mask", key_mask)):
                 if a is not None and np.may_share_memory(out, a):
                     raise ValueError("out: overlaps %s" % arg)
         if batch == 0:
@@ -339,8 +364,20 @@ class Kernel:
             a.alibi_slopes = ptr(alibi_slopes)
         if s["sinks"]:
             a.sinks = ptr(sinks)
+        if "bool" in s["mask"]:
+            a.bool_mask = ptr(bool_mask)
+        if "keys" in s["mask"]:
+            a.key_mask = ptr(key_mask)
         self._fn(ctypes.byref(a))
         return out
+
+
+def _bytes(a):
+    """A NumPy bool array as the uint8 array of its bytes (True is 1);
+    anything else as it is."""
+    if isinstance(a, np.ndarray) and a.dtype == np.bool_:
+        return a.view(np.uint8)
+    return a
 
 
 def _check_array(arg, a, dtype):
