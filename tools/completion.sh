@@ -25,7 +25,8 @@ _mhagen()
 	--emit) words="kernel exp name registry cflags targets" ;;
 	--mask) words="none causal padding bias causal,padding causal,bias" ;;
 	--causal-align) words="bottom-right top-left" ;;
-	--layout) words="bshd bhsd" ;;
+	--layout) words="bshd bhsd sbhd" ;;
+	--packed) words="none qkv kv" ;;
 	--algo) words="tiled rows auto" ;;
 	--exp) words="accurate fast" ;;
 	--threads) words="none openmp" ;;
