@@ -342,10 +342,6 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		return mhagen_fail(err, "tune: --softcap, --alibi, --max-bias and "
 		                   "--sinks kernels cannot be tuned yet; tune the "
 		                   "spec without them and use its knobs");
-	if (spec->packed)
-		return mhagen_fail(err, "tune: --packed kernels cannot be tuned "
-		                   "yet; tune the spec without --packed (same "
-		                   "layout) and use its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",
