@@ -429,6 +429,13 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.alibi_slopes = slopes, .sinks = sinks, .lse = lref,
 	};
 	mha_ref_attention(&a, &x);
+	/* packed: the kernel finds k and v in the buffer, and with qkv takes
+	 * seq_kv from seq_q, whatever the call says */
+	if (a.packed == MHA_PACKED_QKV) {
+		x.k = x.v = NULL;
+		x.seq_kv = c->seq_kv + 5;
+	} else if (a.packed == MHA_PACKED_KV)
+		x.v = NULL;
 	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
 	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
 	x.sinks = k->a.sinks ? sinks : NULL;
