@@ -509,7 +509,8 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 		set_bool(L, mha_mask_words[i], (s->mask & (1u << i)) != 0);
 	set_str(L, "align", s->align == MHA_ALIGN_TOP_LEFT ? "top-left"
 	                                                   : "bottom-right");
-	set_str(L, "layout", s->layout == MHA_LAYOUT_BHSD ? "bhsd" : "bshd");
+	set_str(L, "layout", mha_layout_words[s->layout]);
+	set_str(L, "packed", mha_packed_words[s->packed]);
 	set_num(L, "scale", (double)(float)mha_spec_scale(s));
 	set_bool(L, "scale_default", !(s->scale > 0.0));
 	set_bool(L, "weights", s->weights);

@@ -17,8 +17,8 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_REAL, K_TARGET,
-	K_NAME, K_BOOL };
+enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_REAL,
+	K_TARGET, K_NAME, K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
 const char *const mha_mask_words[MHA_MASK_N] = {
@@ -26,6 +26,11 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 	MHA_MASK_LIST(MHA_X)
 #undef MHA_X
 };
+
+/* The --layout and --packed words, by enum value (ORDER: enum mha_layout,
+ * enum mha_packed). */
+const char *const mha_layout_words[] = {"bshd", "bhsd", "sbhd", NULL};
+const char *const mha_packed_words[] = {"none", "qkv", "kv", NULL};
 
 /* Every spec key but the knobs (generator/knobs.c); flags are "--" + key,
  * spec files use the key itself. */
@@ -50,6 +55,7 @@ static const struct key {
 	 MHAGEN_MAX_SEQ},
 	{"causal-align", K_ALIGN, 0, 0, 0},
 	{"layout", K_LAYOUT, 0, 0, 0},
+	{"packed", K_PACKED, 0, 0, 0},
 	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
 	{"target", K_TARGET, 0, 0, 0},
 	{"name", K_NAME, 0, 0, 0},
@@ -203,7 +209,6 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
                  char *err)
 {
 	static const char *const aligns[] = {"bottom-right", "top-left", NULL};
-	static const char *const layouts[] = {"bshd", "bhsd", NULL};
 	int b = bit_of(key);
 	const struct key *k;
 
@@ -226,7 +231,9 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	case K_ALIGN:
 		return parse_word(key, val, aligns, &s->align, err);
 	case K_LAYOUT:
-		return parse_word(key, val, layouts, &s->layout, err);
+		return parse_word(key, val, mha_layout_words, &s->layout, err);
+	case K_PACKED:
+		return parse_word(key, val, mha_packed_words, &s->packed, err);
 	case K_TARGET: {
 		/* a name of a target table, or a comma list of them, checked
 		 * when they are loaded */
@@ -392,8 +399,10 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, "_wl%ld", s->window_left);
 	if (s->window_right >= 0)
 		mha_append(buf, n, "_wr%ld", s->window_right);
-	if (s->layout == MHA_LAYOUT_BHSD)
-		mha_append(buf, n, "_bhsd");
+	if (s->layout != MHA_LAYOUT_BSHD)
+		mha_append(buf, n, "_%s", mha_layout_words[s->layout]);
+	if (s->packed)
+		mha_append(buf, n, "_%spacked", mha_packed_words[s->packed]);
 	if (s->scale > 0.0)
 		mha_append(buf, n, "_sc%08x", float_bits(s->scale));
 	/* score modifiers: numbers as their float's bits, like the scale */
@@ -463,8 +472,10 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --window-right %ld", s->window_right);
 	if ((s->mask & MHA_MASK_CAUSAL) && s->align == MHA_ALIGN_TOP_LEFT)
 		mha_append(buf, n, " --causal-align top-left");
-	if (s->layout == MHA_LAYOUT_BHSD)
-		mha_append(buf, n, " --layout bhsd");
+	if (s->layout != MHA_LAYOUT_BSHD)
+		mha_append(buf, n, " --layout %s", mha_layout_words[s->layout]);
+	if (s->packed)
+		mha_append(buf, n, " --packed %s", mha_packed_words[s->packed]);
 	if (s->scale > 0.0)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
 	if (s->softcap > 0.0)
@@ -553,6 +564,30 @@ static int window_sides(struct mha_spec *s, char *err)
 	return 0;
 }
 
+/* Packed inputs (--packed): rows of positions, so bshd or sbhd; qkv holds
+ * the queries' and keys' heads at the same positions (one length) and, as
+ * FlashAttention's qkvpacked, one head dim. */
+static int packing(struct mha_spec *s, char *err)
+{
+	if (!s->packed)
+		return 0;
+	if (s->layout == MHA_LAYOUT_BHSD)
+		return mhagen_fail(err, "--packed %s: packed rows are positions "
+		                   "of [batch][seq] or [seq][batch]; use --layout "
+		                   "bshd or sbhd, not bhsd",
+		                   mha_packed_words[s->packed]);
+	if (s->packed != MHA_PACKED_QKV)
+		return 0;
+	if (s->dv != s->dk)
+		return mhagen_fail(err, "--packed qkv: q, k and v share one head "
+		                   "dim; --dv %ld differs from --dk %ld (pack k "
+		                   "and v alone with --packed kv)", s->dv, s->dk);
+	if (s->seq_kv != s->seq_q)
+		return mhagen_fail(err, "--packed qkv: keys lie at the queries' "
+		                   "positions; give --seq alone, not --seq-kv");
+	return 0;
+}
+
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (!s->h)
@@ -575,6 +610,8 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 	if (s->mask_dims && !(s->mask & (MHA_MASK_BIAS | MHA_MASK_BOOL)))
 		return mhagen_fail(err, "--mask-dims: shapes the bias and the boolean "
 		                   "mask, and --mask has neither (add bias or bool)");
+	if (packing(s, err))
+		return -1;
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
 		                   "takes them from the caller; give one of them");

@@ -348,7 +348,7 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	snprintf(a[5], 64, "%ld", skv);
 	snprintf(a[6], 64, "%u", s->mask);
 	snprintf(a[7], 64, "%d", s->align);
-	snprintf(a[8], 64, "%d", s->layout);
+	snprintf(a[8], 64, "%d,%d", s->layout, s->packed);
 	snprintf(a[9], 64, "%a", (double)(float)mha_spec_scale(s));
 	snprintf(a[10], 64, "%ld,%ld,%ld", s->window, s->window_left,
 	         s->window_right);

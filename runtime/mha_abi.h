@@ -56,8 +56,23 @@ enum { MHA_WINDOW_LEFT = 1, MHA_WINDOW_RIGHT = 2 };
 enum { MHA_DIMS_BATCH = 1, MHA_DIMS_HEAD = 2 };
 
 /* How q, k, v and out hold their rows (--layout): bshd is
- * [batch][seq][heads][d], bhsd is [batch][heads][seq][d]. */
-enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1 };
+ * [batch][seq][heads][d], bhsd is [batch][heads][seq][d], sbhd is
+ * [seq][batch][heads][d] (nn.MultiheadAttention's batch_first=False). */
+enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1,
+	MHA_LAYOUT_SBHD = 2 };
+
+/* Inputs packed in one buffer (--packed; layouts bshd and sbhd), read in
+ * place.  Each (batch, seq) position of the buffer is one packed row: with
+ * qkv the h query heads (dk floats each), then the kv_heads key heads (dk),
+ * then the kv_heads value heads (dv) -- FlashAttention's qkvpacked
+ * [batch][seq][3][h][d] when kv_heads = h, and a fused projection's
+ * [batch][seq][(h + 2 kv_heads) d] output with GQA; with kv the key heads
+ * then the value heads -- FlashAttention's kvpacked [batch][seq][2][h][d].
+ * The caller passes the buffer as q (qkv) or k (kv); the kernel ignores k
+ * and v (qkv) or v (kv), and with qkv reads seq_kv as seq_q (the keys are
+ * the queries' positions).  out is never packed. */
+enum mha_packed { MHA_PACKED_NONE = 0, MHA_PACKED_QKV = 1,
+	MHA_PACKED_KV = 2 };
 
 /* The attention problem a kernel solves, independent of how it is computed:
  * the generation-time facts a caller needs to size and check its buffers. */
@@ -68,6 +83,7 @@ struct mha_attn {
 	unsigned mask;   /* MHA_MASK_* bits */
 	int align;       /* enum mha_align, for causal */
 	int layout;      /* enum mha_layout */
+	int packed;      /* enum mha_packed */
 	size_t window;   /* 0: none; else a query sees at most this many keys */
 	double scale;    /* multiplies q.k */
 	/* score modifiers, applied in this order to s = scale * q.k: */

@@ -4,12 +4,58 @@
 #include <math.h>
 #include <stdlib.h>
 
-size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,
-                      size_t seq, size_t heads, size_t d)
+/* Tensor t's head dim and heads. */
+static size_t dim_of(const struct mha_attn *a, enum mha_tensor t)
 {
-	if (layout == MHA_LAYOUT_BHSD)
-		return ((b * heads + head) * seq + s) * d;
-	return ((b * seq + s) * heads + head) * d;
+	return t == MHA_TENSOR_Q || t == MHA_TENSOR_K ? a->dk : a->dv;
+}
+
+static size_t heads_of(const struct mha_attn *a, enum mha_tensor t)
+{
+	return t == MHA_TENSOR_Q || t == MHA_TENSOR_OUT ? a->h : a->kv_heads;
+}
+
+/* Whether a->packed holds tensor t. */
+static int packs(const struct mha_attn *a, enum mha_tensor t)
+{
+	return (a->packed == MHA_PACKED_QKV && t != MHA_TENSOR_OUT) ||
+	       (a->packed == MHA_PACKED_KV &&
+	        (t == MHA_TENSOR_K || t == MHA_TENSOR_V));
+}
+
+size_t mha_ref_pitch(const struct mha_attn *a, enum mha_tensor t)
+{
+	if (!packs(a, t))
+		return heads_of(a, t) * dim_of(a, t);
+	if (a->packed == MHA_PACKED_QKV)
+		return (a->h + a->kv_heads) * a->dk + a->kv_heads * a->dv;
+	return a->kv_heads * (a->dk + a->dv);
+}
+
+size_t mha_ref_base(const struct mha_attn *a, enum mha_tensor t)
+{
+	size_t at = 0;
+
+	if (!packs(a, t))
+		return 0;
+	if (a->packed == MHA_PACKED_QKV && t != MHA_TENSOR_Q)
+		at += a->h * a->dk; /* past the query heads */
+	if (t == MHA_TENSOR_V)
+		at += a->kv_heads * a->dk; /* past the key heads */
+	return at;
+}
+
+size_t mha_ref_offset(const struct mha_attn *a, enum mha_tensor t,
+                      size_t batch, size_t seq, size_t b, size_t s,
+                      size_t head)
+{
+	const size_t d = dim_of(a, t), pitch = mha_ref_pitch(a, t);
+
+	if (a->layout == MHA_LAYOUT_BHSD)
+		return ((b * heads_of(a, t) + head) * seq + s) * d;
+	if (a->layout == MHA_LAYOUT_SBHD)
+		return (s * batch + b) * pitch + head * d;
+	return (b * seq + s) * pitch + head * d;
 }
 
 size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
@@ -93,10 +139,10 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 {
 	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
 	const size_t hk = hh / (a->h / a->kv_heads);
-	const float *qr = x->q + mha_ref_offset(a->layout, b, i, hh, seq_q,
-	                                        a->h, a->dk);
-	float *o = x->out + mha_ref_offset(a->layout, b, i, hh, seq_q, a->h,
-	                                   a->dv);
+	const float *qr = x->q + mha_ref_offset(a, MHA_TENSOR_Q, x->batch,
+	                                        seq_q, b, i, hh);
+	float *o = x->out + mha_ref_offset(a, MHA_TENSOR_OUT, x->batch, seq_q,
+	                                   b, i, hh);
 	float *w = x->weights ? x->weights + ((b * a->h + hh) * seq_q + i) *
 	                        seq_kv : NULL;
 	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias +
@@ -110,8 +156,8 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	double mx = -INFINITY, sum = 0.0;
 
 	for (size_t j = lo; j < end; ++j) {
-		const float *kr = x->k + mha_ref_offset(a->layout, b, j, hk, seq_kv,
-		                                        a->kv_heads, a->dk);
+		const float *kr = x->k + mha_ref_offset(a, MHA_TENSOR_K, x->batch,
+		                                        seq_kv, b, j, hk);
 		double acc = 0.0;
 		for (size_t d = 0; d < a->dk; ++d)
 			acc += (double)qr[d] * (double)kr[d];
@@ -155,21 +201,33 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	for (size_t d = 0; d < a->dv; ++d) {
 		double acc = 0.0;
 		for (size_t j = lo; j < end; ++j) {
-			const float *vr = x->v + mha_ref_offset(a->layout, b, j, hk,
-			                                        seq_kv, a->kv_heads,
-			                                        a->dv);
+			const float *vr = x->v + mha_ref_offset(a, MHA_TENSOR_V,
+			                                        x->batch, seq_kv, b, j,
+			                                        hk);
 			acc += s[j] * (double)vr[d];
 		}
 		o[d] = (float)(acc / sum);
 	}
 }
 
-void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x)
+void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
 {
+	struct mha_args xp = *in;
+	const struct mha_args *x = &xp;
 	const int32_t *kv_len = x->kv_len;
-	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
-	double *s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);
+	size_t seq_q, seq_kv;
+	double *s;
 
+	/* packed inputs: k and v where the kernel finds them */
+	if (a->packed == MHA_PACKED_QKV) {
+		xp.seq_kv = xp.seq_q;
+		xp.k = xp.q + mha_ref_base(a, MHA_TENSOR_K);
+		xp.v = xp.q + mha_ref_base(a, MHA_TENSOR_V);
+	} else if (a->packed == MHA_PACKED_KV)
+		xp.v = xp.k + mha_ref_base(a, MHA_TENSOR_V);
+	seq_q = x->seq_q;
+	seq_kv = x->seq_kv;
+	s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);
 	if (!s)
 		abort();
 	for (size_t b = 0; b < x->batch; ++b) {

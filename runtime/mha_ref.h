@@ -12,11 +12,13 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
                        size_t seq_kv, size_t *first);
 
 /* out = softmax(q k^T * scale + mask) v for the inputs in x, as a kernel
- * generated for a computes them (x->kv_len must be set when a->mask has
- * PADDING, x->bias when it has BIAS, x->bool_mask with BOOL, x->key_mask
- * with KEYS, x->alibi_slopes with MHA_ALIBI_SLOPES, x->sinks with
- * a->sinks), the score modifiers applied in the contract's order (softcap,
- * ALiBi, then bias and masks).  Rows with no visible key are zero.
+ * generated for a computes them (with a->packed, k and v from the packed
+ * buffer in x->q or x->k, and seq_kv = seq_q for qkv; x->kv_len must be
+ * set when a->mask has PADDING, x->bias when it has BIAS, x->bool_mask with
+ * BOOL, x->key_mask with KEYS, x->alibi_slopes with MHA_ALIBI_SLOPES,
+ * x->sinks with a->sinks), the score modifiers applied in the contract's
+ * order (softcap, ALiBi, then bias and masks).  Rows with no visible key
+ * are zero.
  * With x->weights also the softmax weights: [batch][h][seq_q][seq_kv] in
  * every layout, 0 where masked, the weights of a row with no visible key
  * all 0.  With x->lse also each row's log-sum-exp [batch][h][seq_q]: the
@@ -41,8 +43,23 @@ size_t mha_ref_plane(const struct mha_attn *a, size_t b, size_t head,
 int mha_ref_hidden(const struct mha_attn *a, const struct mha_args *x,
                    size_t b, size_t head, size_t i, size_t j);
 
-/* Element offset of (b, s, head, 0) in a tensor of the given layout. */
-size_t mha_ref_offset(int layout, size_t b, size_t s, size_t head,
-                      size_t seq, size_t heads, size_t d);
+/* The tensors of a call. */
+enum mha_tensor { MHA_TENSOR_Q, MHA_TENSOR_K, MHA_TENSOR_V, MHA_TENSOR_OUT };
+
+/* The floats of one position's row of tensor t: its heads, or with
+ * a->packed the whole packed row its heads lie in. */
+size_t mha_ref_pitch(const struct mha_attn *a, enum mha_tensor t);
+
+/* Where t's heads start in a packed row (its pointer less the packed
+ * buffer's); 0 unless a->packed holds t. */
+size_t mha_ref_base(const struct mha_attn *a, enum mha_tensor t);
+
+/* Element offset of (b, s, head, 0) in tensor t of a call with batch items
+ * of seq rows (seq_q for q and out, seq_kv for k and v), from t's own
+ * pointer, in a's layout and packing. */
+size_t mha_ref_offset(const struct mha_attn *a, enum mha_tensor t,
+                      size_t batch, size_t seq, size_t b, size_t s,
+                      size_t head);
+
 
 #endif

@@ -87,6 +87,21 @@ local function hexf(x)
 end
 
 -- The loop structure for one head dimension d: full vectors and a tail.
+-- Tensor t ("q", "k", "v" or "out") of spec S: its head dim, its heads,
+-- the floats of one position's row (its heads; with --packed the whole
+-- packed row) and where its heads start in that row.
+local function geometry(S, t)
+	local d = (t == "q" or t == "k") and S.dk or S.dv
+	local heads = (t == "q" or t == "out") and S.h or S.kv_heads
+	if S.packed == "qkv" and t ~= "out" then
+		local base = {q = 0, k = S.h * S.dk, v = (S.h + S.kv_heads) * S.dk}
+		return d, heads, (S.h + S.kv_heads) * S.dk + S.kv_heads * S.dv, base[t]
+	elseif S.packed == "kv" and (t == "k" or t == "v") then
+		return d, heads, S.kv_heads * (S.dk + S.dv), t == "k" and 0 or S.kv_heads * S.dk
+	end
+	return d, heads, heads * d, 0
+end
+
 local function dims(d, T, unroll_max)
 	local W = T.width
 	return {
@@ -173,13 +188,37 @@ local function plan(S, T)
 	P.sq = S.seq_q > 0 and tostring(S.seq_q) or "seq_q"
 	P.skv = S.seq_kv > 0 and tostring(S.seq_kv) or "seq_kv"
 	P.omp = S.threads == "openmp"
-	-- element strides between consecutive rows of one head
-	if S.layout == "bhsd" then
-		P.qstride, P.ostride = S.dk, S.dv
-		P.kstride, P.vstride = S.dk, S.dv
-	else
-		P.qstride, P.ostride = S.h * S.dk, S.h * S.dv
-		P.kstride, P.vstride = S.kv_heads * S.dk, S.kv_heads * S.dv
+	-- element strides between consecutive rows of one head: numbers, or
+	-- with sbhd (rows batch packed rows apart, batch known at run time)
+	-- the names qs, ks, vs, os of locals that P.strides declares
+	P.dyn = S.layout == "sbhd"
+	local sdecl = {}
+	for _, t in ipairs({"q", "k", "v", "out"}) do
+		local d, _, pitch = geometry(S, t)
+		local x
+		if S.layout == "bhsd" then
+			x = d
+		elseif S.layout == "bshd" then
+			x = pitch
+		else
+			x = (t == "out" and "o" or t) .. "s"
+			sdecl[x] = x .. " = batch * " .. pitch
+		end
+		P[(t == "out" and "o" or t) .. "stride"] = x
+	end
+	-- the declarations of the dynamic strides among names ("qs", ...), for
+	-- a function where batch is in scope; nothing when strides are numbers
+	function P.strides(indent, ...)
+		local out = {}
+		for _, x in ipairs({...}) do
+			if sdecl[x] then
+				out[#out + 1] = sdecl[x]
+			end
+		end
+		if #out == 0 then
+			return ""
+		end
+		return indent .. "const size_t " .. table.concat(out, ", ") .. ";"
 	end
 	if P.bk % P.W ~= 0 then
 		error(string.format("--block-kv %d is not a multiple of the %s vector width %d",
@@ -341,10 +380,18 @@ local function lo_expr(S, P, i, c)
 	return from_row(S, P, i, -S.window_left)
 end
 
--- Offset of row (b, s, head) of a tensor with heads heads of d floats.
-local function row_offset(S, b, s, head, d, heads, seq)
+-- Offset of row (b, s, head) of tensor t ("q", "k", "v" or "out") from its
+-- pointer (C expressions; with sbhd, batch is in scope).
+local function row_offset(S, t, b, s, head)
+	local d, heads, pitch = geometry(S, t)
+	local sq = (t == "q" or t == "out") and S.seq_q or S.seq_kv
+	local seq = sq > 0 and tostring(sq) or ((t == "q" or t == "out") and "seq_q" or "seq_kv")
 	if S.layout == "bhsd" then
 		return "((" .. b .. " * " .. heads .. " + " .. head .. ") * " .. seq .. " + " .. s .. ") * " .. d
+	elseif S.layout == "sbhd" then
+		return "(" .. s .. " * batch + " .. b .. ") * " .. pitch .. " + " .. head .. " * " .. d
+	elseif pitch ~= heads * d then
+		return "(" .. b .. " * " .. seq .. " + " .. s .. ") * " .. pitch .. " + " .. head .. " * " .. d
 	end
 	return "((" .. b .. " * " .. seq .. " + " .. s .. ") * " .. heads .. " + " .. head .. ") * " .. d
 end
@@ -625,7 +672,7 @@ local function registry_line(S, T, stack)
 		".h = " .. S.h, ".kv_heads = " .. S.kv_heads, ".dk = " .. S.dk,
 		".dv = " .. S.dv, ".mask = " .. S.mask_bits .. "u",
 		".align = " .. (S.align == "top-left" and 1 or 0),
-		".layout = " .. (S.layout == "bhsd" and 1 or 0),
+		".layout = " .. ({bshd = 0, bhsd = 1, sbhd = 2})[S.layout],
 		".window = " .. S.window, ".scale = " .. string.format("%a", S.scale),
 	}
 	if S.mask_dims > 0 then
@@ -647,6 +694,9 @@ local function registry_line(S, T, stack)
 	end
 	if S.sinks then
 		attn[#attn + 1] = ".sinks = 1"
+	end
+	if S.packed ~= "none" then
+		attn[#attn + 1] = ".packed = " .. (S.packed == "qkv" and 1 or 2)
 	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
@@ -672,13 +722,23 @@ local function base_vars(spec)
 	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
 	-- nothing else
 	vars.plain = #vars.inputs == #ARGS_FLAT
-	-- "const T name = a->name;" for every input the kernel reads
+	-- "const T name = a->name;" for every input the kernel reads; with
+	-- --packed, k and v (qkv) or v (kv) point into the packed buffer, and
+	-- with qkv seq_kv is seq_q
+	local from = {}
+	if spec.packed == "qkv" then
+		from.k = "a->q + " .. select(4, geometry(spec, "k"))
+		from.v = "a->q + " .. select(4, geometry(spec, "v"))
+		from.seq_kv = "a->seq_q"
+	elseif spec.packed == "kv" then
+		from.v = "a->k + " .. select(4, geometry(spec, "v"))
+	end
 	vars.unpack = function(indent)
 		local out = {}
 		for _, f in ipairs(vars.inputs) do
 			local decl = f[2]:sub(-1) == "*" and (f[2] .. "const " .. f[1]) or
 			             ("const " .. f[2] .. " " .. f[1])
-			out[#out + 1] = indent .. decl .. " = a->" .. f[1] .. ";"
+			out[#out + 1] = indent .. decl .. " = " .. (from[f[1]] or ("a->" .. f[1])) .. ";"
 		end
 		return table.concat(out, "\n")
 	end

@@ -80,6 +80,17 @@ const struct bad bad_cases[] = {
 	{{{HD, "--mask", "none,causal"}}, "--mask: unknown mask 'none'"},
 	{{{HD, "--mask", ""}}, "--mask: unknown mask '' in ''"},
 	{{{HD, "--layout", "hbsd"}}, "--layout: unknown value 'hbsd'"},
+	{{{HD, "--packed", "qk"}}, "--packed: unknown value 'qk'"},
+	{{{HD, "--packed", "kv", "--layout", "bhsd"}},
+	 "--packed kv: packed rows are positions of [batch][seq] or "
+	 "[seq][batch]; use --layout bshd or sbhd, not bhsd"},
+	{{{HD, "--packed", "qkv", "--dv", "32"}},
+	 "--packed qkv: q, k and v share one head dim; --dv 32 differs from "
+	 "--dk 64"},
+	{{{HD, "--packed", "qkv", "--seq", "16", "--seq-kv", "32"}},
+	 "--packed qkv: keys lie at the queries' positions"},
+	{{{HD, "--packed", "qkv", "--seq-kv", "32"}},
+	 "--packed qkv: keys lie at the queries' positions"},
 	{{{HD, "--causal-align", "middle"}},
 	 "--causal-align: unknown value 'middle'"},
 	{{{HD, "--emit", "assembly"}}, "--emit: unknown value 'assembly'"},

@@ -134,6 +134,9 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		                                 DATA_HOT, index + 7, 0};
 	if (n > 0)
 		cases[0].via_args = 1;
+	/* packed q, k and v: the keys are the queries' positions */
+	for (size_t i = 0; k->a.packed == MHA_PACKED_QKV && i < n; ++i)
+		cases[i].seq_kv = cases[i].seq_q;
 	return n;
 }
 
@@ -148,6 +151,25 @@ static void fill(float *x, size_t n, enum check_data data, float hot,
 		else
 			x[i] = check_rng_unit(s);
 	}
+}
+
+/* The largest |x| of tensor t at p (batch items of seq rows), read row by
+ * row: in a packed buffer, its own heads only. */
+static double tensor_max(const struct mha_attn *a, enum mha_tensor t,
+                         const float *p, size_t batch, size_t seq)
+{
+	const size_t heads = t == MHA_TENSOR_Q ? a->h : a->kv_heads;
+	const size_t d = t == MHA_TENSOR_V ? a->dv : a->dk;
+	double m = 0.0;
+
+	for (size_t b = 0; b < batch; ++b)
+		for (size_t s = 0; s < seq; ++s)
+			for (size_t h = 0; h < heads; ++h) {
+				const float *r = p + mha_ref_offset(a, t, batch, seq, b, s, h);
+				for (size_t c = 0; c < d; ++c)
+					m = fmax(m, fabs(r[c]));
+			}
+	return m;
 }
 
 /* Compare a kernel's output with the reference's: every element written,
@@ -204,8 +226,8 @@ static int check_zero_rows(const char *what, const struct mha_kernel *k,
 			if ((k->a.mask & MHA_MASK_PADDING) && (size_t)x->kv_len[b] < n)
 				n = (size_t)x->kv_len[b];
 			for (size_t hh = 0; hh < k->a.h; ++hh) {
-				size_t o = mha_ref_offset(k->a.layout, b, i, hh, c->seq_q,
-				                          k->a.h, k->a.dv);
+				size_t o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, c->batch,
+				                          c->seq_q, b, i, hh);
 				size_t j = first;
 				while (j < n && mha_ref_hidden(a, x, b, hh, i, j))
 					++j;
@@ -345,7 +367,15 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	size_t nk = c->batch * c->seq_kv * k->a.kv_heads * k->a.dk;
 	size_t nv = c->batch * c->seq_kv * k->a.kv_heads * k->a.dv;
 	size_t no = c->batch * c->seq_q * k->a.h * k->a.dv;
-	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
+	/* packed inputs: one buffer of packed rows, q, k and v into it */
+	const size_t np = a.packed == MHA_PACKED_QKV ?
+		c->batch * c->seq_q * mha_ref_pitch(&a, MHA_TENSOR_Q) :
+		a.packed == MHA_PACKED_KV ?
+		c->batch * c->seq_kv * mha_ref_pitch(&a, MHA_TENSOR_K) : 0;
+	float *pk = np ? check_alloc(np) : NULL;
+	float *q = a.packed == MHA_PACKED_QKV ? pk : check_alloc(nq);
+	float *kk = pk ? pk + mha_ref_base(&a, MHA_TENSOR_K) : check_alloc(nk);
+	float *v = pk ? pk + mha_ref_base(&a, MHA_TENSOR_V) : check_alloc(nv);
 	float *ref = mha_alloc(no);
 	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
 	/* the bias's and boolean mask's planes of [seq_q][seq_kv] */
@@ -370,7 +400,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	struct mha_args x;
 	int rc = -1;
 
-	if (!q || !kk || !v || !ref || !kv_len || !slopes || !sinks ||
+	if ((np && !pk) || !q || !kk || !v || !ref || !kv_len || !slopes || !sinks ||
 	    out_init(&out, no) ||
 	    ((k->a.mask & MHA_MASK_BIAS) && nbias > 0 && !bias) ||
 	    ((k->a.mask & MHA_MASK_BOOL) && bytes_init(&bmask, nbias)) ||
@@ -382,9 +412,22 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
-	fill(q, nq, c->data, hot, &seed);
-	fill(kk, nk, c->data, hot, &seed);
-	fill(v, nv, DATA_UNIFORM, 0, &seed);
+	if (pk) {
+		/* the whole buffer as q and k, then v's heads uniform */
+		fill(pk, np, c->data, hot, &seed);
+		if (a.packed == MHA_PACKED_KV)
+			fill(q, nq, c->data, hot, &seed);
+		for (size_t b = 0; b < c->batch; ++b)
+			for (size_t j = 0; j < c->seq_kv; ++j)
+				for (size_t h = 0; h < a.kv_heads; ++h)
+					fill(v + mha_ref_offset(&a, MHA_TENSOR_V, c->batch,
+					                        c->seq_kv, b, j, h),
+					     a.dv, DATA_UNIFORM, 0, &seed);
+	} else {
+		fill(q, nq, c->data, hot, &seed);
+		fill(kk, nk, c->data, hot, &seed);
+		fill(v, nv, DATA_UNIFORM, 0, &seed);
+	}
 	for (size_t b = 0; b < c->batch; ++b) {
 		if (c->pad == PAD_ZERO)
 			kv_len[b] = b % 2 ? (int32_t)c->seq_kv : 0;
@@ -434,12 +477,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		sinks[h] = h % 3 == 0 ? 2.0f * (float)u : h % 3 == 1 ? 30.0f : -INFINITY;
 		smax = fmax(smax, fabs(mha_ref_slope(&a, &(struct mha_args){.alibi_slopes = slopes}, h)));
 	}
-	for (size_t i = 0; i < nv; ++i)
-		vmax = fmax(vmax, fabs(v[i]));
-	for (size_t i = 0; i < nq; ++i)
-		qmax = fmax(qmax, fabs(q[i]));
-	for (size_t i = 0; i < nk; ++i)
-		kmax = fmax(kmax, fabs(kk[i]));
+	vmax = tensor_max(&a, MHA_TENSOR_V, v, c->batch, c->seq_kv);
+	qmax = tensor_max(&a, MHA_TENSOR_Q, q, c->batch, c->seq_q);
+	kmax = tensor_max(&a, MHA_TENSOR_K, kk, c->batch, c->seq_kv);
 
 	x = (struct mha_args){
 		.q = q, .k = kk, .v = v, .out = ref,
@@ -450,6 +490,13 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	};
 	mha_ref_attention(&a, &x);
 	const struct mha_args in = x; /* the inputs, for the checks */
+	/* packed: the kernel finds k and v in the buffer, and with qkv takes
+	 * seq_kv from seq_q, whatever the call says */
+	if (a.packed == MHA_PACKED_QKV) {
+		x.k = x.v = NULL;
+		x.seq_kv = c->seq_kv + 5;
+	} else if (a.packed == MHA_PACKED_KV)
+		x.v = NULL;
 	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
 	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
 	x.sinks = k->a.sinks ? sinks : NULL;
@@ -506,9 +553,14 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	}
 	rc = 0;
 done:
-	check_free(q, nq);
-	check_free(kk, nk);
-	check_free(v, nv);
+	if (pk)
+		check_free(pk, np);
+	if (a.packed != MHA_PACKED_QKV)
+		check_free(q, nq);
+	if (!pk) {
+		check_free(kk, nk);
+		check_free(v, nv);
+	}
 	mha_free(ref);
 	free(kv_len);
 	if (bias)

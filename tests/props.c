@@ -19,6 +19,8 @@
 struct inputs {
 	size_t batch, seq_q, seq_kv, nq, nk, nv, no;
 	float *q, *k, *v, *bias, *out1, *out2;
+	float *packed;  /* --packed: q (qkv), k and v point into it */
+	size_t np;      /* its floats */
 	float *slopes, *sinks; /* [h] each, for --alibi and --sinks */
 	int32_t *kv_len;
 	/* --mask bool and keys: every byte nonzero (no key hidden) */
@@ -39,9 +41,20 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->nk = in->batch * in->seq_kv * k->a.kv_heads * k->a.dk;
 	in->nv = in->batch * in->seq_kv * k->a.kv_heads * k->a.dv;
 	in->no = in->batch * in->seq_q * k->a.h * k->a.dv;
-	in->q = check_alloc(in->nq);
-	in->k = check_alloc(in->nk);
-	in->v = check_alloc(in->nv);
+	if (k->a.packed) {
+		const enum mha_tensor t = k->a.packed == MHA_PACKED_QKV ?
+			MHA_TENSOR_Q : MHA_TENSOR_K;
+		in->np = in->batch * in->seq_kv * mha_ref_pitch(&k->a, t);
+		in->packed = check_alloc(in->np);
+		if (!in->packed)
+			return -1;
+	}
+	in->q = k->a.packed == MHA_PACKED_QKV ? in->packed
+	                                      : check_alloc(in->nq);
+	in->k = in->packed ? in->packed + mha_ref_base(&k->a, MHA_TENSOR_K)
+	                   : check_alloc(in->nk);
+	in->v = in->packed ? in->packed + mha_ref_base(&k->a, MHA_TENSOR_V)
+	                   : check_alloc(in->nv);
 	in->nbias = in->batch * k->a.h * in->seq_q * in->seq_kv;
 	in->bias = check_alloc(in->nbias);
 	in->bool_mask = malloc(in->nbias);
@@ -62,12 +75,20 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 		in->slopes[h] = 0.5f * check_rng_unit(&s);
 		in->sinks[h] = check_rng_unit(&s);
 	}
-	for (size_t i = 0; i < in->nq; ++i)
-		in->q[i] = 2.0f * check_rng_unit(&s);
-	for (size_t i = 0; i < in->nk; ++i)
-		in->k[i] = 2.0f * check_rng_unit(&s);
-	for (size_t i = 0; i < in->nv; ++i)
-		in->v[i] = check_rng_unit(&s);
+	if (in->packed) {
+		for (size_t i = 0; i < in->np; ++i)
+			in->packed[i] = check_rng_unit(&s);
+		if (k->a.packed == MHA_PACKED_KV)
+			for (size_t i = 0; i < in->nq; ++i)
+				in->q[i] = 2.0f * check_rng_unit(&s);
+	} else {
+		for (size_t i = 0; i < in->nq; ++i)
+			in->q[i] = 2.0f * check_rng_unit(&s);
+		for (size_t i = 0; i < in->nk; ++i)
+			in->k[i] = 2.0f * check_rng_unit(&s);
+		for (size_t i = 0; i < in->nv; ++i)
+			in->v[i] = check_rng_unit(&s);
+	}
 	for (size_t i = 0; i < in->nbias; ++i)
 		in->bias[i] = check_rng_unit(&s);
 	for (size_t b = 0; b < in->batch; ++b)
@@ -77,9 +98,14 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 
 static void inputs_free(struct inputs *in)
 {
-	check_free(in->q, in->nq);
-	check_free(in->k, in->nk);
-	check_free(in->v, in->nv);
+	if (in->packed)
+		check_free(in->packed, in->np);
+	else {
+		check_free(in->k, in->nk);
+		check_free(in->v, in->nv);
+	}
+	if (!in->packed || in->q != in->packed)
+		check_free(in->q, in->nq);
 	check_free(in->bias, in->nbias);
 	free(in->bool_mask);
 	free(in->key_mask);
@@ -160,10 +186,10 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 	for (size_t b = 0; b < in.batch; ++b)
 		for (size_t j = cut; j < in.seq_kv; ++j)
 			for (size_t hk = 0; hk < k->a.kv_heads; ++hk) {
-				float *kr = in.k + mha_ref_offset(k->a.layout, b, j, hk,
-				                                  in.seq_kv, k->a.kv_heads, k->a.dk);
-				float *vr = in.v + mha_ref_offset(k->a.layout, b, j, hk,
-				                                  in.seq_kv, k->a.kv_heads, k->a.dv);
+				float *kr = in.k + mha_ref_offset(&k->a, MHA_TENSOR_K, in.batch,
+				                                  in.seq_kv, b, j, hk);
+				float *vr = in.v + mha_ref_offset(&k->a, MHA_TENSOR_V, in.batch,
+				                                  in.seq_kv, b, j, hk);
 				for (size_t d = 0; d < k->a.dk; ++d)
 					kr[d] = 50.0f - kr[d];
 				for (size_t d = 0; d < k->a.dv; ++d)
@@ -175,8 +201,8 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 			if (mha_ref_visible(&a, i, in.seq_q, in.seq_kv, NULL) > cut)
 				continue;
 			for (size_t hh = 0; hh < k->a.h; ++hh) {
-				size_t o = mha_ref_offset(k->a.layout, b, i, hh, in.seq_q,
-				                          k->a.h, k->a.dv);
+				size_t o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, in.batch,
+				                          in.seq_q, b, i, hh);
 				if (memcmp(in.out1 + o, in.out2 + o, k->a.dv * sizeof(float))) {
 					snprintf(msg, len, "%s: row %zu of batch %zu, head %zu "
 					         "changed when only keys from %zu did", k->name,
@@ -242,14 +268,14 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 	if (t == NAN_Q) {
 		r = in.seq_q - 1 - in.seq_q / 3;
 		head = k->a.h - 1;
-		x = in.q + mha_ref_offset(k->a.layout, b, r, head, in.seq_q, k->a.h,
-		                          k->a.dk);
+		x = in.q + mha_ref_offset(&k->a, MHA_TENSOR_Q, in.batch, in.seq_q,
+		                          b, r, head);
 	} else {
 		r = in.seq_kv / 3;
 		head = k->a.kv_heads - 1;
 		x = (t == NAN_K ? in.k : in.v) +
-		    mha_ref_offset(k->a.layout, b, r, head, in.seq_kv, k->a.kv_heads,
-		                   t == NAN_K ? k->a.dk : k->a.dv);
+		    mha_ref_offset(&k->a, t == NAN_K ? MHA_TENSOR_K : MHA_TENSOR_V,
+		                   in.batch, in.seq_kv, b, r, head);
 	}
 	x[c] = NAN;
 	run(k, &in, in.out2);
@@ -260,8 +286,8 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 				          : depends(k, &a, &in, i, hh, r, head));
 				int group = bb == b && t == NAN_V &&
 				            hh / (k->a.h / k->a.kv_heads) == head;
-				o = mha_ref_offset(k->a.layout, bb, i, hh, in.seq_q, k->a.h,
-				                   k->a.dv);
+				o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, in.batch, in.seq_q,
+				                   bb, i, hh);
 				for (size_t d = 0; d < k->a.dv; ++d) {
 					float y = in.out2[o + d];
 					enum want w = dep ? (t == NAN_Q ? ZERO : t == NAN_K ? ANY
@@ -631,15 +657,18 @@ done:
 /* Rows [j0, j1) of keys or values (d floats a row) of every batch item and
  * head of src (seq rows) into dst, as a tensor of j1 - j0 rows. */
 static void slice(const struct mha_kernel *k, const float *src, size_t seq,
-                  size_t j0, size_t j1, size_t d, size_t batch, float *dst)
+                  size_t j0, size_t j1, enum mha_tensor t, size_t batch,
+                  float *dst)
 {
+	const size_t d = t == MHA_TENSOR_K ? k->a.dk : k->a.dv;
+
 	for (size_t b = 0; b < batch; ++b)
 		for (size_t j = j0; j < j1; ++j)
 			for (size_t hk = 0; hk < k->a.kv_heads; ++hk)
-				memcpy(dst + mha_ref_offset(k->a.layout, b, j - j0, hk,
-				                            j1 - j0, k->a.kv_heads, d),
-				       src + mha_ref_offset(k->a.layout, b, j, hk, seq,
-				                            k->a.kv_heads, d),
+				memcpy(dst + mha_ref_offset(&k->a, t, batch, j1 - j0, b,
+				                            j - j0, hk),
+				       src + mha_ref_offset(&k->a, t, batch, seq, b, j,
+				                            hk),
 				       d * sizeof *dst);
 }
 
@@ -651,8 +680,8 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 {
 	int32_t kv_len[2];
 
-	slice(k, in->k, in->seq_kv, j0, j1, k->a.dk, in->batch, kb);
-	slice(k, in->v, in->seq_kv, j0, j1, k->a.dv, in->batch, vb);
+	slice(k, in->k, in->seq_kv, j0, j1, MHA_TENSOR_K, in->batch, kb);
+	slice(k, in->v, in->seq_kv, j0, j1, MHA_TENSOR_V, in->batch, vb);
 	for (size_t i = 0; i < in->seq_q; ++i)
 		memcpy(bb + i * (j1 - j0), in->bias + i * in->seq_kv + j0,
 		       (j1 - j0) * sizeof *bb);
@@ -673,7 +702,7 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 int props_lse_splits(const struct mha_kernel *k)
 {
 	return k->merge && !k->seq_kv && !(k->a.mask & MHA_MASK_CAUSAL) &&
-	       !k->a.window && !k->a.alibi && !k->a.mask_dims &&
+	       !k->a.window && !k->a.alibi && !k->a.packed && !k->a.mask_dims &&
 	       !(k->a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS));
 }
 

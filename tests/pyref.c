@@ -34,9 +34,9 @@ static long mask_bits(const char *words)
 
 /* out = the reference attention of a kernel generated for these settings
  * (mask a comma list of words, align "bottom-right" or "top-left", layout
- * "bshd" or "bhsd"; softcap 0 for none, alibi_slopes and sinks NULL for
- * none; mask_dims "", "b", "h" or "b,h"); 0, or -1 for a word it does not
- * know. */
+ * "bshd", "bhsd" or "sbhd"; softcap 0 for none, alibi_slopes and sinks
+ * NULL for none; mask_dims "", "b", "h" or "b,h"); 0, or -1 for a word it
+ * does not know. */
 int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask, const char *align, const char *layout,
                     double scale, size_t window, const float *q,
@@ -61,7 +61,8 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 	                     .key_mask = key_mask};
 
 	if (bits < 0 || (strcmp(align, "bottom-right") && strcmp(align, "top-left")) ||
-	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd")))
+	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd") &&
+	     strcmp(layout, "sbhd")))
 		return -1;
 	if (strcmp(mask_dims, "") && strcmp(mask_dims, "b") &&
 	    strcmp(mask_dims, "h") && strcmp(mask_dims, "b,h"))
@@ -71,7 +72,9 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 	a.mask = (unsigned)bits;
 	a.align = strcmp(align, "top-left") == 0 ? MHA_ALIGN_TOP_LEFT
 	                                         : MHA_ALIGN_BOTTOM_RIGHT;
-	a.layout = strcmp(layout, "bhsd") == 0 ? MHA_LAYOUT_BHSD : MHA_LAYOUT_BSHD;
+	a.layout = strcmp(layout, "bhsd") == 0 ? MHA_LAYOUT_BHSD
+	         : strcmp(layout, "sbhd") == 0 ? MHA_LAYOUT_SBHD
+	         : MHA_LAYOUT_BSHD;
 	mha_ref_attention(&a, &x);
 	return 0;
 }

@@ -43,14 +43,15 @@ def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
     computes."""
     s = kern.spec
     lay = s["layout"]
-    seq_q = q.shape[2] if lay == "bhsd" else q.shape[1]
-    seq_kv = k.shape[2] if lay == "bhsd" else k.shape[1]
-    out = np.zeros(kern.shapes(q.shape[0], seq_q, seq_kv)[3], np.float32)
+    seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
+    seq_q, seq_kv = q.shape[seq], k.shape[seq]
+    batch = q.shape[1] if lay == "sbhd" else q.shape[0]
+    out = np.zeros(kern.shapes(batch, seq_q, seq_kv)[3], np.float32)
     rc = _REF(s["h"], s["kv_heads"], s["dk"], s["dv"],
               (",".join(s["mask"]) or "none").encode(),
               s["causal_align"].encode(), lay.encode(), s["scale"],
               s["window"], q.ctypes.data, k.ctypes.data, v.ctypes.data,
-              out.ctypes.data, q.shape[0], seq_q, seq_kv,
+              out.ctypes.data, batch, seq_q, seq_kv,
               None if kv_len is None else kv_len.ctypes.data,
               None if bias is None else bias.ctypes.data, s["softcap"],
               None if alibi_slopes is None else alibi_slopes.ctypes.data,
@@ -84,6 +85,8 @@ CASES = [
     (dict(h=2, dk=8, seq=16, mask="causal,bias", layout="bhsd", window=5,
           causal_align="top-left"), [(2, 16, 16)]),
     (dict(h=3, dk=24, target="scalar", mask="padding"), [(2, 6, 10)]),
+    (dict(h=4, kv_heads=2, dk=8, mask="causal,padding", layout="sbhd"),
+     [(3, 9, 9), (2, 5, 12)]),
 ]
 
 
@@ -128,7 +131,9 @@ class AgainstReference(unittest.TestCase):
                                              "max |out - ref|")
                         if kv_len is not None:
                             # batch item 0 sees no key: exactly zero
-                            self.assertFalse(out[0].any())
+                            self.assertFalse(
+                                (out[:, 0] if kern.spec["layout"] == "sbhd"
+                                 else out[0]).any())
 
     def test_modifiers(self):
         """Kernels reading inputs beyond the nine (NAME_args only): ALiBi
@@ -377,6 +382,9 @@ class Checks(unittest.TestCase):
                      mhagen.kernel, h=2, dk=8, mhagen="/nonexistent/mhagen")
         self.refused(mhagen.MhagenError, "the C compiler (no-such-cc-mhagen)",
                      mhagen.kernel, h=2, dk=9, cc="no-such-cc-mhagen")
+        self.refused(ValueError, "packed=qkv: the package passes q, k and v "
+                     "as separate arrays", mhagen.kernel, h=2, dk=8,
+                     packed="qkv")
 
 
 class Install(unittest.TestCase):

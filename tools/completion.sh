@@ -26,7 +26,8 @@ _mhagen()
 	--mask) words="none causal padding bias bool keys causal,padding causal,bias causal,bool" ;;
 	--mask-dims) words="none b h b,h" ;;
 	--causal-align) words="bottom-right top-left" ;;
-	--layout) words="bshd bhsd" ;;
+	--layout) words="bshd bhsd sbhd" ;;
+	--packed) words="none qkv kv" ;;
 	--algo) words="tiled rows auto" ;;
 	--exp) words="accurate fast" ;;
 	--threads) words="none openmp" ;;

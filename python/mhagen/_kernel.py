@@ -120,6 +120,7 @@ def _describe(header, source):
     spec["mask"] = () if pairs["mask"] == "none" else tuple(
         pairs["mask"].split(","))
     spec["layout"] = pairs["layout"]
+    spec["packed"] = pairs.get("packed", "none").rstrip(":")
     spec["causal_align"] = pairs.get("causal-align", "bottom-right")
     spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
     spec["target"] = pairs.get("target", "")
@@ -215,9 +216,11 @@ class Kernel:
     .spec      what it computes: h, kv_heads, dk, dv, seq_q and seq_kv (None
                when any length works), mask (a tuple of words), mask_dims
                (a tuple of "b" and "h": the bias's and bool_mask's leading
-               dimensions), layout, causal_align, window, scale, softcap
-               (0: none), target, and whether it reads alibi_slopes and
-               sinks (each float32 of shape (h,))
+               dimensions), layout (bshd, bhsd or sbhd: q is (batch, seq_q,
+               h, dk), (batch, h, seq_q, dk) or (seq_q, batch, h, dk)),
+               causal_align, window, scale, softcap (0: none), target,
+               and whether it reads alibi_slopes and sinks (each float32
+               of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
     .notes     what mhagen said on stderr (e.g. which tuning record)
@@ -249,6 +252,11 @@ class Kernel:
                     (batch, s["kv_heads"], seq_kv, s["dk"]),
                     (batch, s["kv_heads"], seq_kv, s["dv"]),
                     (batch, s["h"], seq_q, s["dv"]))
+        if s["layout"] == "sbhd":
+            return ((seq_q, batch, s["h"], s["dk"]),
+                    (seq_kv, batch, s["kv_heads"], s["dk"]),
+                    (seq_kv, batch, s["kv_heads"], s["dv"]),
+                    (seq_q, batch, s["h"], s["dv"]))
         return ((batch, seq_q, s["h"], s["dk"]),
                 (batch, seq_kv, s["kv_heads"], s["dk"]),
                 (batch, seq_kv, s["kv_heads"], s["dv"]),
@@ -258,6 +266,9 @@ class Kernel:
         if self.spec["layout"] == "bhsd":
             return ("(batch, h, seq_q, dk)", "(batch, kv_heads, seq_kv, dk)",
                     "(batch, kv_heads, seq_kv, dv)", "(batch, h, seq_q, dv)")
+        if self.spec["layout"] == "sbhd":
+            return ("(seq_q, batch, h, dk)", "(seq_kv, batch, kv_heads, dk)",
+                    "(seq_kv, batch, kv_heads, dv)", "(seq_q, batch, h, dv)")
         return ("(batch, seq_q, h, dk)", "(batch, seq_kv, kv_heads, dk)",
                 "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
 
@@ -274,9 +285,9 @@ class Kernel:
             if a.ndim != 4:
                 raise ValueError("%s: expected 4 dimensions %s (layout %s), "
                                  "got shape %s" % (arg, n, lay, a.shape))
-        batch = q.shape[0]
-        seq_q = q.shape[2] if lay == "bhsd" else q.shape[1]
-        seq_kv = k.shape[2] if lay == "bhsd" else k.shape[1]
+        seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
+        batch = q.shape[1] if lay == "sbhd" else q.shape[0]
+        seq_q, seq_kv = q.shape[seq], k.shape[seq]
         want = self.shapes(batch, seq_q, seq_kv)
         for arg, a, w, n in zip(("q", "k", "v"), (q, k, v), want, names):
             if a.shape != w:
@@ -435,6 +446,13 @@ def kernel(args=None, mhagen=None, cc=None, cflags="-O2", cache=None, **spec):
                           "header")
     name = m.group(1)
     spec_of = _describe(header, source)
+    if spec_of["packed"] != "none":
+        raise ValueError("mhagen.kernel: packed=%s: the package passes q, k "
+                         "and v as separate arrays; generate the kernel "
+                         "without --packed and pass views of the packed "
+                         "array (np.ascontiguousarray(qkv[:, :, 0]) ...), or "
+                         "call the C function with the packed buffer"
+                         % spec_of["packed"])
     args = _args_struct(header)
     path = _compile(cc, cflags, flags.strip(), source, name, directory)
     k = Kernel(path, name, spec_of, source, notes, args)

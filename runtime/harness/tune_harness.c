@@ -4,7 +4,8 @@
  *
  * usage: harness H KV_HEADS DK DV SEQ_Q SEQ_KV MASK ALIGN LAYOUT SCALE WINDOW
  *                FIXED SECONDS PIN CACHE
- * SEQ_Q/SEQ_KV are the lengths to run at; FIXED is 1 when the kernel was
+ * LAYOUT is "L,P": enum mha_layout, enum mha_packed (with qkv packing the
+ * keys' length is the queries'); SEQ_Q/SEQ_KV are the lengths to run at; FIXED is 1 when the kernel was
  * generated for exactly those lengths (else it is also checked at others);
  * SECONDS is about how long the timed runs may take; PIN 1 pins to CPU 0;
  * CACHE is a path prefix under which reference outputs are kept between
@@ -42,16 +43,45 @@ static float unit(uint64_t *s)
 struct inputs {
 	size_t batch, sq, skv, nq, nk, nv, no;
 	float *q, *k, *v, *bias;
+	float *packed; /* with packing: q (qkv), k and v point into it */
 	int32_t *kv_len;
 };
 
 static void release(struct inputs *in)
 {
-	mha_free(in->q);
-	mha_free(in->k);
-	mha_free(in->v);
+	if (in->packed) {
+		if (in->q != in->packed)
+			mha_free(in->q);
+		mha_free(in->packed);
+	} else {
+		mha_free(in->q);
+		mha_free(in->k);
+		mha_free(in->v);
+	}
 	mha_free(in->bias);
 	free(in->kv_len);
+}
+
+/* The largest |x| of tensor t of in, its own heads only. */
+static double tensor_max(const struct mha_attn *a, const struct inputs *in,
+                         enum mha_tensor t)
+{
+	const float *p = t == MHA_TENSOR_Q ? in->q : t == MHA_TENSOR_K ? in->k
+	               : in->v;
+	const size_t seq = t == MHA_TENSOR_Q ? in->sq : in->skv;
+	const size_t heads = t == MHA_TENSOR_Q ? a->h : a->kv_heads;
+	const size_t d = t == MHA_TENSOR_V ? a->dv : a->dk;
+	double m = 0.0;
+
+	for (size_t b = 0; b < in->batch; ++b)
+		for (size_t s = 0; s < seq; ++s)
+			for (size_t h = 0; h < heads; ++h) {
+				const float *r = p + mha_ref_offset(a, t, in->batch, seq,
+				                                    b, s, h);
+				for (size_t c = 0; c < d; ++c)
+					m = fmax(m, fabs(r[c]));
+			}
+	return m;
 }
 
 /* Allocate and fill inputs; hot makes scores near +100 (exp overflows
@@ -62,6 +92,8 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 	float h = (float)sqrt(100.0 / ((double)a->dk * a->scale));
 
 	memset(in, 0, sizeof *in);
+	if (a->packed == MHA_PACKED_QKV)
+		skv = sq;
 	in->batch = batch;
 	in->sq = sq;
 	in->skv = skv;
@@ -69,20 +101,42 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 	in->nk = batch * skv * a->kv_heads * a->dk;
 	in->nv = batch * skv * a->kv_heads * a->dv;
 	in->no = batch * sq * a->h * a->dv;
-	in->q = mha_alloc(in->nq);
-	in->k = mha_alloc(in->nk);
-	in->v = mha_alloc(in->nv);
+	if (a->packed) {
+		/* one buffer of packed rows, filled as q and k, v's heads after */
+		size_t np = batch * skv * mha_ref_pitch(a, MHA_TENSOR_K);
+		if (!(in->packed = mha_alloc(np ? np : 1)))
+			return -1;
+		for (size_t i = 0; i < np; ++i)
+			in->packed[i] = hot ? h * (1.0f + 0.05f * unit(&seed))
+			                    : unit(&seed);
+		in->q = a->packed == MHA_PACKED_QKV ? in->packed
+		                                     : mha_alloc(in->nq);
+		in->k = in->packed + mha_ref_base(a, MHA_TENSOR_K);
+		in->v = in->packed + mha_ref_base(a, MHA_TENSOR_V);
+		for (size_t b = 0; b < batch; ++b)
+			for (size_t j = 0; j < skv; ++j)
+				for (size_t hk = 0; hk < a->kv_heads; ++hk) {
+					float *r = in->v + mha_ref_offset(a, MHA_TENSOR_V, batch,
+					                                  skv, b, j, hk);
+					for (size_t c = 0; c < a->dv; ++c)
+						r[c] = unit(&seed);
+				}
+	} else {
+		in->q = mha_alloc(in->nq);
+		in->k = mha_alloc(in->nk);
+		in->v = mha_alloc(in->nv);
+	}
 	in->kv_len = malloc(batch * sizeof *in->kv_len);
 	if (a->mask & MHA_MASK_BIAS)
 		in->bias = mha_alloc(sq * skv);
 	if (!in->q || !in->k || !in->v || !in->kv_len ||
 	    ((a->mask & MHA_MASK_BIAS) && !in->bias))
 		return -1;
-	for (size_t i = 0; i < in->nq; ++i)
+	for (size_t i = 0; in->q != in->packed && i < in->nq; ++i)
 		in->q[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
-	for (size_t i = 0; i < in->nk; ++i)
+	for (size_t i = 0; !in->packed && i < in->nk; ++i)
 		in->k[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
-	for (size_t i = 0; i < in->nv; ++i)
+	for (size_t i = 0; !in->packed && i < in->nv; ++i)
 		in->v[i] = unit(&seed);
 	for (size_t b = 0; b < batch; ++b)
 		in->kv_len[b] = (int32_t)(b + 1 == batch ? skv : (skv * 2 + 1) / 3);
@@ -169,12 +223,9 @@ static int check(const struct mha_attn *a, size_t batch, size_t sq,
 		       sq, skv);
 		goto done;
 	}
-	for (size_t i = 0; i < in.nv; ++i)
-		vmax = fmax(vmax, fabs(in.v[i]));
-	for (size_t i = 0; i < in.nq; ++i)
-		qmax = fmax(qmax, fabs(in.q[i]));
-	for (size_t i = 0; i < in.nk; ++i)
-		kmax = fmax(kmax, fabs(in.k[i]));
+	vmax = tensor_max(a, &in, MHA_TENSOR_V);
+	qmax = tensor_max(a, &in, MHA_TENSOR_Q);
+	kmax = tensor_max(a, &in, MHA_TENSOR_K);
 	for (size_t i = 0; i < in.no; ++i) {
 		double e;
 		if (mha_is_poison(out.data[i]) || isnan(out.data[i])) {
@@ -241,7 +292,11 @@ int main(int argc, char **argv)
 	skv = strtoul(argv[6], NULL, 10);
 	a.mask = (unsigned)strtoul(argv[7], NULL, 10);
 	a.align = atoi(argv[8]);
-	a.layout = atoi(argv[9]);
+	{
+		char *p;
+		a.layout = (int)strtol(argv[9], &p, 10);
+		a.packed = *p == ',' ? atoi(p + 1) : 0;
+	}
 	a.scale = strtod(argv[10], NULL);
 	{
 		/* "N,L,R": --window, --window-left, --window-right (-1 none) */
