@@ -86,7 +86,6 @@ local function hexf(x)
 	return string.format("%a", x) .. "f"
 end
 
--- The loop structure for one head dimension d: full vectors and a tail.
 -- Tensor t ("q", "k", "v" or "out") of spec S: its head dim, its heads,
 -- the floats of one position's row (its heads; with --packed the whole
 -- packed row) and where its heads start in that row.
@@ -102,6 +101,7 @@ local function geometry(S, t)
 	return d, heads, heads * d, 0
 end
 
+-- The loop structure for one head dimension d: full vectors and a tail.
 local function dims(d, T, unroll_max)
 	local W = T.width
 	return {
@@ -189,8 +189,9 @@ local function plan(S, T)
 	P.skv = S.seq_kv > 0 and tostring(S.seq_kv) or "seq_kv"
 	P.omp = S.threads == "openmp"
 	-- element strides between consecutive rows of one head: numbers, or
-	-- with sbhd (rows batch packed rows apart, batch known at run time)
-	-- the names qs, ks, vs, os of locals that P.strides declares
+	-- with sbhd (a head's rows lie batch position rows apart, batch known
+	-- only at run time) the names qs, ks, vs, os of locals that P.strides
+	-- declares
 	P.dyn = S.layout == "sbhd"
 	local sdecl = {}
 	for _, t in ipairs({"q", "k", "v", "out"}) do
