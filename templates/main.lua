@@ -398,18 +398,18 @@ local function row_offset(S, t, b, s, head)
 end
 
 -- The C expression of where batch item b's and head hh's [seq_q][seq_kv]
--- plane of the bias and boolean mask starts (elements), by --mask-dims;
--- "0" when one plane serves all.
-local function plane_offset(S, P, b, hh)
+-- plane of the bias or boolean mask base starts, by --mask-dims: base
+-- itself when one plane serves all.
+local function plane_at(S, P, base, b, hh)
 	local idx
 	if S.mask_b and S.mask_h then
 		idx = "(" .. b .. " * " .. S.h .. " + " .. hh .. ")"
 	elseif S.mask_b or S.mask_h then
 		idx = S.mask_b and b or hh
 	else
-		return "0"
+		return base
 	end
-	return idx .. " * " .. P.sq .. " * " .. P.skv
+	return base .. " + " .. idx .. " * " .. P.sq .. " * " .. P.skv
 end
 
 -- Lines applying fn(index, offset) to the full vectors of a dimension:
@@ -720,6 +720,9 @@ local function base_vars(spec)
 	vars.offset = function(...)
 		return row_offset(spec, ...)
 	end
+	-- the shape of the bias and boolean mask (--mask-dims), for comments
+	vars.mask_shape = (spec.mask_b and "[batch]" or "") ..
+	                  (spec.mask_h and ("[" .. spec.h .. "]") or "") .. "[seq_q][seq_kv]"
 	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
 	-- nothing else
 	vars.plain = #vars.inputs == #ARGS_FLAT
@@ -796,8 +799,8 @@ local function kernel_vars(spec, T)
 	local vars = base_vars(spec)
 	vars.T, vars.P, vars.vloop = T, plan(spec, T), vloop
 	vars.stack = vars.P.stack
-	vars.plane = function(b, hh)
-		return plane_offset(spec, vars.P, b, hh)
+	vars.plane_at = function(base, b, hh)
+		return plane_at(spec, vars.P, base, b, hh)
 	end
 	-- scores some mask may set to -inf (beyond the rows' limits)
 	vars.holes = spec.bias or spec.bool or spec.keys
