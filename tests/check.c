@@ -65,8 +65,7 @@ static int bytes_init(struct bytes *m, size_t n)
 {
 	const size_t nf = (n + 3) / 4;
 
-	if (n == 0)
-		return 0;
+	/* even when empty, a pointer like the bias's (never NULL) */
 	m->base = check_alloc(nf);
 	if (!m->base)
 		return -1;
