@@ -123,10 +123,19 @@ static cpu_set_t all_cpus; /* the affinity the bench started with */
 static double run_once(const struct job *j)
 {
 	const struct shape *sh = j->sh;
+	/* --varlen kernels: the one sequence full, the plain kernel's work
+	 * (the OpenBLAS baseline computes it as the plain shape) */
+	const int32_t ql[1] = {(int32_t)sh->seq_q}, kl[1] = {(int32_t)sh->seq_kv};
+	const int32_t cq[2] = {0, (int32_t)sh->seq_q};
+	const int32_t ck[2] = {0, (int32_t)sh->seq_kv};
 	struct mha_args x = {
 		.q = j->q, .k = j->k, .v = j->v, .out = j->out,
 		.batch = 1, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
 		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
+		.kv_len = sh->attn.varlen == MHA_VARLEN_PADDED ? kl : NULL,
+		.q_len = sh->attn.varlen == MHA_VARLEN_PADDED ? ql : NULL,
+		.cu_seqlens_q = sh->attn.varlen == MHA_VARLEN_PACKED ? cq : NULL,
+		.cu_seqlens_k = sh->attn.varlen == MHA_VARLEN_PACKED ? ck : NULL,
 	};
 	double t0 = mha_now();
 
@@ -252,6 +261,9 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		n += snprintf(buf + n, size - (size_t)n, " bool");
 	if (a->mask & MHA_MASK_KEYS)
 		n += snprintf(buf + n, size - (size_t)n, " keys");
+	if (a->varlen)
+		n += snprintf(buf + n, size - (size_t)n, " varlen%s",
+		              a->varlen == MHA_VARLEN_PACKED ? "packed" : "");
 	if (a->mask_dims)
 		snprintf(buf + n, size - (size_t)n, " dims%s%s",
 		         a->mask_dims & MHA_DIMS_BATCH ? "b" : "",

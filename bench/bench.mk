@@ -5,7 +5,7 @@
 BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
-BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13
+BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -14,7 +14,8 @@ BENCH_k5 := --h 32 --dk 128 --seq 1 --seq-kv 2048
 # variants of a plain shape above (BENCH_PLAIN_x), compared with it:
 # grouped-query decode and prefill, causal prefill with an additive bias,
 # with a bias and a boolean mask per head (and batch item), a key mask with
-# holes; decode with them
+# holes; decode with them; variable-length batches (--varlen padded and
+# packed) with every sequence full, the plain kernel's work
 BENCH_k6 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048
 BENCH_k7 := --h 16 --kv-heads 4 --dk 128 --seq 1024 --mask causal
 BENCH_k8 := --h 8 --dk 64 --seq 512 --mask causal,bias
@@ -23,6 +24,10 @@ BENCH_k10 := --h 8 --dk 64 --seq 512 --mask causal,bool --mask-dims b,h
 BENCH_k11 := --h 8 --dk 64 --seq 512 --mask causal,keys
 BENCH_k12 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --mask bias --mask-dims b,h
 BENCH_k13 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --mask bool,keys --mask-dims h
+BENCH_k14 := --h 8 --dk 64 --seq 512 --mask causal --varlen padded
+BENCH_k15 := --h 8 --dk 64 --seq 512 --mask causal --varlen packed
+BENCH_k16 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --varlen padded
+BENCH_k17 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --varlen packed
 BENCH_PLAIN_k6 := k5
 BENCH_PLAIN_k7 := k4
 BENCH_PLAIN_k8 := k3
@@ -31,6 +36,10 @@ BENCH_PLAIN_k10 := k3
 BENCH_PLAIN_k11 := k3
 BENCH_PLAIN_k12 := k5
 BENCH_PLAIN_k13 := k5
+BENCH_PLAIN_k14 := k3
+BENCH_PLAIN_k15 := k3
+BENCH_PLAIN_k16 := k5
+BENCH_PLAIN_k17 := k5
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)

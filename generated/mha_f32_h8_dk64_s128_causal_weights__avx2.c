@@ -36,13 +36,15 @@ struct mha_args {
 	const float *q, *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
-	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys
+	                              * per batch item */
 	const float *bias;           /* --mask bias: [seq_q][seq_kv], added;
 	                              * --mask-dims puts [batch][h] first */
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
-	float *lse;                  /* --lse: [batch][h][seq_q] out, or NULL */
+	float *lse;                  /* --lse: [batch][h][seq_q] out (--varlen
+	                              * packed: [h][total_q]), or NULL */
 	/* how the call runs (0 for the defaults: scratch from malloc, and the
 	 * work on OpenMP's threads with --threads openmp, else this thread) */
 	void *workspace;             /* scratch the caller owns, or NULL */
@@ -54,6 +56,11 @@ struct mha_args {
 	 * key takes part; --mask keys: [batch][seq_kv], nonzero = takes part */
 	const uint8_t *bool_mask;
 	const uint8_t *key_mask;
+	/* --varlen padded: each sequence's queries (NULL: seq_q each; its keys
+	 * are kv_len[b]); --varlen packed: [batch + 1] offsets of the
+	 * sequences' rows in q and out, and in k and v (cu_seqlens[0] = 0) */
+	const int32_t *q_len;
+	const int32_t *cu_seqlens_q, *cu_seqlens_k;
 };
 #endif
 

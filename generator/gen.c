@@ -511,6 +511,7 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	                                                   : "bottom-right");
 	set_str(L, "layout", mha_layout_words[s->layout]);
 	set_str(L, "packed", mha_packed_words[s->packed]);
+	set_str(L, "varlen", mha_varlen_words[s->varlen]);
 	set_num(L, "scale", (double)(float)mha_spec_scale(s));
 	set_bool(L, "scale_default", !(s->scale > 0.0));
 	set_bool(L, "weights", s->weights);

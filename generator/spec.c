@@ -17,7 +17,7 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_REAL,
+enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_VARLEN, K_REAL,
 	K_TARGET, K_NAME, K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
@@ -27,10 +27,11 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 #undef MHA_X
 };
 
-/* The --layout and --packed words, by enum value (ORDER: enum mha_layout,
- * enum mha_packed). */
+/* The --layout, --packed and --varlen words, by enum value (ORDER: enum
+ * mha_layout, enum mha_packed, enum mha_varlen). */
 const char *const mha_layout_words[] = {"bshd", "bhsd", "sbhd", NULL};
 const char *const mha_packed_words[] = {"none", "qkv", "kv", NULL};
+const char *const mha_varlen_words[] = {"none", "padded", "packed", NULL};
 
 /* Every spec key but the knobs (generator/knobs.c); flags are "--" + key,
  * spec files use the key itself. */
@@ -56,6 +57,7 @@ static const struct key {
 	{"causal-align", K_ALIGN, 0, 0, 0},
 	{"layout", K_LAYOUT, 0, 0, 0},
 	{"packed", K_PACKED, 0, 0, 0},
+	{"varlen", K_VARLEN, 0, 0, 0},
 	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
 	{"target", K_TARGET, 0, 0, 0},
 	{"name", K_NAME, 0, 0, 0},
@@ -234,6 +236,8 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		return parse_word(key, val, mha_layout_words, &s->layout, err);
 	case K_PACKED:
 		return parse_word(key, val, mha_packed_words, &s->packed, err);
+	case K_VARLEN:
+		return parse_word(key, val, mha_varlen_words, &s->varlen, err);
 	case K_TARGET: {
 		/* a name of a target table, or a comma list of them, checked
 		 * when they are loaded */
@@ -403,6 +407,9 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, "_%s", mha_layout_words[s->layout]);
 	if (s->packed)
 		mha_append(buf, n, "_%spacked", mha_packed_words[s->packed]);
+	if (s->varlen)
+		mha_append(buf, n, "_varlen%s",
+		           s->varlen == MHA_VARLEN_PACKED ? "packed" : "");
 	if (s->scale > 0.0)
 		mha_append(buf, n, "_sc%08x", float_bits(s->scale));
 	/* score modifiers: numbers as their float's bits, like the scale */
@@ -476,6 +483,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --layout %s", mha_layout_words[s->layout]);
 	if (s->packed)
 		mha_append(buf, n, " --packed %s", mha_packed_words[s->packed]);
+	if (s->varlen)
+		mha_append(buf, n, " --varlen %s", mha_varlen_words[s->varlen]);
 	if (s->scale > 0.0)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
 	if (s->softcap > 0.0)
@@ -588,6 +597,39 @@ static int packing(struct mha_spec *s, char *err)
 	return 0;
 }
 
+/* Variable-length batches (--varlen): padded reads each sequence's keys
+ * from kv_len, so not with --mask padding as well; packed rows are the
+ * sequences' positions one after another ([total][heads][d], bshd, no
+ * --packed), and a bias, a boolean mask or weights would need the padded
+ * [seq_q][seq_kv] planes that packing does away with. */
+static int varlen(const struct mha_spec *s, char *err)
+{
+	if (s->varlen == MHA_VARLEN_PADDED && (s->mask & MHA_MASK_PADDING))
+		return mhagen_fail(err, "--varlen padded: reads each sequence's "
+		                   "keys from kv_len already; drop padding from "
+		                   "--mask");
+	if (s->varlen != MHA_VARLEN_PACKED)
+		return 0;
+	if (s->layout != MHA_LAYOUT_BSHD)
+		return mhagen_fail(err, "--varlen packed: sequences are rows "
+		                   "[total][heads][d] one after another; --layout "
+		                   "%s does not apply (bshd only)",
+		                   mha_layout_words[s->layout]);
+	if (s->packed)
+		return mhagen_fail(err, "--varlen packed: not with --packed %s "
+		                   "(q, k and v are separate [total][heads][d] "
+		                   "buffers)", mha_packed_words[s->packed]);
+	if (s->mask & (MHA_MASK_BIAS | MHA_MASK_BOOL))
+		return mhagen_fail(err, "--varlen packed: the bias and the boolean "
+		                   "mask are padded [seq_q][seq_kv] planes; use "
+		                   "--varlen padded, or --mask keys");
+	if (s->weights)
+		return mhagen_fail(err, "--varlen packed: no --weights (padded "
+		                   "[seq_q][seq_kv] rows; FlashAttention's varlen "
+		                   "returns none either); use --varlen padded");
+	return 0;
+}
+
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (!s->h)
@@ -611,6 +653,8 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return mhagen_fail(err, "--mask-dims: shapes the bias and the boolean "
 		                   "mask, and --mask has neither (add bias or bool)");
 	if (packing(s, err))
+		return -1;
+	if (varlen(s, err))
 		return -1;
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "

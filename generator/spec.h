@@ -25,6 +25,7 @@ struct mha_spec {
 	long window_right;       /* up to i + shift + window_right; -1 unbounded */
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	int packed;              /* enum mha_packed: inputs in one buffer */
+	int varlen;              /* enum mha_varlen: per-sequence lengths */
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[64];         /* a target table's name (native resolved), or
 	                          * a comma list of them (run-time dispatch) */
@@ -91,9 +92,11 @@ int mha_spec_is_switch(const char *key);
 /* The --mask word of each mask bit (runtime/mha_abi.h, MHA_MASK_LIST). */
 extern const char *const mha_mask_words[];
 
-/* The --layout and --packed words by enum value, NULL-terminated. */
+/* The --layout, --packed and --varlen words by enum value,
+ * NULL-terminated. */
 extern const char *const mha_layout_words[];
 extern const char *const mha_packed_words[];
+extern const char *const mha_varlen_words[];
 
 /* Append printf-style text to the NUL-terminated buf of size n, cutting it
  * short when it does not fit. */

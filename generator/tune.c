@@ -348,6 +348,10 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		                   "cannot be tuned yet (the harness passes one "
 		                   "[seq_q][seq_kv] bias); tune the spec with --mask "
 		                   "bias in their place and use its knobs");
+	if (spec->varlen)
+		return mhagen_fail(err, "tune: --varlen kernels cannot be tuned "
+		                   "yet (the harness passes the 9 arguments); tune "
+		                   "the spec without --varlen and use its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",

@@ -74,6 +74,19 @@ enum mha_layout { MHA_LAYOUT_BSHD = 0, MHA_LAYOUT_BHSD = 1,
 enum mha_packed { MHA_PACKED_NONE = 0, MHA_PACKED_QKV = 1,
 	MHA_PACKED_KV = 2 };
 
+/* Variable-length batches (--varlen), FlashAttention's semantics: each
+ * sequence b has its own lengths, and causal, windows and ALiBi align to
+ * them (shift = its keys less its queries bottom-right, 0 top-left).
+ * padded: q_len[b] queries (NULL: seq_q) and kv_len[b] keys in the
+ * buffers' [batch][seq_q] and [batch][seq_kv] rows (flash_attn_with_kvcache
+ * with cache_seqlens); packed: sequence b is rows cu_seqlens_q[b] to
+ * cu_seqlens_q[b + 1] - 1 of q [total_q][h][dk] and out, and likewise of k
+ * and v by cu_seqlens_k (flash_attn_varlen_func), seq_q and seq_kv being
+ * the longest (max_seqlen_q, max_seqlen_k).  Rows past a sequence's queries
+ * are left as they were in out, weights and lse. */
+enum mha_varlen { MHA_VARLEN_NONE = 0, MHA_VARLEN_PADDED = 1,
+	MHA_VARLEN_PACKED = 2 };
+
 /* The attention problem a kernel solves, independent of how it is computed:
  * the generation-time facts a caller needs to size and check its buffers. */
 struct mha_attn {
@@ -98,6 +111,7 @@ struct mha_attn {
 	int window_sides;
 	size_t window_left, window_right;
 	unsigned mask_dims; /* MHA_DIMS_* bits of the bias and boolean mask */
+	int varlen;         /* enum mha_varlen */
 };
 
 /* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.
@@ -137,13 +151,15 @@ struct mha_args {
 	const float *q, *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
-	const int32_t *kv_len;       /* --mask padding: keys per batch item */
+	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys
+	                              * per batch item */
 	const float *bias;           /* --mask bias: [seq_q][seq_kv], added;
 	                              * --mask-dims puts [batch][h] first */
 	float *weights;              /* --weights: [batch][h][seq_q][seq_kv] out */
 	const float *alibi_slopes;   /* --alibi: [h], one slope per query head */
 	const float *sinks;          /* --sinks: [h], one logit per query head */
-	float *lse;                  /* --lse: [batch][h][seq_q] out, or NULL */
+	float *lse;                  /* --lse: [batch][h][seq_q] out (--varlen
+	                              * packed: [h][total_q]), or NULL */
 	/* how the call runs (0 for the defaults: scratch from malloc, and the
 	 * work on OpenMP's threads with --threads openmp, else this thread) */
 	void *workspace;             /* scratch the caller owns, or NULL */
@@ -155,6 +171,11 @@ struct mha_args {
 	 * key takes part; --mask keys: [batch][seq_kv], nonzero = takes part */
 	const uint8_t *bool_mask;
 	const uint8_t *key_mask;
+	/* --varlen padded: each sequence's queries (NULL: seq_q each; its keys
+	 * are kv_len[b]); --varlen packed: [batch + 1] offsets of the
+	 * sequences' rows in q and out, and in k and v (cu_seqlens[0] = 0) */
+	const int32_t *q_len;
+	const int32_t *cu_seqlens_q, *cu_seqlens_k;
 };
 #endif
 /* mha_args: end */

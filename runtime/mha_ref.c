@@ -130,34 +130,47 @@ int mha_ref_hidden(const struct mha_attn *a, const struct mha_args *x,
 	       ((a->mask & MHA_MASK_BIAS) && x->bias[at] == -INFINITY);
 }
 
-/* One query row i of head hh, batch item b, keys [lo, end): scores in
+/* Sequence b of a call: its queries nq and keys nkv, where its rows lie
+ * (item bb of buffers of batch items of tq query and tk key rows, its
+ * queries from row q0, its keys from row k0: with --varlen packed, item 0
+ * of [total_q] and [total_k] rows, else item b from row 0) and the shift
+ * of its diagonal. */
+struct seq {
+	size_t b, nq, nkv;
+	size_t batch, bb, tq, tk, q0, k0;
+	double shift;
+};
+
+/* One query row i of head hh of sequence sq, keys [lo, end): scores in
  * double, max-subtracted softmax, weighted sum; with w (a row of seq_kv
  * floats) also the weights, 0 where masked.  s: seq_kv doubles of scratch. */
 static void ref_row(const struct mha_attn *a, const struct mha_args *x,
-                    size_t b, size_t i, size_t hh, size_t lo, size_t end,
-                    double *s)
+                    const struct seq *sq, size_t i, size_t hh, size_t lo,
+                    size_t end, double *s)
 {
-	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv;
+	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv, b = sq->b;
 	const size_t hk = hh / (a->h / a->kv_heads);
-	const float *qr = x->q + mha_ref_offset(a, MHA_TENSOR_Q, x->batch,
-	                                        seq_q, b, i, hh);
-	float *o = x->out + mha_ref_offset(a, MHA_TENSOR_OUT, x->batch, seq_q,
-	                                   b, i, hh);
+	const float *qr = x->q + mha_ref_offset(a, MHA_TENSOR_Q, sq->batch,
+	                                        sq->tq, sq->bb, sq->q0 + i, hh);
+	float *o = x->out + mha_ref_offset(a, MHA_TENSOR_OUT, sq->batch, sq->tq,
+	                                   sq->bb, sq->q0 + i, hh);
 	float *w = x->weights ? x->weights + ((b * a->h + hh) * seq_q + i) *
 	                        seq_kv : NULL;
 	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias +
 		mha_ref_plane(a, b, hh, seq_q, seq_kv) : NULL;
 	/* ALiBi's row position: i on the causal diagonal's scale */
-	const double shift = (a->mask & MHA_MASK_CAUSAL) &&
-	                     a->align == MHA_ALIGN_TOP_LEFT ? 0.0
-	                     : (double)seq_kv - (double)seq_q;
+	const double shift = sq->shift;
 	const double slope = mha_ref_slope(a, x, hh);
-	float *lse = x->lse ? x->lse + (b * a->h + hh) * seq_q + i : NULL;
+	/* lse [batch][h][seq_q], or with --varlen packed [h][total_q] */
+	float *lse = !x->lse ? NULL : a->varlen == MHA_VARLEN_PACKED
+	             ? x->lse + hh * sq->tq + sq->q0 + i
+	             : x->lse + (b * a->h + hh) * seq_q + i;
 	double mx = -INFINITY, sum = 0.0;
 
 	for (size_t j = lo; j < end; ++j) {
-		const float *kr = x->k + mha_ref_offset(a, MHA_TENSOR_K, x->batch,
-		                                        seq_kv, b, j, hk);
+		const float *kr = x->k + mha_ref_offset(a, MHA_TENSOR_K, sq->batch,
+		                                        sq->tk, sq->bb, sq->k0 + j,
+		                                        hk);
 		double acc = 0.0;
 		for (size_t d = 0; d < a->dk; ++d)
 			acc += (double)qr[d] * (double)kr[d];
@@ -202,12 +215,19 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 		double acc = 0.0;
 		for (size_t j = lo; j < end; ++j) {
 			const float *vr = x->v + mha_ref_offset(a, MHA_TENSOR_V,
-			                                        x->batch, seq_kv, b, j,
+			                                        sq->batch, sq->tk,
+			                                        sq->bb, sq->k0 + j,
 			                                        hk);
 			acc += s[j] * (double)vr[d];
 		}
 		o[d] = (float)(acc / sum);
 	}
+}
+
+/* A sequence's length n (--varlen) within the buffers' cap. */
+static size_t clip(int32_t n, size_t cap)
+{
+	return n <= 0 ? 0 : (size_t)n < cap ? (size_t)n : cap;
 }
 
 void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
@@ -231,19 +251,40 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
 	if (!s)
 		abort();
 	for (size_t b = 0; b < x->batch; ++b) {
+		struct seq sq = {b, seq_q, seq_kv, x->batch, b, seq_q, seq_kv,
+		                 0, 0, 0.0};
 		size_t nkv = seq_kv;
 		if ((a->mask & MHA_MASK_PADDING) && kv_len[b] >= 0 &&
 		    (size_t)kv_len[b] < nkv)
 			nkv = (size_t)kv_len[b];
 		if ((a->mask & MHA_MASK_PADDING) && kv_len[b] < 0)
 			nkv = 0;
-		for (size_t i = 0; i < seq_q; ++i) {
+		if (a->varlen == MHA_VARLEN_PADDED) {
+			sq.nq = x->q_len ? clip(x->q_len[b], seq_q) : seq_q;
+			sq.nkv = clip(kv_len[b], seq_kv);
+		} else if (a->varlen == MHA_VARLEN_PACKED) {
+			sq.nq = clip(x->cu_seqlens_q[b + 1] - x->cu_seqlens_q[b],
+			             seq_q);
+			sq.nkv = clip(x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b],
+			              seq_kv);
+			sq.batch = 1;
+			sq.bb = 0;
+			sq.tq = (size_t)x->cu_seqlens_q[x->batch];
+			sq.tk = (size_t)x->cu_seqlens_k[x->batch];
+			sq.q0 = (size_t)x->cu_seqlens_q[b];
+			sq.k0 = (size_t)x->cu_seqlens_k[b];
+		}
+		/* the diagonal: the buffers' lengths, or the sequence's own */
+		if (!((a->mask & MHA_MASK_CAUSAL) &&
+		      a->align == MHA_ALIGN_TOP_LEFT))
+			sq.shift = (double)sq.nkv - (double)sq.nq;
+		for (size_t i = 0; i < sq.nq; ++i) {
 			size_t lo;
-			size_t end = mha_ref_visible(a, i, seq_q, seq_kv, &lo);
+			size_t end = mha_ref_visible(a, i, sq.nq, sq.nkv, &lo);
 			if (end > nkv)
 				end = nkv;
 			for (size_t hh = 0; hh < a->h; ++hh)
-				ref_row(a, x, b, i, hh, lo, end, s);
+				ref_row(a, x, &sq, i, hh, lo, end, s);
 		}
 	}
 	free(s);

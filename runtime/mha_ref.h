@@ -16,12 +16,15 @@ size_t mha_ref_visible(const struct mha_attn *a, size_t i, size_t seq_q,
  * buffer in x->q or x->k, and seq_kv = seq_q for qkv; x->kv_len must be
  * set when a->mask has PADDING, x->bias when it has BIAS, x->bool_mask with
  * BOOL, x->key_mask with KEYS, x->alibi_slopes with MHA_ALIBI_SLOPES,
- * x->sinks with a->sinks), the score modifiers applied in the contract's
- * order (softcap, ALiBi, then bias and masks).  Rows with no visible key
- * are zero.
+ * x->sinks with a->sinks; with a->varlen x->kv_len and x->q_len, or
+ * x->cu_seqlens_q and x->cu_seqlens_k), the score modifiers applied in the
+ * contract's order (softcap, ALiBi, then bias and masks).  Rows with no
+ * visible key are zero; with a->varlen, rows past a sequence's queries are
+ * left as they are (in out, weights and lse).
  * With x->weights also the softmax weights: [batch][h][seq_q][seq_kv] in
  * every layout, 0 where masked, the weights of a row with no visible key
- * all 0.  With x->lse also each row's log-sum-exp [batch][h][seq_q]: the
+ * all 0.  With x->lse also each row's log-sum-exp [batch][h][seq_q] (with
+ * --varlen packed [h][total_q]): the
  * natural log of its softmax denominator (the sink's term included), -inf
  * (or the sink's logit) for a row with no visible key. */
 void mha_ref_attention(const struct mha_attn *a, const struct mha_args *x);

@@ -175,7 +175,7 @@ local function plan(S, T)
 	P.lo = S.window > 0 or S.window_left >= 0
 	-- a row's first key may lie past its limit (top-left rows past seq_kv)
 	P.lo_past = P.lo and S.causal and S.align == "top-left" and
-	            not (S.seq_q > 0 and S.seq_q <= S.seq_kv)
+	            not (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv)
 	P.bk = S.block_kv > 0 and S.block_kv or
 	       (S.causal and D.block_kv_causal) or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
@@ -187,6 +187,11 @@ local function plan(S, T)
 	P.group = S.h // S.kv_heads
 	P.sq = S.seq_q > 0 and tostring(S.seq_q) or "seq_q"
 	P.skv = S.seq_kv > 0 and tostring(S.seq_kv) or "seq_kv"
+	-- the lengths the rows' limits align to: the buffers', or with
+	-- --varlen the names of locals holding the sequence's own (lq queries,
+	-- lkv keys; templates/main.lua's len_q and len_kv)
+	P.lq = S.varlen ~= "none" and "lq" or P.sq
+	P.lkv = S.varlen ~= "none" and "lkv" or P.skv
 	P.omp = S.threads == "openmp"
 	-- element strides between consecutive rows of one head: numbers, or
 	-- with sbhd (a head's rows lie batch position rows apart, batch known
@@ -330,12 +335,13 @@ end
 
 -- The C expression of max(0, i + shift + d) for query row i (a C
 -- expression), shift being where the causal diagonal lies (seq_kv - seq_q
--- bottom-right, 0 top-left): a key position relative to row i's own.
+-- bottom-right, 0 top-left; with --varlen the sequence's own lengths): a
+-- key position relative to row i's own.
 local function from_row(S, P, i, d)
 	local k
 	if S.causal and S.align == "top-left" then
 		k = d
-	elseif S.seq_q > 0 then
+	elseif S.seq_q > 0 and S.varlen == "none" then
 		k = S.seq_kv - S.seq_q + d
 	end
 	if k == 0 then
@@ -345,24 +351,26 @@ local function from_row(S, P, i, d)
 	elseif k then
 		return "(" .. i .. " > " .. -k .. " ? " .. i .. " - " .. -k .. " : 0)"
 	end
-	local up = i .. " + " .. P.skv .. (d > 0 and (" + " .. d) or "")
-	local down = P.sq .. (d < 0 and (" + " .. -d) or "")
-	local sub = P.sq .. (d < 0 and (" - " .. -d) or "")
+	local up = i .. " + " .. P.lkv .. (d > 0 and (" + " .. d) or "")
+	local down = P.lq .. (d < 0 and (" + " .. -d) or "")
+	local sub = P.lq .. (d < 0 and (" - " .. -d) or "")
 	return "(" .. up .. " > " .. down .. " ? " .. up .. " - " .. sub .. " : 0)"
 end
 
 -- The C expression for how many keys query row i (a C expression) may see,
 -- before padding: keys up to i + shift + right (causal's right side is 0),
--- at most seq_kv; decided here from what the spec fixes.
+-- at most seq_kv (with --varlen, the sequence's keys lkv; its rows i are
+-- below lq); decided here from what the spec fixes.
 local function limit_expr(S, P, i)
 	if not S.causal and S.window_right < 0 then
-		return P.skv
+		return P.lkv
 	end
 	local e = from_row(S, P, i, (S.causal and 0 or S.window_right) + 1)
-	if S.causal and (S.align ~= "top-left" or (S.seq_q > 0 and S.seq_q <= S.seq_kv)) then
+	if S.causal and (S.align ~= "top-left" or
+	                 (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv)) then
 		return e -- the diagonal never passes seq_kv
 	end
-	return "(" .. e .. " < " .. P.skv .. " ? " .. e .. " : " .. P.skv .. ")"
+	return "(" .. e .. " < " .. P.lkv .. " ? " .. e .. " : " .. P.lkv .. ")"
 end
 
 -- The C expression of query row i's first visible key (P.lo), c the name
@@ -373,7 +381,7 @@ end
 local function lo_expr(S, P, i, c)
 	if S.window > 0 then
 		if S.causal and S.align == "top-left" and
-		   not (S.seq_q > 0 and S.seq_q <= S.seq_kv) then
+		   not (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv) then
 			return from_row(S, P, i, 1 - S.window)
 		end
 		return c .. " > " .. S.window .. " ? " .. c .. " - " .. S.window .. " : 0"
@@ -382,12 +390,17 @@ local function lo_expr(S, P, i, c)
 end
 
 -- Offset of row (b, s, head) of tensor t ("q", "k", "v" or "out") from its
--- pointer (C expressions; with sbhd, batch is in scope).
+-- pointer (C expressions; with sbhd, batch is in scope; with --varlen
+-- packed, sequence b's rows start at cu_seqlens_q[b] or cu_seqlens_k[b],
+-- in scope).
 local function row_offset(S, t, b, s, head)
 	local d, heads, pitch = geometry(S, t)
 	local sq = (t == "q" or t == "out") and S.seq_q or S.seq_kv
 	local seq = sq > 0 and tostring(sq) or ((t == "q" or t == "out") and "seq_q" or "seq_kv")
-	if S.layout == "bhsd" then
+	if S.varlen == "packed" then
+		local cu = (t == "q" or t == "out") and "cu_seqlens_q" or "cu_seqlens_k"
+		return "((size_t)" .. cu .. "[" .. b .. "] + " .. s .. ") * " .. pitch .. " + " .. head .. " * " .. d
+	elseif S.layout == "bhsd" then
 		return "((" .. b .. " * " .. heads .. " + " .. head .. ") * " .. seq .. " + " .. s .. ") * " .. d
 	elseif S.layout == "sbhd" then
 		return "(" .. s .. " * batch + " .. b .. ") * " .. pitch .. " + " .. head .. " * " .. d
@@ -496,6 +509,12 @@ local function inputs(S)
 	end
 	if S.keys then
 		list[#list + 1] = {"key_mask", "const uint8_t *"}
+	end
+	if S.varlen == "padded" then
+		list[#list + 1] = {"q_len", "const int32_t *"}
+	elseif S.varlen == "packed" then
+		list[#list + 1] = {"cu_seqlens_q", "const int32_t *"}
+		list[#list + 1] = {"cu_seqlens_k", "const int32_t *"}
 	end
 	return list
 end
@@ -655,6 +674,8 @@ local function modifiers(S, T, N)
 	function M.shift()
 		if S.align == "top-left" then
 			return "0.0f"
+		elseif S.varlen ~= "none" then
+			return "((float)lkv - (float)lq)"
 		elseif S.seq_q > 0 then
 			return hexf(S.seq_kv - S.seq_q)
 		end
@@ -698,6 +719,9 @@ local function registry_line(S, T, stack)
 	end
 	if S.packed ~= "none" then
 		attn[#attn + 1] = ".packed = " .. (S.packed == "qkv" and 1 or 2)
+	end
+	if S.varlen ~= "none" then
+		attn[#attn + 1] = ".varlen = " .. (S.varlen == "padded" and 1 or 2)
 	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
@@ -810,6 +834,32 @@ local function kernel_vars(spec, T)
 	vars.first_key = function(i, c)
 		return lo_expr(spec, vars.P, i, c)
 	end
+	-- with --varlen, the C expressions of sequence b's queries and keys,
+	-- each at most the buffers' (N_len, templates/work.c.in): from q_len
+	-- (NULL: seq_q) and kv_len, or from the differences of cu_seqlens_q and
+	-- cu_seqlens_k; and the offset of row i of head hh in lse ([batch][h][seq_q],
+	-- packed [h][total_q])
+	local len = spec.name .. "_len"
+	vars.len_q = function(b)
+		if spec.varlen == "packed" then
+			return len .. "(cu_seqlens_q[" .. b .. " + 1] - cu_seqlens_q[" .. b .. "], " .. vars.P.sq .. ")"
+		end
+		return "q_len ? " .. len .. "(q_len[" .. b .. "], " .. vars.P.sq .. ") : " .. vars.P.sq
+	end
+	vars.len_kv = function(b)
+		if spec.varlen == "packed" then
+			return len .. "(cu_seqlens_k[" .. b .. " + 1] - cu_seqlens_k[" .. b .. "], " .. vars.P.skv .. ")"
+		end
+		return len .. "(kv_len[" .. b .. "], " .. vars.P.skv .. ")"
+	end
+	vars.lse_at = function(b, hh, i)
+		if spec.varlen == "packed" then
+			return hh .. " * (size_t)cu_seqlens_q[batch] + cu_seqlens_q[" .. b .. "] + " .. i
+		end
+		return "(" .. b .. " * " .. spec.h .. " + " .. hh .. ") * " .. vars.P.sq .. " + " .. i
+	end
+	-- the distance between two heads' rows in lse
+	vars.lse_heads = spec.varlen == "packed" and "(size_t)cu_seqlens_q[batch]" or vars.P.sq
 	vars.mods = modifiers(spec, T, spec.name)
 	return vars
 end

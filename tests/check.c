@@ -103,10 +103,12 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		/* fixed lengths: every padding and data kind, batches 1 and 3 */
 		for (int pad = 0; pad < 3 && n < max; ++pad)
 			for (int data = 0; data < 2 && n < max; ++data) {
-				if (!(k->a.mask & MHA_MASK_PADDING) && pad)
+				if (!(k->a.mask & MHA_MASK_PADDING) && !k->a.varlen &&
+				    pad)
 					continue;
 				cases[n] = (struct check_case){
-					pad ? 3 : 1 + (size_t)data * 2, k->seq_q,
+					k->a.varlen && pad ? 6 : pad ? 3 : 1 + (size_t)data * 2,
+					k->seq_q,
 					k->seq_kv, (enum check_pad)pad,
 					(enum check_data)data, index * 131 + n, 0};
 				++n;
@@ -121,15 +123,17 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		size_t a = (index * 3 + t * 2) % NLEN;
 		size_t b = (index * 5 + t * 7 + 1) % NLEN;
 		cases[n++] = (struct check_case){
-			1 + t % 3, lengths[a], lengths[b],
-			(k->a.mask & MHA_MASK_PADDING) ? (enum check_pad)(t % 3) : PAD_FULL,
+			k->a.varlen ? 5 + t % 3 : 1 + t % 3, lengths[a], lengths[b],
+			(k->a.mask & MHA_MASK_PADDING) || k->a.varlen ?
+			(enum check_pad)(t % 3) : PAD_FULL,
 			(enum check_data)(t % 2), index * 131 + t, 0};
 	}
 	if (n < max)
 		cases[n++] = (struct check_case){2, lengths[index % NLEN], 0,
 		                                 PAD_FULL, DATA_UNIFORM, index, 0};
 	if (n < max)
-		cases[n++] = (struct check_case){1, 130, 130, (k->a.mask & MHA_MASK_PADDING) ? PAD_MIXED : PAD_FULL,
+		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 130, 130,
+		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_HOT, index + 7, 0};
 	if (n > 0)
 		cases[0].via_args = 1;
@@ -171,8 +175,44 @@ static double tensor_max(const struct mha_attn *a, enum mha_tensor t,
 	return m;
 }
 
+/* Sequence b's queries and keys with --varlen (else seq_q and seq_kv):
+ * q_len (NULL: seq_q) and kv_len, or the differences of cu_seqlens_q and
+ * cu_seqlens_k, at most the buffers' lengths. */
+static size_t seq_clip(int32_t n, size_t cap)
+{
+	return n <= 0 ? 0 : (size_t)n < cap ? (size_t)n : cap;
+}
+
+static void seq_lengths(const struct mha_attn *a, const struct mha_args *x,
+                        size_t b, size_t *nq, size_t *nkv)
+{
+	*nq = x->seq_q;
+	*nkv = x->seq_kv;
+	if (a->varlen == MHA_VARLEN_PADDED) {
+		*nq = x->q_len ? seq_clip(x->q_len[b], x->seq_q) : x->seq_q;
+		*nkv = seq_clip(x->kv_len[b], x->seq_kv);
+	} else if (a->varlen == MHA_VARLEN_PACKED) {
+		*nq = seq_clip(x->cu_seqlens_q[b + 1] - x->cu_seqlens_q[b], x->seq_q);
+		*nkv = seq_clip(x->cu_seqlens_k[b + 1] - x->cu_seqlens_k[b],
+		                x->seq_kv);
+	}
+}
+
+/* Offset of row i of head hh of sequence b in out. */
+static size_t out_row(const struct mha_attn *a, const struct mha_args *x,
+                      size_t b, size_t i, size_t hh)
+{
+	if (a->varlen == MHA_VARLEN_PACKED)
+		return mha_ref_offset(a, MHA_TENSOR_OUT, 1,
+		                      (size_t)x->cu_seqlens_q[x->batch], 0,
+		                      (size_t)x->cu_seqlens_q[b] + i, hh);
+	return mha_ref_offset(a, MHA_TENSOR_OUT, x->batch, x->seq_q, b, i, hh);
+}
+
 /* Compare a kernel's output with the reference's: every element written,
- * none NaN, nothing written outside, within tol.  what names the function. */
+ * none NaN, nothing written outside, within tol; where the reference left
+ * its poison (rows past a sequence's queries, --varlen), the output's
+ * poison untouched.  what names the function. */
 static int check_out(const char *what, const struct check_case *c,
                      const struct mha_guarded *out, const float *ref,
                      double tol, char *msg, size_t msglen)
@@ -186,6 +226,14 @@ static int check_out(const char *what, const struct check_case *c,
 	}
 	for (size_t i = 0; i < out->n; ++i) {
 		double e;
+		if (mha_is_poison(ref[i])) {
+			if (mha_is_poison(out->data[i]))
+				continue;
+			snprintf(msg, msglen, "%soutput %zu lies past its sequence's "
+			         "queries but was written (%.9g)", what, i,
+			         (double)out->data[i]);
+			return -1;
+		}
 		if (mha_is_poison(out->data[i]) || !isfinite(out->data[i])) {
 			snprintf(msg, msglen, "%soutput %zu %s", what, i,
 			         mha_is_poison(out->data[i]) ? "never written"
@@ -218,15 +266,16 @@ static int check_zero_rows(const char *what, const struct mha_kernel *k,
                            const struct check_case *c, const float *out,
                            const struct mha_args *x, char *msg, size_t msglen)
 {
-	for (size_t b = 0; b < c->batch; ++b)
-		for (size_t i = 0; i < c->seq_q; ++i) {
+	for (size_t b = 0; b < c->batch; ++b) {
+		size_t nq, nkv;
+		seq_lengths(a, x, b, &nq, &nkv);
+		for (size_t i = 0; i < nq; ++i) {
 			size_t first = 0;
-			size_t n = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &first);
+			size_t n = mha_ref_visible(a, i, nq, nkv, &first);
 			if ((k->a.mask & MHA_MASK_PADDING) && (size_t)x->kv_len[b] < n)
 				n = (size_t)x->kv_len[b];
 			for (size_t hh = 0; hh < k->a.h; ++hh) {
-				size_t o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, c->batch,
-				                          c->seq_q, b, i, hh);
+				size_t o = out_row(a, x, b, i, hh);
 				size_t j = first;
 				while (j < n && mha_ref_hidden(a, x, b, hh, i, j))
 					++j;
@@ -241,6 +290,7 @@ static int check_zero_rows(const char *what, const struct mha_kernel *k,
 					}
 			}
 		}
+	}
 	return 0;
 }
 
@@ -268,10 +318,25 @@ static int check_weights(const struct mha_kernel *k, const struct mha_attn *a,
 		for (size_t hh = 0; hh < k->a.h; ++hh)
 			for (size_t i = 0; i < c->seq_q; ++i) {
 				size_t row = ((b * k->a.h + hh) * c->seq_q + i) * c->seq_kv;
-				size_t lo, end = mha_ref_visible(a, i, c->seq_q, c->seq_kv, &lo);
+				size_t sq, skv, lo, end;
 				size_t nkv = c->seq_kv;
 				double sum = 0.0;
 				int seen = 0;
+				seq_lengths(a, in, b, &sq, &skv);
+				if (i >= sq) {
+					/* past the sequence's queries: left as it was */
+					for (size_t j = 0; j < c->seq_kv; ++j)
+						if (!mha_is_poison(w->data[row + j])) {
+							snprintf(msg, msglen, "%s_weights: row [%zu][%zu]"
+							         "[%zu] lies past its sequence's queries "
+							         "but was written", k->name, b, hh, i);
+							return -1;
+						}
+					continue;
+				}
+				end = mha_ref_visible(a, i, sq, skv, &lo);
+				if (a->varlen)
+					nkv = skv;
 				if ((k->a.mask & MHA_MASK_PADDING) && in->kv_len[b] <= 0)
 					nkv = 0;
 				else if ((k->a.mask & MHA_MASK_PADDING) &&
@@ -327,7 +392,7 @@ static int check_lse(const char *what, const struct mha_kernel *k,
                      const struct check_case *c, const struct mha_guarded *g,
                      const float *ref, double tol, char *msg, size_t msglen)
 {
-	const size_t n = c->batch * k->a.h * c->seq_q;
+	const size_t n = g->n;
 
 	if (!mha_guarded_intact(g)) {
 		snprintf(msg, msglen, "%slse: written out of bounds", what);
@@ -336,7 +401,11 @@ static int check_lse(const char *what, const struct mha_kernel *k,
 	for (size_t r = 0; r < n; ++r) {
 		const float x = g->data[r];
 		const char *bad = NULL;
-		if (mha_is_poison(x))
+		if (mha_is_poison(ref[r]) ? !mha_is_poison(x) : 0)
+			bad = "lies past its sequence's queries but was written";
+		else if (mha_is_poison(ref[r]))
+			continue;
+		else if (mha_is_poison(x))
 			bad = "never written";
 		else if (isnan(x))
 			bad = "is NaN";
@@ -358,14 +427,65 @@ static int check_lse(const char *what, const struct mha_kernel *k,
 	return 0;
 }
 
+/* The lengths of sequence b of a --varlen case (PAD_FULL: each full), in
+ * turn: full; no query; more queries than keys (bottom-right, the early
+ * rows see no key); no key; mixed. */
+static void varlen_lengths(const struct check_case *c, size_t b, int32_t *nq,
+                           int32_t *nkv)
+{
+	const size_t sq = c->seq_q, skv = c->seq_kv;
+	size_t q = sq, kv = skv;
+
+	switch (c->pad == PAD_FULL ? 0 : (b + c->seed) % 5) {
+	case 0: break;
+	case 1: q = 0; kv = skv / 2; break;
+	case 2: kv = sq / 2 < skv ? sq / 2 : skv; break;
+	case 3: q = (sq + 1) / 2; kv = 0; break;
+	default:
+		q = sq ? 1 + (b * 7) % sq : 0;
+		kv = skv ? 1 + (b * 5) % skv : 0;
+		break;
+	}
+	*nq = (int32_t)q;
+	*nkv = (int32_t)kv;
+}
+
 int check_run(const struct mha_kernel *k, const struct check_case *c,
               char *msg, size_t msglen)
 {
 	const struct mha_attn a = k->a;
-	size_t nq = c->batch * c->seq_q * k->a.h * k->a.dk;
-	size_t nk = c->batch * c->seq_kv * k->a.kv_heads * k->a.dk;
-	size_t nv = c->batch * c->seq_kv * k->a.kv_heads * k->a.dv;
-	size_t no = c->batch * c->seq_q * k->a.h * k->a.dv;
+	/* --varlen: each sequence's lengths (q_len, kv_len) and with packed
+	 * their offsets; packed tensors are one item of total_q (tq) and
+	 * total_k (tk) rows */
+	int32_t *q_len = malloc((c->batch + 1) * sizeof *q_len);
+	int32_t *cu_q = malloc((c->batch + 1) * sizeof *cu_q);
+	int32_t *cu_k = malloc((c->batch + 1) * sizeof *cu_k);
+	int32_t *kv_len = malloc((c->batch + 1) * sizeof *kv_len);
+	const int vpacked = a.varlen == MHA_VARLEN_PACKED;
+	size_t tb = c->batch, tq = c->seq_q, tk = c->seq_kv;
+	if (!q_len || !cu_q || !cu_k || !kv_len) {
+		snprintf(msg, msglen, "out of memory");
+		free(q_len);
+		free(cu_q);
+		free(cu_k);
+		free(kv_len);
+		return -1;
+	}
+	cu_q[0] = cu_k[0] = 0;
+	for (size_t b = 0; b < c->batch; ++b) {
+		varlen_lengths(c, b, &q_len[b], &kv_len[b]);
+		cu_q[b + 1] = cu_q[b] + q_len[b];
+		cu_k[b + 1] = cu_k[b] + kv_len[b];
+	}
+	if (vpacked) {
+		tb = 1;
+		tq = (size_t)cu_q[c->batch];
+		tk = (size_t)cu_k[c->batch];
+	}
+	size_t nq = tb * tq * k->a.h * k->a.dk;
+	size_t nk = tb * tk * k->a.kv_heads * k->a.dk;
+	size_t nv = tb * tk * k->a.kv_heads * k->a.dv;
+	size_t no = tb * tq * k->a.h * k->a.dv;
 	/* packed inputs: one buffer of packed rows, q, k and v into it */
 	const size_t np = a.packed == MHA_PACKED_QKV ?
 		c->batch * c->seq_q * mha_ref_pitch(&a, MHA_TENSOR_Q) :
@@ -375,8 +495,11 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	float *q = a.packed == MHA_PACKED_QKV ? pk : check_alloc(nq);
 	float *kk = pk ? pk + mha_ref_base(&a, MHA_TENSOR_K) : check_alloc(nk);
 	float *v = pk ? pk + mha_ref_base(&a, MHA_TENSOR_V) : check_alloc(nv);
-	float *ref = mha_alloc(no);
-	int32_t *kv_len = malloc(c->batch * sizeof *kv_len);
+	/* the reference's outputs start poisoned: rows it leaves (past a
+	 * sequence's queries) the kernel must leave too */
+	struct mha_guarded rg = {NULL, 0, NULL}, lg = {NULL, 0, NULL};
+	struct mha_guarded wg = {NULL, 0, NULL};
+	float *ref = mha_guarded_init(&rg, no) ? NULL : rg.data;
 	/* the bias's and boolean mask's planes of [seq_q][seq_kv] */
 	const size_t planes = ((k->a.mask_dims & MHA_DIMS_BATCH) ? c->batch : 1) *
 	                      ((k->a.mask_dims & MHA_DIMS_HEAD) ? k->a.h : 1);
@@ -385,10 +508,10 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	struct bytes bmask = {NULL, NULL, 0}, kmask = {NULL, NULL, 0};
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
 	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
-	size_t nl = c->batch * k->a.h * c->seq_q;
-	float *lref = k->merge ? mha_alloc(nl ? nl : 1) : NULL;
+	size_t nl = tb * k->a.h * tq;
+	float *lref = k->merge && !mha_guarded_init(&lg, nl) ? lg.data : NULL;
 	size_t nw = c->batch * k->a.h * c->seq_q * c->seq_kv;
-	float *wref = k->weights ? mha_alloc(nw) : NULL;
+	float *wref = k->weights && !mha_guarded_init(&wg, nw) ? wg.data : NULL;
 	float *slopes = malloc(k->a.h * sizeof *slopes);
 	float *sinks = malloc(k->a.h * sizeof *sinks);
 	double smax = 0.0;
@@ -399,13 +522,13 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	struct mha_args x;
 	int rc = -1;
 
-	if ((np && !pk) || !q || !kk || !v || !ref || !kv_len || !slopes || !sinks ||
+	if ((np && !pk) || !q || !kk || !v || !ref || !slopes || !sinks ||
 	    out_init(&out, no) ||
 	    ((k->a.mask & MHA_MASK_BIAS) && nbias > 0 && !bias) ||
 	    ((k->a.mask & MHA_MASK_BOOL) && bytes_init(&bmask, nbias)) ||
 	    ((k->a.mask & MHA_MASK_KEYS) &&
 	     bytes_init(&kmask, c->batch * c->seq_kv)) ||
-	    (k->weights && ((nw && !wref) || out_init(&wout, no) ||
+	    (k->weights && (!wref || out_init(&wout, no) ||
 	                out_init(&w, nw))) ||
 	    (k->merge && (!lref || out_init(&lse, nl)))) {
 		snprintf(msg, msglen, "out of memory");
@@ -423,11 +546,12 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 					                        c->seq_kv, b, j, h),
 					     a.dv, DATA_UNIFORM, 0, &seed);
 	} else {
+		/* (with --varlen packed, nothing but the sequences' rows) */
 		fill(q, nq, c->data, hot, &seed);
 		fill(kk, nk, c->data, hot, &seed);
 		fill(v, nv, DATA_UNIFORM, 0, &seed);
 	}
-	for (size_t b = 0; b < c->batch; ++b) {
+	for (size_t b = 0; b < c->batch && !a.varlen; ++b) {
 		if (c->pad == PAD_ZERO)
 			kv_len[b] = b % 2 ? (int32_t)c->seq_kv : 0;
 		else if (c->pad == PAD_MIXED)
@@ -435,7 +559,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		else
 			kv_len[b] = (int32_t)c->seq_kv;
 	}
-	if (c->pad == PAD_MIXED && c->batch > 0)
+	if (c->pad == PAD_MIXED && c->batch > 0 && !a.varlen)
 		kv_len[c->batch - 1] = (int32_t)c->seq_kv;
 	/* bias in [-2, 2] with about one key in eight at -inf, and in plane p
 	 * query row p masked entirely (its output must be zeros) */
@@ -476,9 +600,9 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		sinks[h] = h % 3 == 0 ? 2.0f * (float)u : h % 3 == 1 ? 30.0f : -INFINITY;
 		smax = fmax(smax, fabs(mha_ref_slope(&a, &(struct mha_args){.alibi_slopes = slopes}, h)));
 	}
-	vmax = tensor_max(&a, MHA_TENSOR_V, v, c->batch, c->seq_kv);
-	qmax = tensor_max(&a, MHA_TENSOR_Q, q, c->batch, c->seq_q);
-	kmax = tensor_max(&a, MHA_TENSOR_K, kk, c->batch, c->seq_kv);
+	vmax = tensor_max(&a, MHA_TENSOR_V, v, tb, tk);
+	qmax = tensor_max(&a, MHA_TENSOR_Q, q, tb, tq);
+	kmax = tensor_max(&a, MHA_TENSOR_K, kk, tb, tk);
 
 	x = (struct mha_args){
 		.q = q, .k = kk, .v = v, .out = ref,
@@ -486,6 +610,11 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.kv_len = kv_len, .bias = bias, .weights = wref,
 		.alibi_slopes = slopes, .sinks = sinks, .lse = lref,
 		.bool_mask = bmask.p, .key_mask = kmask.p,
+		/* padded: q_len NULL (seq_q each) in the PAD_ZERO cases */
+		.q_len = a.varlen == MHA_VARLEN_PADDED && c->pad != PAD_ZERO ?
+		         q_len : NULL,
+		.cu_seqlens_q = vpacked ? cu_q : NULL,
+		.cu_seqlens_k = vpacked ? cu_k : NULL,
 	};
 	mha_ref_attention(&a, &x);
 	const struct mha_args in = x; /* the inputs, for the checks */
@@ -496,7 +625,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		x.seq_kv = c->seq_kv + 5;
 	} else if (a.packed == MHA_PACKED_KV)
 		x.v = NULL;
-	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL;
+	x.kv_len = (k->a.mask & MHA_MASK_PADDING) ||
+	           a.varlen == MHA_VARLEN_PADDED ? kv_len : NULL;
 	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
 	x.sinks = k->a.sinks ? sinks : NULL;
 	x.out = out.data;
@@ -560,18 +690,21 @@ done:
 		check_free(kk, nk);
 		check_free(v, nv);
 	}
-	mha_free(ref);
+	mha_guarded_free(&rg);
 	free(kv_len);
+	free(q_len);
+	free(cu_q);
+	free(cu_k);
 	if (bias)
 		check_free(bias, nbias);
 	bytes_free(&bmask);
 	bytes_free(&kmask);
 	mha_guarded_free(&out);
-	mha_free(wref);
+	mha_guarded_free(&wg);
 	mha_guarded_free(&wout);
 	mha_guarded_free(&w);
 	mha_guarded_free(&lse);
-	mha_free(lref);
+	mha_guarded_free(&lg);
 	free(slopes);
 	free(sinks);
 	return rc;

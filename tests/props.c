@@ -23,6 +23,9 @@ struct inputs {
 	size_t np;      /* its floats */
 	float *slopes, *sinks; /* [h] each, for --alibi and --sinks */
 	int32_t *kv_len;
+	/* --varlen packed: every sequence full, [batch + 1] offsets (the
+	 * buffers are then those of bshd) */
+	int32_t *cu_q, *cu_k;
 	/* --mask bool and keys: every byte nonzero (no key hidden) */
 	uint8_t *bool_mask, *key_mask;
 	size_t nbias; /* floats of bias, bytes of bool_mask: every plane */
@@ -62,10 +65,13 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	in->out1 = check_alloc(in->no);
 	in->out2 = check_alloc(in->no);
 	in->kv_len = malloc(in->batch * sizeof *in->kv_len);
+	in->cu_q = malloc((in->batch + 1) * sizeof *in->cu_q);
+	in->cu_k = malloc((in->batch + 1) * sizeof *in->cu_k);
 	in->slopes = malloc(k->a.h * sizeof *in->slopes);
 	in->sinks = malloc(k->a.h * sizeof *in->sinks);
 	if (!in->q || !in->k || !in->v || !in->bias || !in->out1 ||
 	    !in->out2 || !in->kv_len || !in->slopes || !in->sinks ||
+	    !in->cu_q || !in->cu_k ||
 	    !in->bool_mask || !in->key_mask)
 		return -1;
 	for (size_t i = 0; i < in->nbias; ++i)
@@ -93,6 +99,10 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 		in->bias[i] = check_rng_unit(&s);
 	for (size_t b = 0; b < in->batch; ++b)
 		in->kv_len[b] = (int32_t)in->seq_kv;
+	for (size_t b = 0; b <= in->batch; ++b) {
+		in->cu_q[b] = (int32_t)(b * in->seq_q);
+		in->cu_k[b] = (int32_t)(b * in->seq_kv);
+	}
 	return 0;
 }
 
@@ -112,6 +122,8 @@ static void inputs_free(struct inputs *in)
 	check_free(in->out1, in->no);
 	check_free(in->out2, in->no);
 	free(in->kv_len);
+	free(in->cu_q);
+	free(in->cu_k);
 	free(in->slopes);
 	free(in->sinks);
 }
@@ -123,10 +135,12 @@ static struct mha_args args_of(const struct mha_kernel *k,
 	return (struct mha_args){
 		.q = in->q, .k = in->k, .v = in->v, .out = out,
 		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = in->seq_kv,
-		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
+		.kv_len = (k->a.mask & MHA_MASK_PADDING) ||
+		          k->a.varlen == MHA_VARLEN_PADDED ? in->kv_len : NULL,
 		.bias = (k->a.mask & MHA_MASK_BIAS) ? in->bias : NULL,
 		.alibi_slopes = in->slopes, .sinks = in->sinks,
 		.bool_mask = in->bool_mask, .key_mask = in->key_mask,
+		.cu_seqlens_q = in->cu_q, .cu_seqlens_k = in->cu_k,
 	};
 }
 
@@ -703,6 +717,7 @@ int props_lse_splits(const struct mha_kernel *k)
 {
 	return k->merge && !k->seq_kv && !(k->a.mask & MHA_MASK_CAUSAL) &&
 	       !k->a.window && !k->a.alibi && !k->a.packed && !k->a.mask_dims &&
+	       !k->a.varlen &&
 	       !(k->a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS));
 }
 
@@ -771,5 +786,157 @@ done:
 	check_free(bb, in.seq_q * in.seq_kv);
 	free(none);
 	inputs_free(&in);
+	return rc;
+}
+
+/* Row i of head head of sequence b, tensor t, in a call of batch sequences
+ * of seq rows (seq_q for q and out, seq_kv for k and v): with --varlen
+ * packed at row cu[b] + i of one item of cu[batch] rows. */
+static size_t seq_row(const struct mha_attn *a, enum mha_tensor t,
+                      size_t batch, size_t seq, const int32_t *cu, size_t b,
+                      size_t i, size_t head)
+{
+	if (a->varlen == MHA_VARLEN_PACKED)
+		return mha_ref_offset(a, t, 1, (size_t)cu[batch], 0,
+		                      (size_t)cu[b] + i, head);
+	return mha_ref_offset(a, t, batch, seq, b, i, head);
+}
+
+int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
+{
+	const struct mha_attn a = k->a;
+	const size_t batch = 3, sq = k->seq_q ? k->seq_q : 37;
+	const size_t skv = k->seq_kv ? k->seq_kv : 37;
+	/* sequence 1's lengths, the same in both calls */
+	const size_t mq = sq > 2 ? sq - 2 : sq, mkv = skv > 3 ? skv - 3 : skv;
+	const size_t nq = batch * sq * a.h * a.dk;
+	const size_t nk = batch * skv * a.kv_heads * a.dk;
+	const size_t nv = batch * skv * a.kv_heads * a.dv;
+	const size_t no = batch * sq * a.h * a.dv, nl = batch * a.h * sq;
+	const size_t nw = batch * a.h * sq * skv, nb = batch * a.h * sq * skv;
+	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
+	float *out[2] = {check_alloc(no), check_alloc(no)};
+	float *lse[2] = {check_alloc(nl), check_alloc(nl)};
+	float *w[2] = {check_alloc(nw), check_alloc(nw)};
+	float *bias = check_alloc(nb), *slopes = malloc(a.h * sizeof *slopes);
+	float *sinks = malloc(a.h * sizeof *sinks);
+	uint8_t *bm = malloc(nb), *km = malloc(batch * skv);
+	int32_t ql[2][3], kl[2][3], cq[2][4], ck[2][4];
+	int rc = -1;
+
+	if (!q || !kk || !v || !out[0] || !out[1] || !lse[0] || !lse[1] ||
+	    !w[0] || !w[1] || !bias || !slopes || !sinks || !bm || !km) {
+		snprintf(msg, len, "out of memory");
+		goto done;
+	}
+	/* what sequence 1 reads and the masks: the same in both calls */
+	{
+		uint64_t s = 4242;
+		for (size_t i = 0; i < nb; ++i) {
+			bias[i] = check_rng_unit(&s);
+			bm[i] = (check_rng_next(&s) & 3) != 0;
+		}
+		for (size_t i = 0; i < batch * skv; ++i)
+			km[i] = (check_rng_next(&s) & 3) != 0;
+		for (size_t h = 0; h < a.h; ++h) {
+			slopes[h] = 0.5f * check_rng_unit(&s);
+			sinks[h] = check_rng_unit(&s);
+		}
+	}
+	/* the other sequences: full in the first call; in the second one
+	 * query and half the keys, and half the queries and no key */
+	for (int run = 0; run < 2; ++run) {
+		ql[run][0] = (int32_t)(run ? 1 : sq);
+		kl[run][0] = (int32_t)(run ? skv / 2 : skv);
+		ql[run][1] = (int32_t)mq;
+		kl[run][1] = (int32_t)mkv;
+		ql[run][2] = (int32_t)(run ? sq / 2 : sq);
+		kl[run][2] = run ? 0 : (int32_t)skv;
+		cq[run][0] = ck[run][0] = 0;
+		for (size_t b = 0; b < batch; ++b) {
+			cq[run][b + 1] = cq[run][b] + ql[run][b];
+			ck[run][b + 1] = ck[run][b] + kl[run][b];
+		}
+	}
+	for (int run = 0; run < 2; ++run) {
+		uint64_t other = 77 + (uint64_t)run, mine = 5;
+		/* everything random (differently per call), then sequence 1's
+		 * rows where this call has them */
+		for (size_t i = 0; i < nq; ++i)
+			q[i] = 2.0f * check_rng_unit(&other);
+		for (size_t i = 0; i < nk; ++i)
+			kk[i] = 2.0f * check_rng_unit(&other);
+		for (size_t i = 0; i < nv; ++i)
+			v[i] = check_rng_unit(&other);
+		for (size_t i = 0; i < mq; ++i)
+			for (size_t h = 0; h < a.h; ++h) {
+				float *r = q + seq_row(&a, MHA_TENSOR_Q, batch, sq, cq[run],
+				                       1, i, h);
+				for (size_t d = 0; d < a.dk; ++d)
+					r[d] = 2.0f * check_rng_unit(&mine);
+			}
+		for (size_t j = 0; j < mkv; ++j)
+			for (size_t h = 0; h < a.kv_heads; ++h) {
+				float *kr = kk + seq_row(&a, MHA_TENSOR_K, batch, skv,
+				                         ck[run], 1, j, h);
+				float *vr = v + seq_row(&a, MHA_TENSOR_V, batch, skv,
+				                        ck[run], 1, j, h);
+				for (size_t d = 0; d < a.dk; ++d)
+					kr[d] = 2.0f * check_rng_unit(&mine);
+				for (size_t d = 0; d < a.dv; ++d)
+					vr[d] = check_rng_unit(&mine);
+			}
+		memset(out[run], 0, no * sizeof(float));
+		memset(lse[run], 0, nl * sizeof(float));
+		memset(w[run], 0, nw * sizeof(float));
+		k->args(&(struct mha_args){
+			.q = q, .k = kk, .v = v, .out = out[run],
+			.batch = batch, .seq_q = sq, .seq_kv = skv,
+			.kv_len = kl[run], .q_len = ql[run],
+			.cu_seqlens_q = cq[run], .cu_seqlens_k = ck[run],
+			.bias = bias, .bool_mask = bm, .key_mask = km,
+			.alibi_slopes = slopes, .sinks = sinks,
+			.lse = k->merge ? lse[run] : NULL,
+			.weights = k->weights ? w[run] : NULL,
+		});
+	}
+	for (size_t i = 0; i < mq; ++i)
+		for (size_t h = 0; h < a.h; ++h) {
+			const float *o0 = out[0] + seq_row(&a, MHA_TENSOR_OUT, batch, sq,
+			                                   cq[0], 1, i, h);
+			const float *o1 = out[1] + seq_row(&a, MHA_TENSOR_OUT, batch, sq,
+			                                   cq[1], 1, i, h);
+			/* lse [batch][h][seq_q], packed [h][total_q] */
+			const size_t l0 = a.varlen == MHA_VARLEN_PACKED ?
+				h * (size_t)cq[0][batch] + (size_t)cq[0][1] + i :
+				(a.h + h) * sq + i;
+			const size_t l1 = a.varlen == MHA_VARLEN_PACKED ?
+				h * (size_t)cq[1][batch] + (size_t)cq[1][1] + i : l0;
+			const size_t wr = ((a.h + h) * sq + i) * skv;
+			if (memcmp(o0, o1, a.dv * sizeof *o0) ||
+			    (k->merge && memcmp(&lse[0][l0], &lse[1][l1], sizeof(float))) ||
+			    (k->weights && memcmp(w[0] + wr, w[1] + wr,
+			                          skv * sizeof(float)))) {
+				snprintf(msg, len, "%s: row %zu head %zu of sequence 1 "
+				         "(%zu queries, %zu keys) changed when the other "
+				         "sequences did", k->name, i, h, mq, mkv);
+				goto done;
+			}
+		}
+	rc = 0;
+done:
+	check_free(q, nq);
+	check_free(kk, nk);
+	check_free(v, nv);
+	for (int run = 0; run < 2; ++run) {
+		check_free(out[run], no);
+		check_free(lse[run], nl);
+		check_free(w[run], nw);
+	}
+	check_free(bias, nb);
+	free(slopes);
+	free(sinks);
+	free(bm);
+	free(km);
 	return rc;
 }

@@ -49,4 +49,10 @@ int props_embedding(const struct mha_kernel *k, char *msg, size_t len);
  * too): every output NaN and errno ENOMEM.  0, or -1 with a message. */
 int props_nomem(const struct mha_kernel *k, char *msg, size_t len);
 
+/* --varlen: a sequence's outputs (and lse, weights) keep every bit when
+ * the other sequences of its batch change their data and lengths (with
+ * packed, moving it to other rows of the buffers).  0, or -1 with a
+ * message. */
+int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len);
+
 #endif

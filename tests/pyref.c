@@ -35,8 +35,9 @@ static long mask_bits(const char *words)
 /* out = the reference attention of a kernel generated for these settings
  * (mask a comma list of words, align "bottom-right" or "top-left", layout
  * "bshd", "bhsd" or "sbhd"; softcap 0 for none, alibi_slopes and sinks
- * NULL for none; mask_dims "", "b", "h" or "b,h"); 0, or -1 for a word it
- * does not know. */
+ * NULL for none; mask_dims "", "b", "h" or "b,h"; varlen "none", "padded"
+ * with q_len (NULL: seq_q each) and kv_len, or "packed" with cu_seqlens_q
+ * and cu_seqlens_k); 0, or -1 for a word it does not know. */
 int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask, const char *align, const char *layout,
                     double scale, size_t window, const float *q,
@@ -45,7 +46,9 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const float *bias, double softcap,
                     const float *alibi_slopes, const float *sinks,
                     const char *mask_dims, const uint8_t *bool_mask,
-                    const uint8_t *key_mask)
+                    const uint8_t *key_mask, const char *varlen,
+                    const int32_t *q_len, const int32_t *cu_seqlens_q,
+                    const int32_t *cu_seqlens_k)
 {
 	long bits = mask_bits(mask);
 	struct mha_attn a = {.h = h, .kv_heads = kv_heads, .dk = dk, .dv = dv,
@@ -58,7 +61,9 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 	                     .seq_q = seq_q, .seq_kv = seq_kv, .kv_len = kv_len,
 	                     .bias = bias, .alibi_slopes = alibi_slopes,
 	                     .sinks = sinks, .bool_mask = bool_mask,
-	                     .key_mask = key_mask};
+	                     .key_mask = key_mask, .q_len = q_len,
+	                     .cu_seqlens_q = cu_seqlens_q,
+	                     .cu_seqlens_k = cu_seqlens_k};
 
 	if (bits < 0 || (strcmp(align, "bottom-right") && strcmp(align, "top-left")) ||
 	    (strcmp(layout, "bshd") && strcmp(layout, "bhsd") &&
@@ -69,6 +74,12 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 		return -1;
 	a.mask_dims = (strchr(mask_dims, 'b') ? MHA_DIMS_BATCH : 0) |
 	              (strchr(mask_dims, 'h') ? MHA_DIMS_HEAD : 0);
+	if (strcmp(varlen, "none") && strcmp(varlen, "padded") &&
+	    strcmp(varlen, "packed"))
+		return -1;
+	a.varlen = strcmp(varlen, "padded") == 0 ? MHA_VARLEN_PADDED
+	         : strcmp(varlen, "packed") == 0 ? MHA_VARLEN_PACKED
+	         : MHA_VARLEN_NONE;
 	a.mask = (unsigned)bits;
 	a.align = strcmp(align, "top-left") == 0 ? MHA_ALIGN_TOP_LEFT
 	                                         : MHA_ALIGN_BOTTOM_RIGHT;

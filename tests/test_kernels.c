@@ -138,6 +138,26 @@ ParameterizedTest(int *index, kernels, lse_merges_key_ranges)
 	cr_assert(props_lse_merge(k, msg, sizeof msg) == 0, "%s", msg);
 }
 
+ParameterizedTestParameters(kernels, varlen_sequences_alone)
+{
+	return params_index(NKERNELS);
+}
+
+/* --varlen kernels: a sequence's outputs do not depend on the other
+ * sequences of its batch. */
+ParameterizedTest(int *index, kernels, varlen_sequences_alone)
+{
+	const struct mha_kernel *k = &kernels[*index];
+	char msg[512];
+
+	if (!k->a.varlen)
+		cr_skip_test("%s has no --varlen", k->name);
+	if (!mha_cpu_has(k->cpu))
+		cr_skip_test("this CPU cannot run %s kernels (needs %s)",
+		             k->target, k->cpu);
+	cr_assert(props_varlen_alone(k, msg, sizeof msg) == 0, "%s", msg);
+}
+
 ParameterizedTestParameters(kernels, embeds)
 {
 	return params_index(NKERNELS);
@@ -202,7 +222,8 @@ Test(kernels, registry_complete)
 		             kernels[i].name);
 		int plain = !kernels[i].a.sinks && !kernels[i].merge &&
 		            kernels[i].a.alibi != MHA_ALIBI_SLOPES &&
-		            !(kernels[i].a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS));
+		            !(kernels[i].a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS)) &&
+		            !kernels[i].a.varlen;
 		cr_assert_eq(kernels[i].fn != NULL, plain, "%s: NAME linked iff "
 		             "plain", kernels[i].name);
 		cr_assert_eq(kernels[i].wfn != NULL, plain && kernels[i].weights,

@@ -29,7 +29,8 @@ def _ref_lib():
         [ctypes.c_double, ctypes.c_size_t] + [ctypes.c_void_p] * 4 + \
         [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2 + \
         [ctypes.c_double] + [ctypes.c_void_p] * 2 + \
-        [ctypes.c_char_p] + [ctypes.c_void_p] * 2
+        [ctypes.c_char_p] + [ctypes.c_void_p] * 2 + [ctypes.c_char_p] + \
+        [ctypes.c_void_p] * 3
     fn.restype = ctypes.c_int
     return lib, fn
 
@@ -38,15 +39,22 @@ _LIB, _REF = _ref_lib()
 
 
 def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
-              sinks=None, bool_mask=None, key_mask=None):
+              sinks=None, bool_mask=None, key_mask=None, q_len=None,
+              cu_seqlens_q=None, cu_seqlens_k=None):
     """The reference attention (double accumulation) for what kern says it
-    computes."""
+    computes; rows past a sequence's queries (--varlen) are zeros."""
     s = kern.spec
     lay = s["layout"]
-    seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
-    seq_q, seq_kv = q.shape[seq], k.shape[seq]
-    batch = q.shape[1] if lay == "sbhd" else q.shape[0]
-    out = np.zeros(kern.shapes(batch, seq_q, seq_kv)[3], np.float32)
+    if s["varlen"] == "packed":
+        batch = cu_seqlens_q.shape[0] - 1
+        seq_q = s["seq_q"] or max(int(np.diff(cu_seqlens_q).max()), 1)
+        seq_kv = s["seq_kv"] or int(np.diff(cu_seqlens_k).max())
+        out = np.zeros((q.shape[0], s["h"], s["dv"]), np.float32)
+    else:
+        seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
+        seq_q, seq_kv = q.shape[seq], k.shape[seq]
+        batch = q.shape[1] if lay == "sbhd" else q.shape[0]
+        out = np.zeros(kern.shapes(batch, seq_q, seq_kv)[3], np.float32)
     rc = _REF(s["h"], s["kv_heads"], s["dk"], s["dv"],
               (",".join(s["mask"]) or "none").encode(),
               s["causal_align"].encode(), lay.encode(), s["scale"],
@@ -58,7 +66,11 @@ def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
               None if sinks is None else sinks.ctypes.data,
               ",".join(s["mask_dims"]).encode(),
               None if bool_mask is None else bool_mask.ctypes.data,
-              None if key_mask is None else key_mask.ctypes.data)
+              None if key_mask is None else key_mask.ctypes.data,
+              s["varlen"].encode(),
+              None if q_len is None else q_len.ctypes.data,
+              None if cu_seqlens_q is None else cu_seqlens_q.ctypes.data,
+              None if cu_seqlens_k is None else cu_seqlens_k.ctypes.data)
     assert rc == 0, "the reference does not know %s" % s
     return out
 
@@ -209,6 +221,72 @@ class AgainstReference(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "^key_mask: the kernel has "
                                     "no key mask"):
             plain(q, k, v, key_mask=keys)
+
+    def test_varlen(self):
+        """Variable-length batches, FlashAttention's semantics: padded
+        buffers with q_len (or None) and kv_len, packed sequences with
+        cu_seqlens; lengths 0 and full, fewer keys than queries (bottom-right:
+        the early rows see no key); rows past a sequence's queries keep what
+        out held; and their checks."""
+        rng = np.random.default_rng(23)
+        q_lens = np.array([9, 0, 9, 4, 1], np.int32)
+        kv_lens = np.array([13, 5, 3, 0, 13], np.int32)
+        kern = mhagen.kernel(h=4, kv_heads=2, dk=16, mask="causal",
+                             varlen="padded", window=6, alibi=True)
+        self.assertEqual(kern.spec["varlen"], "padded")
+        slopes = np.array([0.3, -0.2, 0.1, 0.25], np.float32)
+        q, k, v, _, _ = inputs(kern, 5, 9, 13, rng, hot=True)
+        for ql in (q_lens, None):
+            out = np.full(kern.shapes(5, 9, 13)[3], 7.0, np.float32)
+            kern(q, k, v, kv_len=kv_lens, q_len=ql, alibi_slopes=slopes,
+                 out=out)
+            ref = reference(kern, q, k, v, kv_len=kv_lens, q_len=ql,
+                            alibi_slopes=slopes)
+            for b in range(5):
+                n = 9 if ql is None else int(ql[b])
+                self.assertLessEqual(float(np.abs(out[b, :n] -
+                                                  ref[b, :n]).max(initial=0)),
+                                     tolerance(kern, q, k, v))
+                self.assertTrue((out[b, n:] == 7.0).all(), "rows past q_len")
+            # sequence 2: 9 queries, 3 keys: its first 6 rows see none
+            self.assertFalse(out[2, :6].any())
+            self.assertFalse(out[3].any() if ql is None else out[3, :4].any())
+        with self.assertRaisesRegex(ValueError, "^kv_len: required"):
+            kern(q, k, v, q_len=q_lens, alibi_slopes=slopes)
+        with self.assertRaisesRegex(ValueError, r"^q_len: shape \(4,\)"):
+            kern(q, k, v, kv_len=kv_lens, q_len=q_lens[:4].copy(),
+                 alibi_slopes=slopes)
+        packed = mhagen.kernel(h=3, dk=8, mask="causal,keys", varlen="packed",
+                               algo="rows", kv_split=2)
+        cu_q = np.concatenate(([0], np.cumsum(q_lens))).astype(np.int32)
+        cu_k = np.concatenate(([0], np.cumsum(kv_lens))).astype(np.int32)
+        q = rng.standard_normal((int(cu_q[-1]), 3, 8)).astype(np.float32)
+        k = rng.standard_normal((int(cu_k[-1]), 3, 8)).astype(np.float32)
+        v = rng.uniform(-1, 1, (int(cu_k[-1]), 3, 8)).astype(np.float32)
+        keys = rng.uniform(size=(5, 13)) < 0.8
+        out = packed(q, k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                     key_mask=keys)
+        ref = reference(packed, q, k, v, cu_seqlens_q=cu_q,
+                        cu_seqlens_k=cu_k,
+                        key_mask=np.ascontiguousarray(keys, np.uint8))
+        self.assertEqual(out.shape, (int(cu_q[-1]), 3, 8))
+        self.assertLessEqual(float(np.abs(out - ref).max()),
+                             tolerance(packed, q, k, v))
+        with self.assertRaisesRegex(ValueError, "^cu_seqlens_k: required"):
+            packed(q, k, v, cu_seqlens_q=cu_q, key_mask=keys)
+        with self.assertRaisesRegex(ValueError, "^cu_seqlens_q: must rise"):
+            packed(q, k, v, cu_seqlens_q=cu_q[::-1].copy(),
+                   cu_seqlens_k=cu_k, key_mask=keys)
+        with self.assertRaisesRegex(ValueError, "^q: expected 3 dimensions"):
+            packed(q[None], k, v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k,
+                   key_mask=keys)
+        plain = mhagen.kernel(h=3, dk=8)
+        with self.assertRaisesRegex(ValueError, "^cu_seqlens_q: the kernel "
+                                    "has no packed sequences"):
+            plain(q[None], k[None], v[None], cu_seqlens_q=cu_q)
+        with self.assertRaisesRegex(ValueError, "^q_len: the kernel has no "
+                                    "per-sequence"):
+            plain(q[None], k[None], v[None], q_len=q_lens)
 
     def test_out_argument(self):
         kern = mhagen.kernel(h=2, dk=8)

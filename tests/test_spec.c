@@ -145,6 +145,13 @@ static const struct named named_cases[] = {
 	   "--target", "scalar"}}, "mha_f32_h2_dk16_dv8_kvpacked__scalar"},
 	{{{"--h", "2", "--dk", "16", "--packed", "none", "--target",
 	   "scalar"}}, "mha_f32_h2_dk16__scalar"},
+	{{{"--h", "2", "--dk", "16", "--varlen", "padded", "--mask", "causal",
+	   "--target", "avx2"}}, "mha_f32_h2_dk16_causal_varlen__avx2"},
+	{{{"--h", "4", "--kv-heads", "2", "--dk", "16", "--seq", "9",
+	   "--varlen", "packed", "--lse", "--target", "scalar"}},
+	 "mha_f32_h4_kv2_dk16_s9_varlenpacked_lse__scalar"},
+	{{{"--h", "2", "--dk", "16", "--varlen", "none", "--target",
+	   "scalar"}}, "mha_f32_h2_dk16__scalar"},
 	{{{"--h", "2", "--dk", "16", "--weights", "true", "--mask", "causal",
 	   "--target", "scalar"}}, "mha_f32_h2_dk16_causal_weights__scalar"},
 	/* score modifiers: numbers as their float's bits */

@@ -482,6 +482,8 @@ Test(tune, errors)
 		{{"tune", NULL}, "give spec flags"},
 		{{"tune", "--h", "2", "--dk", "8", "--mask", "keys", "--db", "DB", NULL},
 		 "boolean and key masks and --mask-dims cannot be tuned yet"},
+		{{"tune", "--h", "2", "--dk", "8", "--varlen", "padded", "--db", "DB",
+		  NULL}, "--varlen kernels cannot be tuned yet"},
 		{{"tune", "--h", "2", "--dk", "8", "--mask", "softcap", "--db", "DB", NULL},
 		 "--mask: unknown mask 'softcap'"},
 		{{"tune", "--h", "2", "--dk", "8", "--softcap", "30", "--db", "DB", NULL},

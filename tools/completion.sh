@@ -28,6 +28,7 @@ _mhagen()
 	--causal-align) words="bottom-right top-left" ;;
 	--layout) words="bshd bhsd sbhd" ;;
 	--packed) words="none qkv kv" ;;
+	--varlen) words="none padded packed" ;;
 	--algo) words="tiled rows auto" ;;
 	--exp) words="accurate fast" ;;
 	--threads) words="none openmp" ;;

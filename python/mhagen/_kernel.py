@@ -121,6 +121,7 @@ def _describe(header, source):
         pairs["mask"].split(","))
     spec["layout"] = pairs["layout"]
     spec["packed"] = pairs.get("packed", "none").rstrip(":")
+    spec["varlen"] = pairs.get("varlen", "none").rstrip(":")
     spec["causal_align"] = pairs.get("causal-align", "bottom-right")
     spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
     spec["target"] = pairs.get("target", "")
@@ -210,7 +211,8 @@ def _compile(cc, cflags, target_flags, source, name, directory):
 class Kernel:
     """A loaded kernel: call it as kernel(q, k, v, kv_len=None, bias=None,
     out=None, alibi_slopes=None, sinks=None, bool_mask=None,
-    key_mask=None) -> out (NAME_args).
+    key_mask=None, q_len=None, cu_seqlens_q=None, cu_seqlens_k=None) -> out
+    (NAME_args).
 
     .name      the kernel's name (the canonical name unless --name)
     .spec      what it computes: h, kv_heads, dk, dv, seq_q and seq_kv (None
@@ -219,8 +221,8 @@ class Kernel:
                dimensions), layout (bshd, bhsd or sbhd: q is (batch, seq_q,
                h, dk), (batch, h, seq_q, dk) or (seq_q, batch, h, dk)),
                causal_align, window, scale, softcap (0: none), target,
-               and whether it reads alibi_slopes and sinks (each float32
-               of shape (h,))
+               varlen (none, padded or packed), and whether it reads
+               alibi_slopes and sinks (each float32 of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
     .notes     what mhagen said on stderr (e.g. which tuning record)
@@ -272,23 +274,87 @@ class Kernel:
         return ("(batch, seq_q, h, dk)", "(batch, seq_kv, kv_heads, dk)",
                 "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
 
+    def _packed(self, q, k, v, cu_seqlens_q, cu_seqlens_k):
+        """--varlen packed: batch, max_seqlen_q and max_seqlen_k (the spec's
+        fixed lengths, else the longest sequence's) from the offsets, and
+        the shapes and names of q, k, v and out."""
+        s = self.spec
+        for arg, a in (("cu_seqlens_q", cu_seqlens_q),
+                       ("cu_seqlens_k", cu_seqlens_k)):
+            if a is None:
+                raise ValueError("%s: required: the kernel was generated "
+                                 "with --varlen packed (int32, shape "
+                                 "(batch + 1,))" % arg)
+            _check_array(arg, a, np.int32)
+            if a.ndim != 1 or a.shape[0] < 1:
+                raise ValueError("%s: shape %s, expected (batch + 1,)"
+                                 % (arg, a.shape))
+        if cu_seqlens_k.shape != cu_seqlens_q.shape:
+            raise ValueError("cu_seqlens_k: shape %s, expected that of "
+                             "cu_seqlens_q %s" % (cu_seqlens_k.shape,
+                                                  cu_seqlens_q.shape))
+        names = ("(total_q, h, dk)", "(total_k, kv_heads, dk)",
+                 "(total_k, kv_heads, dv)", "(total_q, h, dv)")
+        for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
+                          ("v", v, names[2])):
+            if a.ndim != 3:
+                raise ValueError("%s: expected 3 dimensions %s (--varlen "
+                                 "packed), got shape %s" % (arg, n, a.shape))
+        lens = []
+        for arg, cu, total, fixed, flag in (
+                ("cu_seqlens_q", cu_seqlens_q, q.shape[0], s["seq_q"],
+                 "--seq"),
+                ("cu_seqlens_k", cu_seqlens_k, k.shape[0], s["seq_kv"],
+                 "--seq-kv")):
+            d = np.diff(cu)
+            if cu[0] != 0 or (d < 0).any() or cu[-1] != total:
+                raise ValueError("%s: must rise from 0 to the rows of %s "
+                                 "(%d), got %s" % (arg, arg[-1], total,
+                                                   cu.tolist()))
+            longest = int(d.max()) if d.size else 0
+            if fixed is not None and longest > fixed:
+                raise ValueError("%s: a sequence of %d rows, but the kernel "
+                                 "was generated for %s %d"
+                                 % (arg, longest, flag, fixed))
+            lens.append(fixed if fixed is not None else longest)
+        batch = cu_seqlens_q.shape[0] - 1
+        seq_q, seq_kv = max(lens[0], 1), lens[1]
+        want = ((q.shape[0], s["h"], s["dk"]),
+                (k.shape[0], s["kv_heads"], s["dk"]),
+                (k.shape[0], s["kv_heads"], s["dv"]),
+                (q.shape[0], s["h"], s["dv"]))
+        return batch, seq_q, seq_kv, want, names
+
     def __call__(self, q, k, v, kv_len=None, bias=None, out=None,
                  alibi_slopes=None, sinks=None, bool_mask=None,
-                 key_mask=None):
+                 key_mask=None, q_len=None, cu_seqlens_q=None,
+                 cu_seqlens_k=None):
         s = self.spec
         names = self._names()
         lay = s["layout"]
+        vl = s["varlen"]
         for arg, a in (("q", q), ("k", k), ("v", v)):
             _check_array(arg, a, np.float32)
-        for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
-                          ("v", v, names[2])):
-            if a.ndim != 4:
-                raise ValueError("%s: expected 4 dimensions %s (layout %s), "
-                                 "got shape %s" % (arg, n, lay, a.shape))
-        seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
-        batch = q.shape[1] if lay == "sbhd" else q.shape[0]
-        seq_q, seq_kv = q.shape[seq], k.shape[seq]
-        want = self.shapes(batch, seq_q, seq_kv)
+        if vl == "packed":
+            batch, seq_q, seq_kv, want, names = self._packed(
+                q, k, v, cu_seqlens_q, cu_seqlens_k)
+        else:
+            for arg, a in (("cu_seqlens_q", cu_seqlens_q),
+                           ("cu_seqlens_k", cu_seqlens_k)):
+                if a is not None:
+                    raise ValueError("%s: the kernel has no packed sequences "
+                                     "(generate it with --varlen packed)"
+                                     % arg)
+            for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
+                              ("v", v, names[2])):
+                if a.ndim != 4:
+                    raise ValueError("%s: expected 4 dimensions %s (layout "
+                                     "%s), got shape %s"
+                                     % (arg, n, lay, a.shape))
+            seq = {"bshd": 1, "bhsd": 2, "sbhd": 0}[lay]
+            batch = q.shape[1] if lay == "sbhd" else q.shape[0]
+            seq_q, seq_kv = q.shape[seq], k.shape[seq]
+            want = self.shapes(batch, seq_q, seq_kv)
         for arg, a, w, n in zip(("q", "k", "v"), (q, k, v), want, names):
             if a.shape != w:
                 raise ValueError("%s: shape %s, expected %s = %s (layout %s)"
@@ -296,7 +362,7 @@ class Kernel:
         for what, got, fixed, flag in (("seq_q", seq_q, s["seq_q"], "--seq"),
                                        ("seq_kv", seq_kv, s["seq_kv"],
                                         "--seq-kv")):
-            if fixed is not None and got != fixed:
+            if fixed is not None and got != fixed and vl != "packed":
                 raise ValueError("%s: %s is %d, but the kernel was generated "
                                  "for %s %d" % ("q" if what == "seq_q" else
                                                 "k", what, got, flag, fixed))
@@ -317,10 +383,20 @@ class Kernel:
                                    ["seq_q", "seq_kv"])
         # boolean masks as NumPy's bool (one byte, 0 or 1) or uint8
         bool_mask, key_mask = _bytes(bool_mask), _bytes(key_mask)
+        # q_len is optional with --varlen padded (None: seq_q each)
+        if q_len is not None and vl != "padded":
+            raise ValueError("q_len: the kernel has no per-sequence query "
+                             "lengths (generate it with --varlen padded)")
+        if q_len is not None:
+            _check_array("q_len", q_len, np.int32)
+            if q_len.shape != (batch,):
+                raise ValueError("q_len: shape %s, expected (batch,) = %s"
+                                 % (q_len.shape, (batch,)))
         for arg, a, reads, why, why_not, how, dtype, shape, sname in (
-                ("kv_len", kv_len, "padding" in s["mask"], "has a padding "
-                 "mask", "has no padding mask", "mask containing 'padding'",
-                 np.int32, (batch,), "(batch,)"),
+                ("kv_len", kv_len, "padding" in s["mask"] or
+                 vl == "padded", "has a padding mask or --varlen padded",
+                 "has no padding mask", "mask containing 'padding' or "
+                 "--varlen padded", np.int32, (batch,), "(batch,)"),
                 ("bias", bias, "bias" in s["mask"], "has a bias mask",
                  "has no bias mask", "mask containing 'bias'", np.float32,
                  pshape, pname),
@@ -350,7 +426,9 @@ class Kernel:
                 raise ValueError("%s: shape %s, expected %s = %s"
                                  % (arg, a.shape, sname, shape))
         if out is None:
-            out = np.empty(want[3], dtype=np.float32)
+            # rows past a sequence's queries (--varlen) are left: zeros
+            out = np.zeros(want[3], dtype=np.float32) if vl != "none" \
+                else np.empty(want[3], dtype=np.float32)
         else:
             _check_array("out", out, np.float32)
             if out.shape != want[3]:
@@ -361,7 +439,9 @@ class Kernel:
             for arg, a in (("q", q), ("k", k), ("v", v), ("kv_len", kv_len),
                            ("bias", bias), ("alibi_slopes", alibi_slopes),
                            ("sinks", sinks), ("bool_mask", bool_mask),
-                           ("key_mask", key_mask)):
+                           ("key_mask", key_mask), ("q_len", q_len),
+                           ("cu_seqlens_q", cu_seqlens_q),
+                           ("cu_seqlens_k", cu_seqlens_k)):
                 if a is not None and np.may_share_memory(out, a):
                     raise ValueError("out: overlaps %s" % arg)
         if batch == 0:
@@ -379,6 +459,11 @@ class Kernel:
             a.bool_mask = ptr(bool_mask)
         if "keys" in s["mask"]:
             a.key_mask = ptr(key_mask)
+        if vl == "padded":
+            a.q_len = ptr(q_len)
+        elif vl == "packed":
+            a.cu_seqlens_q = ptr(cu_seqlens_q)
+            a.cu_seqlens_k = ptr(cu_seqlens_k)
         self._fn(ctypes.byref(a))
         return out
 
