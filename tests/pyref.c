@@ -37,7 +37,9 @@ static long mask_bits(const char *words)
  * "bshd", "bhsd" or "sbhd"; softcap 0 for none, alibi_slopes and sinks
  * NULL for none; mask_dims "", "b", "h" or "b,h"; varlen "none", "padded"
  * with q_len (NULL: seq_q each) and kv_len, or "packed" with cu_seqlens_q
- * and cu_seqlens_k); 0, or -1 for a word it does not know. */
+ * and cu_seqlens_k; window_left, window_right the sides of a window by
+ * position, -1 for an unbounded side); 0, or -1 for a word it does not
+ * know. */
 int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask, const char *align, const char *layout,
                     double scale, size_t window, const float *q,
@@ -48,7 +50,8 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
                     const char *mask_dims, const uint8_t *bool_mask,
                     const uint8_t *key_mask, const char *varlen,
                     const int32_t *q_len, const int32_t *cu_seqlens_q,
-                    const int32_t *cu_seqlens_k)
+                    const int32_t *cu_seqlens_k, long window_left,
+                    long window_right)
 {
 	long bits = mask_bits(mask);
 	struct mha_attn a = {.h = h, .kv_heads = kv_heads, .dk = dk, .dv = dv,
@@ -81,6 +84,10 @@ int pyref_attention(size_t h, size_t kv_heads, size_t dk, size_t dv,
 	         : strcmp(varlen, "packed") == 0 ? MHA_VARLEN_PACKED
 	         : MHA_VARLEN_NONE;
 	a.mask = (unsigned)bits;
+	a.window_sides = (window_left >= 0 ? MHA_WINDOW_LEFT : 0) |
+	                 (window_right >= 0 ? MHA_WINDOW_RIGHT : 0);
+	a.window_left = window_left >= 0 ? (size_t)window_left : 0;
+	a.window_right = window_right >= 0 ? (size_t)window_right : 0;
 	a.align = strcmp(align, "top-left") == 0 ? MHA_ALIGN_TOP_LEFT
 	                                         : MHA_ALIGN_BOTTOM_RIGHT;
 	a.layout = strcmp(layout, "bhsd") == 0 ? MHA_LAYOUT_BHSD

@@ -30,7 +30,7 @@ def _ref_lib():
         [ctypes.c_size_t] * 3 + [ctypes.c_void_p] * 2 + \
         [ctypes.c_double] + [ctypes.c_void_p] * 2 + \
         [ctypes.c_char_p] + [ctypes.c_void_p] * 2 + [ctypes.c_char_p] + \
-        [ctypes.c_void_p] * 3
+        [ctypes.c_void_p] * 3 + [ctypes.c_long] * 2
     fn.restype = ctypes.c_int
     return lib, fn
 
@@ -70,7 +70,8 @@ def reference(kern, q, k, v, kv_len=None, bias=None, alibi_slopes=None,
               s["varlen"].encode(),
               None if q_len is None else q_len.ctypes.data,
               None if cu_seqlens_q is None else cu_seqlens_q.ctypes.data,
-              None if cu_seqlens_k is None else cu_seqlens_k.ctypes.data)
+              None if cu_seqlens_k is None else cu_seqlens_k.ctypes.data,
+              s["window_left"], s["window_right"])
     assert rc == 0, "the reference does not know %s" % s
     return out
 
@@ -99,6 +100,11 @@ CASES = [
     (dict(h=3, dk=24, target="scalar", mask="padding"), [(2, 6, 10)]),
     (dict(h=4, kv_heads=2, dk=8, mask="causal,padding", layout="sbhd"),
      [(3, 9, 9), (2, 5, 12)]),
+    # windows by position, both sides, queries past and before the keys
+    (dict(h=2, dk=8, mask="padding", window_left=3, window_right=2),
+     [(2, 9, 9), (2, 4, 12), (1, 12, 5)]),
+    (dict(h=2, dk=8, mask="causal", causal_align="top-left", window_left=2),
+     [(2, 7, 4), (1, 3, 9)]),
 ]
 
 
