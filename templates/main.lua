@@ -173,9 +173,12 @@ local function plan(S, T)
 	local P = {W = T.width}
 	-- rows have a first visible key (a window)
 	P.lo = S.window > 0 or S.window_left >= 0
+	-- every query row's position lies within the keys' (fixed lengths,
+	-- seq_q <= seq_kv, one length for all sequences): a top-left diagonal
+	-- never passes seq_kv
+	P.rows_within = S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv
 	-- a row's first key may lie past its limit (top-left rows past seq_kv)
-	P.lo_past = P.lo and S.causal and S.align == "top-left" and
-	            not (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv)
+	P.lo_past = P.lo and S.causal and S.align == "top-left" and not P.rows_within
 	P.bk = S.block_kv > 0 and S.block_kv or
 	       (S.causal and D.block_kv_causal) or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
@@ -366,8 +369,7 @@ local function limit_expr(S, P, i)
 		return P.lkv
 	end
 	local e = from_row(S, P, i, (S.causal and 0 or S.window_right) + 1)
-	if S.causal and (S.align ~= "top-left" or
-	                 (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv)) then
+	if S.causal and (S.align ~= "top-left" or P.rows_within) then
 		return e -- the diagonal never passes seq_kv
 	end
 	return "(" .. e .. " < " .. P.lkv .. " ? " .. e .. " : " .. P.lkv .. ")"
@@ -380,8 +382,7 @@ end
 -- shift - L.
 local function lo_expr(S, P, i, c)
 	if S.window > 0 then
-		if S.causal and S.align == "top-left" and
-		   not (S.varlen == "none" and S.seq_q > 0 and S.seq_q <= S.seq_kv) then
+		if S.causal and S.align == "top-left" and not P.rows_within then
 			return from_row(S, P, i, 1 - S.window)
 		end
 		return c .. " > " .. S.window .. " ? " .. c .. " - " .. S.window .. " : 0"
