@@ -47,6 +47,7 @@ return {
 		{"as_float", true, "as_float(v)", "integer lanes' bits as floats"},
 		{"shl", true, "shl(a, k)", "integer lanes of a shifted left by k"},
 		{"mul_ge", true, "mul_ge(a, b, x, lim)", "a * b where x >= lim, else 0"},
+		{"transpose", false, "transpose(names)", "a statement (lines after the first indented by a tab more, ending at the indentation of the first): transposes in place the width vectors held in the C variables names[1..width] (lane j of names[i] to lane i of names[j]); without it templates move lanes one at a time"},
 		{"gather", false, "gather(p, s)", "p[0], p[s], ..., p[(width-1) s]; without it templates move lanes one at a time"},
 	},
 }

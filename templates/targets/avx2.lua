@@ -95,6 +95,31 @@ function T.gather(p, s)
 	end
 	return "_mm256_i32gather_ps(" .. p .. ", _mm256_setr_epi32(" .. table.concat(ix, ", ") .. "), 4)"
 end
+-- Transpose the 8 vectors held in the C variables names[1..8] in place:
+-- lane j of names[i] goes to lane i of names[j].  Three rounds of 8
+-- shuffles (unpack, shuffle, 128-bit permute).
+function T.transpose(names)
+	local x = names
+	local out = {"{"}
+	local function line(s) out[#out + 1] = "\t" .. s end
+	for i = 0, 3 do
+		line(string.format("const __m256 t%d = _mm256_unpacklo_ps(%s, %s), t%d = _mm256_unpackhi_ps(%s, %s);",
+			2 * i, x[2 * i + 1], x[2 * i + 2], 2 * i + 1, x[2 * i + 1], x[2 * i + 2]))
+	end
+	for i = 0, 1 do
+		local a, b = 4 * i, 4 * i + 2
+		line(string.format("const __m256 u%d = _mm256_shuffle_ps(t%d, t%d, 0x44), u%d = _mm256_shuffle_ps(t%d, t%d, 0xee);",
+			4 * i, a, b, 4 * i + 1, a, b))
+		line(string.format("const __m256 u%d = _mm256_shuffle_ps(t%d, t%d, 0x44), u%d = _mm256_shuffle_ps(t%d, t%d, 0xee);",
+			4 * i + 2, a + 1, b + 1, 4 * i + 3, a + 1, b + 1))
+	end
+	for i = 0, 3 do
+		line(string.format("%s = _mm256_permute2f128_ps(u%d, u%d, 0x20); %s = _mm256_permute2f128_ps(u%d, u%d, 0x31);",
+			x[i + 1], i, i + 4, x[i + 5], i, i + 4))
+	end
+	out[#out + 1] = "}"
+	return table.concat(out, "\n")
+end
 -- a * b where x >= lim, else 0
 function T.mul_ge(a, b, x, lim)
 	return "_mm256_and_ps(" .. T.mul(a, b) .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"

@@ -58,6 +58,15 @@ function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
 function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
 function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
 function T.shl(a, k) return "vshlq_n_s32(" .. a .. ", " .. k .. ")" end
+-- Transpose the 4 vectors held in the C variables names[1..4] in place:
+-- lane j of names[i] goes to lane i of names[j].
+function T.transpose(x)
+	return "{\n\tconst float32x4x2_t t0 = vtrnq_f32(" .. x[1] .. ", " .. x[2] .. "), t1 = vtrnq_f32(" .. x[3] .. ", " .. x[4] .. ");\n\t" ..
+		x[1] .. " = vcombine_f32(vget_low_f32(t0.val[0]), vget_low_f32(t1.val[0]));\n\t" ..
+		x[2] .. " = vcombine_f32(vget_low_f32(t0.val[1]), vget_low_f32(t1.val[1]));\n\t" ..
+		x[3] .. " = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));\n\t" ..
+		x[4] .. " = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));\n}"
+end
 -- a * b where x >= lim, else 0
 function T.mul_ge(a, b, x, lim)
 	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. T.mul(a, b) ..
