@@ -178,8 +178,39 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			if (x < n)
 				for (size_t c = 0; c < 128; c += 16)
 					__builtin_prefetch(q + x * 1024 + c, 0, 3);
-		for (size_t d = 0; d < 128; ++d)
-			_mm256_store_ps(qt + d * 400 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 1024 + d, _mm256_setr_epi32(0, 1024, 2048, 3072, 4096, 5120, 6144, 7168), 4), _mm256_set1_ps(0x1.6a09e6p-4f)));
+		/* 8 rows by 8 elements at a time, transposed in registers */
+		for (size_t d = 0; d + 8 <= 128; d += 8) {
+			__m256 x0 = _mm256_loadu_ps(q + (r + 0) * 1024 + d);
+			__m256 x1 = _mm256_loadu_ps(q + (r + 1) * 1024 + d);
+			__m256 x2 = _mm256_loadu_ps(q + (r + 2) * 1024 + d);
+			__m256 x3 = _mm256_loadu_ps(q + (r + 3) * 1024 + d);
+			__m256 x4 = _mm256_loadu_ps(q + (r + 4) * 1024 + d);
+			__m256 x5 = _mm256_loadu_ps(q + (r + 5) * 1024 + d);
+			__m256 x6 = _mm256_loadu_ps(q + (r + 6) * 1024 + d);
+			__m256 x7 = _mm256_loadu_ps(q + (r + 7) * 1024 + d);
+			{
+				const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+				const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+				const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+				const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+				const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+				const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+				const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+				const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+				x0 = _mm256_permute2f128_ps(u0, u4, 0x20); x4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+				x1 = _mm256_permute2f128_ps(u1, u5, 0x20); x5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+			}
+			_mm256_store_ps(qt + (d + 0) * 400 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 1) * 400 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 2) * 400 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 3) * 400 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 4) * 400 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 5) * 400 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 6) * 400 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.6a09e6p-4f)));
+			_mm256_store_ps(qt + (d + 7) * 400 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.6a09e6p-4f)));
+		}
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 8 < n)
@@ -1137,18 +1168,54 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 
 	/* out = ot transposed, each row divided by its sum (0 when the
 	 * row saw no key) */
+	/* each row's factor first, kept in l; then 8 rows by 8 columns
+	 * at a time, transposed in registers */
 	for (size_t r = 0; r < rows; ++r) {
-		float *o = oh + r * 1024;
 		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-		if (r + 8 < rows)
-			for (size_t c = 0; c < 128; c += 16)
-				__builtin_prefetch(oh + (r + 8) * 1024 + c, 1, 3);
-		size_t c = 0;
-		for (; c + 8 <= 128; c += 8)
-			_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 400 + r, _mm256_setr_epi32(0, 400, 800, 1200, 1600, 2000, 2400, 2800), 4), _mm256_set1_ps(inv)));
-		for (; c < 128; ++c)
-			o[c] = ot[c * 400 + r] * inv;
+		l[r] = inv;
 	}
+	const size_t nv = rows - rows % 8;
+	for (size_t r = 0; r < nv; r += 8) {
+		for (size_t x = r + 8; x < r + 16; ++x)
+			if (x < rows)
+				for (size_t c = 0; c < 128; c += 16)
+					__builtin_prefetch(oh + x * 1024 + c, 1, 3);
+		for (size_t c = 0; c + 8 <= 128; c += 8) {
+			__m256 x0 = _mm256_load_ps(ot + (c + 0) * 400 + r);
+			__m256 x1 = _mm256_load_ps(ot + (c + 1) * 400 + r);
+			__m256 x2 = _mm256_load_ps(ot + (c + 2) * 400 + r);
+			__m256 x3 = _mm256_load_ps(ot + (c + 3) * 400 + r);
+			__m256 x4 = _mm256_load_ps(ot + (c + 4) * 400 + r);
+			__m256 x5 = _mm256_load_ps(ot + (c + 5) * 400 + r);
+			__m256 x6 = _mm256_load_ps(ot + (c + 6) * 400 + r);
+			__m256 x7 = _mm256_load_ps(ot + (c + 7) * 400 + r);
+			{
+				const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+				const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+				const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+				const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+				const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+				const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+				const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+				const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+				x0 = _mm256_permute2f128_ps(u0, u4, 0x20); x4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+				x1 = _mm256_permute2f128_ps(u1, u5, 0x20); x5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+			}
+			_mm256_storeu_ps(oh + (r + 0) * 1024 + c, _mm256_mul_ps(x0, _mm256_set1_ps(l[r + 0])));
+			_mm256_storeu_ps(oh + (r + 1) * 1024 + c, _mm256_mul_ps(x1, _mm256_set1_ps(l[r + 1])));
+			_mm256_storeu_ps(oh + (r + 2) * 1024 + c, _mm256_mul_ps(x2, _mm256_set1_ps(l[r + 2])));
+			_mm256_storeu_ps(oh + (r + 3) * 1024 + c, _mm256_mul_ps(x3, _mm256_set1_ps(l[r + 3])));
+			_mm256_storeu_ps(oh + (r + 4) * 1024 + c, _mm256_mul_ps(x4, _mm256_set1_ps(l[r + 4])));
+			_mm256_storeu_ps(oh + (r + 5) * 1024 + c, _mm256_mul_ps(x5, _mm256_set1_ps(l[r + 5])));
+			_mm256_storeu_ps(oh + (r + 6) * 1024 + c, _mm256_mul_ps(x6, _mm256_set1_ps(l[r + 6])));
+			_mm256_storeu_ps(oh + (r + 7) * 1024 + c, _mm256_mul_ps(x7, _mm256_set1_ps(l[r + 7])));
+		}
+	}
+	for (size_t r = nv; r < rows; ++r)
+		for (size_t c = 0; c < 128; ++c)
+			oh[r * 1024 + c] = ot[c * 400 + r] * l[r];
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_run(const struct mha_args *restrict a)

@@ -177,8 +177,39 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict 
 			if (x < n)
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
-		for (size_t d = 0; d < 64; ++d)
-			_mm256_store_ps(qt + d * 144 + r, _mm256_mul_ps(_mm256_i32gather_ps(q + r * 512 + d, _mm256_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584), 4), _mm256_set1_ps(0x1p-3f)));
+		/* 8 rows by 8 elements at a time, transposed in registers */
+		for (size_t d = 0; d + 8 <= 64; d += 8) {
+			__m256 x0 = _mm256_loadu_ps(q + (r + 0) * 512 + d);
+			__m256 x1 = _mm256_loadu_ps(q + (r + 1) * 512 + d);
+			__m256 x2 = _mm256_loadu_ps(q + (r + 2) * 512 + d);
+			__m256 x3 = _mm256_loadu_ps(q + (r + 3) * 512 + d);
+			__m256 x4 = _mm256_loadu_ps(q + (r + 4) * 512 + d);
+			__m256 x5 = _mm256_loadu_ps(q + (r + 5) * 512 + d);
+			__m256 x6 = _mm256_loadu_ps(q + (r + 6) * 512 + d);
+			__m256 x7 = _mm256_loadu_ps(q + (r + 7) * 512 + d);
+			{
+				const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+				const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+				const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+				const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+				const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+				const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+				const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+				const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+				x0 = _mm256_permute2f128_ps(u0, u4, 0x20); x4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+				x1 = _mm256_permute2f128_ps(u1, u5, 0x20); x5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+			}
+			_mm256_store_ps(qt + (d + 0) * 144 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 144 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 144 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 144 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 144 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 144 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 144 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 144 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1p-3f)));
+		}
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 8 < n)
@@ -1162,18 +1193,54 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 
 	/* out = ot transposed, each row divided by its sum (0 when the
 	 * row saw no key) */
+	/* each row's factor first, kept in l; then 8 rows by 8 columns
+	 * at a time, transposed in registers */
 	for (size_t r = 0; r < rows; ++r) {
-		float *o = oh + r * 512;
 		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-		if (r + 8 < rows)
-			for (size_t c = 0; c < 64; c += 16)
-				__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
-		size_t c = 0;
-		for (; c + 8 <= 64; c += 8)
-			_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_i32gather_ps(ot + c * 144 + r, _mm256_setr_epi32(0, 144, 288, 432, 576, 720, 864, 1008), 4), _mm256_set1_ps(inv)));
-		for (; c < 64; ++c)
-			o[c] = ot[c * 144 + r] * inv;
+		l[r] = inv;
 	}
+	const size_t nv = rows - rows % 8;
+	for (size_t r = 0; r < nv; r += 8) {
+		for (size_t x = r + 8; x < r + 16; ++x)
+			if (x < rows)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(oh + x * 512 + c, 1, 3);
+		for (size_t c = 0; c + 8 <= 64; c += 8) {
+			__m256 x0 = _mm256_load_ps(ot + (c + 0) * 144 + r);
+			__m256 x1 = _mm256_load_ps(ot + (c + 1) * 144 + r);
+			__m256 x2 = _mm256_load_ps(ot + (c + 2) * 144 + r);
+			__m256 x3 = _mm256_load_ps(ot + (c + 3) * 144 + r);
+			__m256 x4 = _mm256_load_ps(ot + (c + 4) * 144 + r);
+			__m256 x5 = _mm256_load_ps(ot + (c + 5) * 144 + r);
+			__m256 x6 = _mm256_load_ps(ot + (c + 6) * 144 + r);
+			__m256 x7 = _mm256_load_ps(ot + (c + 7) * 144 + r);
+			{
+				const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
+				const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
+				const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
+				const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
+				const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
+				const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
+				const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
+				const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
+				x0 = _mm256_permute2f128_ps(u0, u4, 0x20); x4 = _mm256_permute2f128_ps(u0, u4, 0x31);
+				x1 = _mm256_permute2f128_ps(u1, u5, 0x20); x5 = _mm256_permute2f128_ps(u1, u5, 0x31);
+				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
+				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
+			}
+			_mm256_storeu_ps(oh + (r + 0) * 512 + c, _mm256_mul_ps(x0, _mm256_set1_ps(l[r + 0])));
+			_mm256_storeu_ps(oh + (r + 1) * 512 + c, _mm256_mul_ps(x1, _mm256_set1_ps(l[r + 1])));
+			_mm256_storeu_ps(oh + (r + 2) * 512 + c, _mm256_mul_ps(x2, _mm256_set1_ps(l[r + 2])));
+			_mm256_storeu_ps(oh + (r + 3) * 512 + c, _mm256_mul_ps(x3, _mm256_set1_ps(l[r + 3])));
+			_mm256_storeu_ps(oh + (r + 4) * 512 + c, _mm256_mul_ps(x4, _mm256_set1_ps(l[r + 4])));
+			_mm256_storeu_ps(oh + (r + 5) * 512 + c, _mm256_mul_ps(x5, _mm256_set1_ps(l[r + 5])));
+			_mm256_storeu_ps(oh + (r + 6) * 512 + c, _mm256_mul_ps(x6, _mm256_set1_ps(l[r + 6])));
+			_mm256_storeu_ps(oh + (r + 7) * 512 + c, _mm256_mul_ps(x7, _mm256_set1_ps(l[r + 7])));
+		}
+	}
+	for (size_t r = nv; r < rows; ++r)
+		for (size_t c = 0; c < 64; ++c)
+			oh[r * 512 + c] = ot[c * 144 + r] * l[r];
 }
 
 static void mha_f32_h8_dk64_s128_causal__avx2_run(const struct mha_args *restrict a)

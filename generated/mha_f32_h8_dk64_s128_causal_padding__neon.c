@@ -169,7 +169,32 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_each(const struct mha_args
  * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
-	for (size_t r = 0; r < n; ++r) {
+	const size_t nv = n - n % 4;
+	for (size_t r = 0; r < nv; r += 4) {
+		for (size_t x = r + 4; x < r + 8; ++x)
+			if (x < n)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(q + x * 512 + c, 0, 3);
+		/* 4 rows by 4 elements at a time, transposed in registers */
+		for (size_t d = 0; d + 4 <= 64; d += 4) {
+			float32x4_t x0 = vld1q_f32(q + (r + 0) * 512 + d);
+			float32x4_t x1 = vld1q_f32(q + (r + 1) * 512 + d);
+			float32x4_t x2 = vld1q_f32(q + (r + 2) * 512 + d);
+			float32x4_t x3 = vld1q_f32(q + (r + 3) * 512 + d);
+			{
+				const float32x4x2_t t0 = vtrnq_f32(x0, x1), t1 = vtrnq_f32(x2, x3);
+				x0 = vcombine_f32(vget_low_f32(t0.val[0]), vget_low_f32(t1.val[0]));
+				x1 = vcombine_f32(vget_low_f32(t0.val[1]), vget_low_f32(t1.val[1]));
+				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
+				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
+			}
+			vst1q_f32(qt + (d + 0) * 80 + r, vmulq_f32(x0, vdupq_n_f32(0x1p-3f)));
+			vst1q_f32(qt + (d + 1) * 80 + r, vmulq_f32(x1, vdupq_n_f32(0x1p-3f)));
+			vst1q_f32(qt + (d + 2) * 80 + r, vmulq_f32(x2, vdupq_n_f32(0x1p-3f)));
+			vst1q_f32(qt + (d + 3) * 80 + r, vmulq_f32(x3, vdupq_n_f32(0x1p-3f)));
+		}
+	}
+	for (size_t r = nv; r < n; ++r) {
 		if (r + 4 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
@@ -2607,16 +2632,39 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 
 	/* out = ot transposed, each row divided by its sum (0 when the
 	 * row saw no key) */
+	/* each row's factor first, kept in l; then 4 rows by 4 columns
+	 * at a time, transposed in registers */
 	for (size_t r = 0; r < rows; ++r) {
-		float *o = oh + r * 512;
 		const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
-		if (r + 8 < rows)
-			for (size_t c = 0; c < 64; c += 16)
-				__builtin_prefetch(oh + (r + 8) * 512 + c, 1, 3);
-		size_t c = 0;
-		for (; c < 64; ++c)
-			o[c] = ot[c * 80 + r] * inv;
+		l[r] = inv;
 	}
+	const size_t nv = rows - rows % 4;
+	for (size_t r = 0; r < nv; r += 4) {
+		for (size_t x = r + 4; x < r + 8; ++x)
+			if (x < rows)
+				for (size_t c = 0; c < 64; c += 16)
+					__builtin_prefetch(oh + x * 512 + c, 1, 3);
+		for (size_t c = 0; c + 4 <= 64; c += 4) {
+			float32x4_t x0 = vld1q_f32(ot + (c + 0) * 80 + r);
+			float32x4_t x1 = vld1q_f32(ot + (c + 1) * 80 + r);
+			float32x4_t x2 = vld1q_f32(ot + (c + 2) * 80 + r);
+			float32x4_t x3 = vld1q_f32(ot + (c + 3) * 80 + r);
+			{
+				const float32x4x2_t t0 = vtrnq_f32(x0, x1), t1 = vtrnq_f32(x2, x3);
+				x0 = vcombine_f32(vget_low_f32(t0.val[0]), vget_low_f32(t1.val[0]));
+				x1 = vcombine_f32(vget_low_f32(t0.val[1]), vget_low_f32(t1.val[1]));
+				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
+				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
+			}
+			vst1q_f32(oh + (r + 0) * 512 + c, vmulq_f32(x0, vdupq_n_f32(l[r + 0])));
+			vst1q_f32(oh + (r + 1) * 512 + c, vmulq_f32(x1, vdupq_n_f32(l[r + 1])));
+			vst1q_f32(oh + (r + 2) * 512 + c, vmulq_f32(x2, vdupq_n_f32(l[r + 2])));
+			vst1q_f32(oh + (r + 3) * 512 + c, vmulq_f32(x3, vdupq_n_f32(l[r + 3])));
+		}
+	}
+	for (size_t r = nv; r < rows; ++r)
+		for (size_t c = 0; c < 64; ++c)
+			oh[r * 512 + c] = ot[c * 80 + r] * l[r];
 }
 
 static void mha_f32_h8_dk64_s128_causal_padding__neon_run(const struct mha_args *restrict a)
