@@ -167,7 +167,8 @@ static void mha_f32_h12_dk64_s197__avx2_each(const struct mha_args *a, size_t n,
 }
 
 /* Pack a block of query rows (768 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 208 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 8;
@@ -217,8 +218,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 208 + r] = q[r * 768 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 208; ++r)
-		for (size_t d = 0; d < 64; ++d)
+	for (size_t d = 0; d < 64; ++d)
+		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
 			qt[d * 208 + r] = 0.0f;
 }
 
@@ -743,19 +744,22 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	size_t *restrict lim = (size_t *)(scratch + 149120);
 	_Alignas(64) float alpha[16], mxb[16];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 15) / 16 * 16;
 	mha_f32_h12_dk64_s197__avx2_pack(qh, qt, rows);
-	for (size_t r = 0; r < 208; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 13312; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 64; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 208 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = 197;
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 208; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

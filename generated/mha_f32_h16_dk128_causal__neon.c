@@ -165,7 +165,8 @@ static void mha_f32_h16_dk128_causal__neon_each(const struct mha_args *a, size_t
 }
 
 /* Pack a block of query rows (2048 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 64 are zero. */
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 4;
@@ -200,8 +201,8 @@ static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, 
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 80 + r] = q[r * 2048 + d] * 0x1.6a09e6p-4f;
 	}
-	for (size_t r = n; r < 64; ++r)
-		for (size_t d = 0; d < 128; ++d)
+	for (size_t d = 0; d < 128; ++d)
+		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
 			qt[d * 80 + r] = 0.0f;
 }
 
@@ -2370,19 +2371,22 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	size_t *restrict lim = (size_t *)(scratch + 119296);
 	_Alignas(64) float alpha[16], mxb[16];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 15) / 16 * 16;
 	mha_f32_h16_dk128_causal__neon_pack(qh, qt, rows);
-	for (size_t r = 0; r < 64; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 10240; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 128; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 80 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 64; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

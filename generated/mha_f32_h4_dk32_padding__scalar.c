@@ -182,7 +182,8 @@ static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_
 }
 
 /* Pack a block of query rows (128 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.6a09e6p-3f * q_r[d]; rows from n up to 64 are zero. */
+ * qt[d][r] = 0x1.6a09e6p-3f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 4 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r) {
@@ -192,8 +193,8 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 		for (size_t d = 0; d < 32; ++d)
 			qt[d * 80 + r] = q[r * 128 + d] * 0x1.6a09e6p-3f;
 	}
-	for (size_t r = n; r < 64; ++r)
-		for (size_t d = 0; d < 32; ++d)
+	for (size_t d = 0; d < 32; ++d)
+		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
 			qt[d * 80 + r] = 0.0f;
 }
 
@@ -633,19 +634,22 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 3) / 4 * 4;
 	mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows);
-	for (size_t r = 0; r < 64; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 2560; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 32; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 80 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
 		lim[r] = c < nkv ? c : nkv;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 64; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

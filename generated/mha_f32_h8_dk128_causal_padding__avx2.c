@@ -169,7 +169,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a,
 }
 
 /* Pack a block of query rows (1024 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to 384 are zero. */
+ * qt[d][r] = 0x1.6a09e6p-4f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 8;
@@ -219,8 +220,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 		for (size_t d = 0; d < 128; ++d)
 			qt[d * 400 + r] = q[r * 1024 + d] * 0x1.6a09e6p-4f;
 	}
-	for (size_t r = n; r < 384; ++r)
-		for (size_t d = 0; d < 128; ++d)
+	for (size_t d = 0; d < 128; ++d)
+		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
 			qt[d * 400 + r] = 0.0f;
 }
 
@@ -1043,19 +1044,22 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 15) / 16 * 16;
 	mha_f32_h8_dk128_causal_padding__avx2_pack(qh, qt, rows);
-	for (size_t r = 0; r < 384; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 51200; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 128; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 400 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
 		lim[r] = c < nkv ? c : nkv;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 384; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

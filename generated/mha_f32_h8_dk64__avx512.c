@@ -167,7 +167,8 @@ static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, siz
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 384 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 32 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 16;
@@ -186,8 +187,8 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 400 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 384; ++r)
-		for (size_t d = 0; d < 64; ++d)
+	for (size_t d = 0; d < 64; ++d)
+		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
 			qt[d * 400 + r] = 0.0f;
 }
 
@@ -884,19 +885,22 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	size_t *restrict lim = (size_t *)(scratch + 257024);
 	_Alignas(64) float alpha[32], mxb[32];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 31) / 32 * 32;
 	mha_f32_h8_dk64__avx512_pack(qh, qt, rows);
-	for (size_t r = 0; r < 384; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 25600; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 64; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 400 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 384; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

@@ -181,7 +181,8 @@ static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, siz
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 64 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 4 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	for (size_t r = 0; r < n; ++r) {
@@ -191,8 +192,8 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 80 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 64; ++r)
-		for (size_t d = 0; d < 64; ++d)
+	for (size_t d = 0; d < 64; ++d)
+		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
 			qt[d * 80 + r] = 0.0f;
 }
 
@@ -631,19 +632,22 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	size_t *restrict lim = (size_t *)(scratch + 58880);
 	_Alignas(64) float alpha[4], mxb[4];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 3) / 4 * 4;
 	mha_f32_h8_dk64__scalar_pack(qh, qt, rows);
-	for (size_t r = 0; r < 64; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 5120; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 64; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 80 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 64; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 

@@ -168,7 +168,8 @@ static void mha_f32_h8_dk64_s128_causal__avx512_each(const struct mha_args *a, s
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to 128 are zero. */
+ * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * micro-tile of 32 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restrict q, float *restrict qt, size_t n)
 {
 	const size_t nv = n - n % 16;
@@ -187,8 +188,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
 		for (size_t d = 0; d < 64; ++d)
 			qt[d * 144 + r] = q[r * 512 + d] * 0x1p-3f;
 	}
-	for (size_t r = n; r < 128; ++r)
-		for (size_t d = 0; d < 64; ++d)
+	for (size_t d = 0; d < 64; ++d)
+		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
 			qt[d * 144 + r] = 0.0f;
 }
 
@@ -1354,19 +1355,22 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 	size_t *restrict lim = (size_t *)(scratch + 99328);
 	_Alignas(64) float alpha[32], mxb[32];
 
+	/* the block's rows padded to whole micro-tiles: all a tile reads */
+	const size_t rp = (rows + 31) / 32 * 32;
 	mha_f32_h8_dk64_s128_causal__avx512_pack(qh, qt, rows);
-	for (size_t r = 0; r < 128; ++r) {
+	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t x = 0; x < 9216; ++x)
-		ot[x] = 0.0f;
+	for (size_t c = 0; c < 64; ++c)
+		for (size_t r = 0; r < rp; ++r)
+			ot[c * 144 + r] = 0.0f;
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + 1);
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < 128; ++r) {
+	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
 
