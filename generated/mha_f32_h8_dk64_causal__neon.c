@@ -7,7 +7,7 @@
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64_causal__neon_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x5 (scores), 16x5 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64_causal__neon_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -1576,460 +1576,12 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_3(const float *restrict qt, 
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x4
- * accumulators in registers. */
-static inline void mha_f32_h8_dk64_causal__neon_qk6_0(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	float32x4_t a0_0 = vdupq_n_f32(0.0f);
-	float32x4_t a0_1 = vdupq_n_f32(0.0f);
-	float32x4_t a0_2 = vdupq_n_f32(0.0f);
-	float32x4_t a0_3 = vdupq_n_f32(0.0f);
-	float32x4_t a1_0 = vdupq_n_f32(0.0f);
-	float32x4_t a1_1 = vdupq_n_f32(0.0f);
-	float32x4_t a1_2 = vdupq_n_f32(0.0f);
-	float32x4_t a1_3 = vdupq_n_f32(0.0f);
-	float32x4_t a2_0 = vdupq_n_f32(0.0f);
-	float32x4_t a2_1 = vdupq_n_f32(0.0f);
-	float32x4_t a2_2 = vdupq_n_f32(0.0f);
-	float32x4_t a2_3 = vdupq_n_f32(0.0f);
-	float32x4_t a3_0 = vdupq_n_f32(0.0f);
-	float32x4_t a3_1 = vdupq_n_f32(0.0f);
-	float32x4_t a3_2 = vdupq_n_f32(0.0f);
-	float32x4_t a3_3 = vdupq_n_f32(0.0f);
-	float32x4_t a4_0 = vdupq_n_f32(0.0f);
-	float32x4_t a4_1 = vdupq_n_f32(0.0f);
-	float32x4_t a4_2 = vdupq_n_f32(0.0f);
-	float32x4_t a4_3 = vdupq_n_f32(0.0f);
-	float32x4_t a5_0 = vdupq_n_f32(0.0f);
-	float32x4_t a5_1 = vdupq_n_f32(0.0f);
-	float32x4_t a5_2 = vdupq_n_f32(0.0f);
-	float32x4_t a5_3 = vdupq_n_f32(0.0f);
-	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
-		{
-			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
-			a0_0 = vfmaq_f32(a0_0, q0, kb);
-			a0_1 = vfmaq_f32(a0_1, q1, kb);
-			a0_2 = vfmaq_f32(a0_2, q2, kb);
-			a0_3 = vfmaq_f32(a0_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
-			a1_0 = vfmaq_f32(a1_0, q0, kb);
-			a1_1 = vfmaq_f32(a1_1, q1, kb);
-			a1_2 = vfmaq_f32(a1_2, q2, kb);
-			a1_3 = vfmaq_f32(a1_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
-			a2_0 = vfmaq_f32(a2_0, q0, kb);
-			a2_1 = vfmaq_f32(a2_1, q1, kb);
-			a2_2 = vfmaq_f32(a2_2, q2, kb);
-			a2_3 = vfmaq_f32(a2_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
-			a3_0 = vfmaq_f32(a3_0, q0, kb);
-			a3_1 = vfmaq_f32(a3_1, q1, kb);
-			a3_2 = vfmaq_f32(a3_2, q2, kb);
-			a3_3 = vfmaq_f32(a3_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
-			a4_0 = vfmaq_f32(a4_0, q0, kb);
-			a4_1 = vfmaq_f32(a4_1, q1, kb);
-			a4_2 = vfmaq_f32(a4_2, q2, kb);
-			a4_3 = vfmaq_f32(a4_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
-			a5_0 = vfmaq_f32(a5_0, q0, kb);
-			a5_1 = vfmaq_f32(a5_1, q1, kb);
-			a5_2 = vfmaq_f32(a5_2, q2, kb);
-			a5_3 = vfmaq_f32(a5_3, q3, kb);
-		}
-	}
-	vst1q_f32(st + 0, a0_0);
-	vst1q_f32(st + 4, a0_1);
-	vst1q_f32(st + 8, a0_2);
-	vst1q_f32(st + 12, a0_3);
-	vst1q_f32(st + 16, a1_0);
-	vst1q_f32(st + 20, a1_1);
-	vst1q_f32(st + 24, a1_2);
-	vst1q_f32(st + 28, a1_3);
-	vst1q_f32(st + 32, a2_0);
-	vst1q_f32(st + 36, a2_1);
-	vst1q_f32(st + 40, a2_2);
-	vst1q_f32(st + 44, a2_3);
-	vst1q_f32(st + 48, a3_0);
-	vst1q_f32(st + 52, a3_1);
-	vst1q_f32(st + 56, a3_2);
-	vst1q_f32(st + 60, a3_3);
-	vst1q_f32(st + 64, a4_0);
-	vst1q_f32(st + 68, a4_1);
-	vst1q_f32(st + 72, a4_2);
-	vst1q_f32(st + 76, a4_3);
-	vst1q_f32(st + 80, a5_0);
-	vst1q_f32(st + 84, a5_1);
-	vst1q_f32(st + 88, a5_2);
-	vst1q_f32(st + 92, a5_3);
-	{
-		float32x4_t t = vld1q_f32(mx + 0);
-		t = vmaxq_f32(t, a0_0);
-		t = vmaxq_f32(t, a1_0);
-		t = vmaxq_f32(t, a2_0);
-		t = vmaxq_f32(t, a3_0);
-		t = vmaxq_f32(t, a4_0);
-		t = vmaxq_f32(t, a5_0);
-		vst1q_f32(mx + 0, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 4);
-		t = vmaxq_f32(t, a0_1);
-		t = vmaxq_f32(t, a1_1);
-		t = vmaxq_f32(t, a2_1);
-		t = vmaxq_f32(t, a3_1);
-		t = vmaxq_f32(t, a4_1);
-		t = vmaxq_f32(t, a5_1);
-		vst1q_f32(mx + 4, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 8);
-		t = vmaxq_f32(t, a0_2);
-		t = vmaxq_f32(t, a1_2);
-		t = vmaxq_f32(t, a2_2);
-		t = vmaxq_f32(t, a3_2);
-		t = vmaxq_f32(t, a4_2);
-		t = vmaxq_f32(t, a5_2);
-		vst1q_f32(mx + 8, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 12);
-		t = vmaxq_f32(t, a0_3);
-		t = vmaxq_f32(t, a1_3);
-		t = vmaxq_f32(t, a2_3);
-		t = vmaxq_f32(t, a3_3);
-		t = vmaxq_f32(t, a4_3);
-		t = vmaxq_f32(t, a5_3);
-		vst1q_f32(mx + 12, t);
-	}
-}
-
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x3
- * accumulators in registers.
- * Only the rows from 4 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk64_causal__neon_qk6_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	float32x4_t a0_1 = vdupq_n_f32(0.0f);
-	float32x4_t a0_2 = vdupq_n_f32(0.0f);
-	float32x4_t a0_3 = vdupq_n_f32(0.0f);
-	float32x4_t a1_1 = vdupq_n_f32(0.0f);
-	float32x4_t a1_2 = vdupq_n_f32(0.0f);
-	float32x4_t a1_3 = vdupq_n_f32(0.0f);
-	float32x4_t a2_1 = vdupq_n_f32(0.0f);
-	float32x4_t a2_2 = vdupq_n_f32(0.0f);
-	float32x4_t a2_3 = vdupq_n_f32(0.0f);
-	float32x4_t a3_1 = vdupq_n_f32(0.0f);
-	float32x4_t a3_2 = vdupq_n_f32(0.0f);
-	float32x4_t a3_3 = vdupq_n_f32(0.0f);
-	float32x4_t a4_1 = vdupq_n_f32(0.0f);
-	float32x4_t a4_2 = vdupq_n_f32(0.0f);
-	float32x4_t a4_3 = vdupq_n_f32(0.0f);
-	float32x4_t a5_1 = vdupq_n_f32(0.0f);
-	float32x4_t a5_2 = vdupq_n_f32(0.0f);
-	float32x4_t a5_3 = vdupq_n_f32(0.0f);
-	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
-		{
-			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
-			a0_1 = vfmaq_f32(a0_1, q1, kb);
-			a0_2 = vfmaq_f32(a0_2, q2, kb);
-			a0_3 = vfmaq_f32(a0_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
-			a1_1 = vfmaq_f32(a1_1, q1, kb);
-			a1_2 = vfmaq_f32(a1_2, q2, kb);
-			a1_3 = vfmaq_f32(a1_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
-			a2_1 = vfmaq_f32(a2_1, q1, kb);
-			a2_2 = vfmaq_f32(a2_2, q2, kb);
-			a2_3 = vfmaq_f32(a2_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
-			a3_1 = vfmaq_f32(a3_1, q1, kb);
-			a3_2 = vfmaq_f32(a3_2, q2, kb);
-			a3_3 = vfmaq_f32(a3_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
-			a4_1 = vfmaq_f32(a4_1, q1, kb);
-			a4_2 = vfmaq_f32(a4_2, q2, kb);
-			a4_3 = vfmaq_f32(a4_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
-			a5_1 = vfmaq_f32(a5_1, q1, kb);
-			a5_2 = vfmaq_f32(a5_2, q2, kb);
-			a5_3 = vfmaq_f32(a5_3, q3, kb);
-		}
-	}
-	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 4, a0_1);
-	vst1q_f32(st + 8, a0_2);
-	vst1q_f32(st + 12, a0_3);
-	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 20, a1_1);
-	vst1q_f32(st + 24, a1_2);
-	vst1q_f32(st + 28, a1_3);
-	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 36, a2_1);
-	vst1q_f32(st + 40, a2_2);
-	vst1q_f32(st + 44, a2_3);
-	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 52, a3_1);
-	vst1q_f32(st + 56, a3_2);
-	vst1q_f32(st + 60, a3_3);
-	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 68, a4_1);
-	vst1q_f32(st + 72, a4_2);
-	vst1q_f32(st + 76, a4_3);
-	vst1q_f32(st + 80, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 84, a5_1);
-	vst1q_f32(st + 88, a5_2);
-	vst1q_f32(st + 92, a5_3);
-	{
-		float32x4_t t = vld1q_f32(mx + 4);
-		t = vmaxq_f32(t, a0_1);
-		t = vmaxq_f32(t, a1_1);
-		t = vmaxq_f32(t, a2_1);
-		t = vmaxq_f32(t, a3_1);
-		t = vmaxq_f32(t, a4_1);
-		t = vmaxq_f32(t, a5_1);
-		vst1q_f32(mx + 4, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 8);
-		t = vmaxq_f32(t, a0_2);
-		t = vmaxq_f32(t, a1_2);
-		t = vmaxq_f32(t, a2_2);
-		t = vmaxq_f32(t, a3_2);
-		t = vmaxq_f32(t, a4_2);
-		t = vmaxq_f32(t, a5_2);
-		vst1q_f32(mx + 8, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 12);
-		t = vmaxq_f32(t, a0_3);
-		t = vmaxq_f32(t, a1_3);
-		t = vmaxq_f32(t, a2_3);
-		t = vmaxq_f32(t, a3_3);
-		t = vmaxq_f32(t, a4_3);
-		t = vmaxq_f32(t, a5_3);
-		vst1q_f32(mx + 12, t);
-	}
-}
-
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x2
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk64_causal__neon_qk6_2(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	float32x4_t a0_2 = vdupq_n_f32(0.0f);
-	float32x4_t a0_3 = vdupq_n_f32(0.0f);
-	float32x4_t a1_2 = vdupq_n_f32(0.0f);
-	float32x4_t a1_3 = vdupq_n_f32(0.0f);
-	float32x4_t a2_2 = vdupq_n_f32(0.0f);
-	float32x4_t a2_3 = vdupq_n_f32(0.0f);
-	float32x4_t a3_2 = vdupq_n_f32(0.0f);
-	float32x4_t a3_3 = vdupq_n_f32(0.0f);
-	float32x4_t a4_2 = vdupq_n_f32(0.0f);
-	float32x4_t a4_3 = vdupq_n_f32(0.0f);
-	float32x4_t a5_2 = vdupq_n_f32(0.0f);
-	float32x4_t a5_3 = vdupq_n_f32(0.0f);
-	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
-		{
-			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
-			a0_2 = vfmaq_f32(a0_2, q2, kb);
-			a0_3 = vfmaq_f32(a0_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
-			a1_2 = vfmaq_f32(a1_2, q2, kb);
-			a1_3 = vfmaq_f32(a1_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
-			a2_2 = vfmaq_f32(a2_2, q2, kb);
-			a2_3 = vfmaq_f32(a2_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
-			a3_2 = vfmaq_f32(a3_2, q2, kb);
-			a3_3 = vfmaq_f32(a3_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
-			a4_2 = vfmaq_f32(a4_2, q2, kb);
-			a4_3 = vfmaq_f32(a4_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
-			a5_2 = vfmaq_f32(a5_2, q2, kb);
-			a5_3 = vfmaq_f32(a5_3, q3, kb);
-		}
-	}
-	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 4, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 8, a0_2);
-	vst1q_f32(st + 12, a0_3);
-	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 20, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 24, a1_2);
-	vst1q_f32(st + 28, a1_3);
-	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 36, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 40, a2_2);
-	vst1q_f32(st + 44, a2_3);
-	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 52, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 56, a3_2);
-	vst1q_f32(st + 60, a3_3);
-	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 68, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 72, a4_2);
-	vst1q_f32(st + 76, a4_3);
-	vst1q_f32(st + 80, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 84, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 88, a5_2);
-	vst1q_f32(st + 92, a5_3);
-	{
-		float32x4_t t = vld1q_f32(mx + 8);
-		t = vmaxq_f32(t, a0_2);
-		t = vmaxq_f32(t, a1_2);
-		t = vmaxq_f32(t, a2_2);
-		t = vmaxq_f32(t, a3_2);
-		t = vmaxq_f32(t, a4_2);
-		t = vmaxq_f32(t, a5_2);
-		vst1q_f32(mx + 8, t);
-	}
-	{
-		float32x4_t t = vld1q_f32(mx + 12);
-		t = vmaxq_f32(t, a0_3);
-		t = vmaxq_f32(t, a1_3);
-		t = vmaxq_f32(t, a2_3);
-		t = vmaxq_f32(t, a3_3);
-		t = vmaxq_f32(t, a4_3);
-		t = vmaxq_f32(t, a5_3);
-		vst1q_f32(mx + 12, t);
-	}
-}
-
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x1
- * accumulators in registers.
- * Only the rows from 12 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk64_causal__neon_qk6_3(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	float32x4_t a0_3 = vdupq_n_f32(0.0f);
-	float32x4_t a1_3 = vdupq_n_f32(0.0f);
-	float32x4_t a2_3 = vdupq_n_f32(0.0f);
-	float32x4_t a3_3 = vdupq_n_f32(0.0f);
-	float32x4_t a4_3 = vdupq_n_f32(0.0f);
-	float32x4_t a5_3 = vdupq_n_f32(0.0f);
-	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
-		{
-			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
-			a0_3 = vfmaq_f32(a0_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
-			a1_3 = vfmaq_f32(a1_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
-			a2_3 = vfmaq_f32(a2_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
-			a3_3 = vfmaq_f32(a3_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
-			a4_3 = vfmaq_f32(a4_3, q3, kb);
-		}
-		{
-			const float32x4_t kb = vdupq_n_f32(k[2560 + d]);
-			a5_3 = vfmaq_f32(a5_3, q3, kb);
-		}
-	}
-	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 4, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 8, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 12, a0_3);
-	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 20, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 24, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 28, a1_3);
-	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 36, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 40, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 44, a2_3);
-	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 52, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 56, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 60, a3_3);
-	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 68, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 72, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 76, a4_3);
-	vst1q_f32(st + 80, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 84, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 88, vdupq_n_f32(-INFINITY));
-	vst1q_f32(st + 92, a5_3);
-	{
-		float32x4_t t = vld1q_f32(mx + 12);
-		t = vmaxq_f32(t, a0_3);
-		t = vmaxq_f32(t, a1_3);
-		t = vmaxq_f32(t, a2_3);
-		t = vmaxq_f32(t, a3_3);
-		t = vmaxq_f32(t, a4_3);
-		t = vmaxq_f32(t, a5_3);
-		vst1q_f32(mx + 12, t);
-	}
-}
-
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 6,
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
  * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
- * 6x4 accumulators in registers.  Key counts n[] do not decrease:
+ * 5x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
-static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, const float *restrict v,
+static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	const float32x4_t al0 = vld1q_f32(alpha + 0);
@@ -2056,10 +1608,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 	float32x4_t a4_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
 	float32x4_t a4_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
 	float32x4_t a4_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
-	float32x4_t a5_0 = vmulq_f32(vld1q_f32(ot + 400), al0);
-	float32x4_t a5_1 = vmulq_f32(vld1q_f32(ot + 404), al1);
-	float32x4_t a5_2 = vmulq_f32(vld1q_f32(ot + 408), al2);
-	float32x4_t a5_3 = vmulq_f32(vld1q_f32(ot + 412), al3);
 	size_t j = 0;
 	for (; j < n[0]; ++j, p += 16, v += 64) {
 		const float32x4_t p0 = vld1q_f32(p + 0);
@@ -2101,13 +1649,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 			a4_2 = vfmaq_f32(a4_2, p2, vb);
 			a4_3 = vfmaq_f32(a4_3, p3, vb);
 		}
-		{
-			const float32x4_t vb = vdupq_n_f32(v[5]);
-			a5_0 = vfmaq_f32(a5_0, p0, vb);
-			a5_1 = vfmaq_f32(a5_1, p1, vb);
-			a5_2 = vfmaq_f32(a5_2, p2, vb);
-			a5_3 = vfmaq_f32(a5_3, p3, vb);
-		}
 	}
 	for (; j < n[1]; ++j, p += 16, v += 64) {
 		const float32x4_t p1 = vld1q_f32(p + 4);
@@ -2143,12 +1684,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 			a4_2 = vfmaq_f32(a4_2, p2, vb);
 			a4_3 = vfmaq_f32(a4_3, p3, vb);
 		}
-		{
-			const float32x4_t vb = vdupq_n_f32(v[5]);
-			a5_1 = vfmaq_f32(a5_1, p1, vb);
-			a5_2 = vfmaq_f32(a5_2, p2, vb);
-			a5_3 = vfmaq_f32(a5_3, p3, vb);
-		}
 	}
 	for (; j < n[2]; ++j, p += 16, v += 64) {
 		const float32x4_t p2 = vld1q_f32(p + 8);
@@ -2178,11 +1713,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 			a4_2 = vfmaq_f32(a4_2, p2, vb);
 			a4_3 = vfmaq_f32(a4_3, p3, vb);
 		}
-		{
-			const float32x4_t vb = vdupq_n_f32(v[5]);
-			a5_2 = vfmaq_f32(a5_2, p2, vb);
-			a5_3 = vfmaq_f32(a5_3, p3, vb);
-		}
 	}
 	for (; j < n[3]; ++j, p += 16, v += 64) {
 		const float32x4_t p3 = vld1q_f32(p + 12);
@@ -2206,10 +1736,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 			const float32x4_t vb = vdupq_n_f32(v[4]);
 			a4_3 = vfmaq_f32(a4_3, p3, vb);
 		}
-		{
-			const float32x4_t vb = vdupq_n_f32(v[5]);
-			a5_3 = vfmaq_f32(a5_3, p3, vb);
-		}
 	}
 	vst1q_f32(ot + 0, a0_0);
 	vst1q_f32(ot + 4, a0_1);
@@ -2231,10 +1757,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv6(const float *restrict p, con
 	vst1q_f32(ot + 324, a4_1);
 	vst1q_f32(ot + 328, a4_2);
 	vst1q_f32(ot + 332, a4_3);
-	vst1q_f32(ot + 400, a5_0);
-	vst1q_f32(ot + 404, a5_1);
-	vst1q_f32(ot + 408, a5_2);
-	vst1q_f32(ot + 412, a5_3);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 4,
@@ -2485,47 +2007,43 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				kn[2] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 			}
 			kn[3] = nt;
-			for (; j + 6 <= kn[0]; j += 6)
-				mha_f32_h8_dk64_causal__neon_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+			for (; j + 5 <= kn[0]; j += 5)
+				mha_f32_h8_dk64_causal__neon_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb);
 			switch (kn[0] - j) {
 			case 1: mha_f32_h8_dk64_causal__neon_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_causal__neon_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[0];
-			for (; j + 6 <= kn[1]; j += 6)
-				mha_f32_h8_dk64_causal__neon_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+			for (; j + 5 <= kn[1]; j += 5)
+				mha_f32_h8_dk64_causal__neon_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb);
 			switch (kn[1] - j) {
 			case 1: mha_f32_h8_dk64_causal__neon_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 2: mha_f32_h8_dk64_causal__neon_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 3: mha_f32_h8_dk64_causal__neon_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 4: mha_f32_h8_dk64_causal__neon_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_causal__neon_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[1];
-			for (; j + 6 <= kn[2]; j += 6)
-				mha_f32_h8_dk64_causal__neon_qk6_2(qt + r0, kb + j * 512, st + j * 16, mxb);
+			for (; j + 5 <= kn[2]; j += 5)
+				mha_f32_h8_dk64_causal__neon_qk5_2(qt + r0, kb + j * 512, st + j * 16, mxb);
 			switch (kn[2] - j) {
 			case 1: mha_f32_h8_dk64_causal__neon_qk1_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 2: mha_f32_h8_dk64_causal__neon_qk2_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 3: mha_f32_h8_dk64_causal__neon_qk3_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 4: mha_f32_h8_dk64_causal__neon_qk4_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_causal__neon_qk5_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[2];
-			for (; j + 6 <= kn[3]; j += 6)
-				mha_f32_h8_dk64_causal__neon_qk6_3(qt + r0, kb + j * 512, st + j * 16, mxb);
+			for (; j + 5 <= kn[3]; j += 5)
+				mha_f32_h8_dk64_causal__neon_qk5_3(qt + r0, kb + j * 512, st + j * 16, mxb);
 			switch (kn[3] - j) {
 			case 1: mha_f32_h8_dk64_causal__neon_qk1_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 2: mha_f32_h8_dk64_causal__neon_qk2_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 3: mha_f32_h8_dk64_causal__neon_qk3_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			case 4: mha_f32_h8_dk64_causal__neon_qk4_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_causal__neon_qk5_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,
@@ -2624,8 +2142,8 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
-				for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 480)
-					mha_f32_h8_dk64_causal__neon_pv6(st, vb0, ob, alpha, kn);
+				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 400)
+					mha_f32_h8_dk64_causal__neon_pv5(st, vb0, ob, alpha, kn);
 				mha_f32_h8_dk64_causal__neon_pv4(st, vb0, ob, alpha, kn);
 			}
 		}

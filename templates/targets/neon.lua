@@ -5,8 +5,14 @@ local T = {
 	vec = "float32x4_t",
 	includes = {"<arm_neon.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
-	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6, kv_split = 4},
+	-- accumulators) fit the register file.  Read from the compilers'
+	-- assembly (no AArch64 machine to time them on): 16 x 6 holds 24
+	-- accumulators, 4 query vectors and the keys' floats, and gcc 12
+	-- loads all 6 floats first and spills 3 accumulators to the stack in
+	-- both loops (clang 14 does not); 16 x 5 spills with neither, 20 FMLA
+	-- in 31-32 instructions (16 x 6 with clang: 24 in 35-37).  The
+	-- blocks are still guesses.
+	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 5, nv = 5, kv_split = 4},
 	-- where its kernels build and run: AArch64 compilers (the C condition
 	-- guard) and CPUs (Advanced SIMD is mandatory there), no extra flags
 	arch = "aarch64",
