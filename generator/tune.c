@@ -322,20 +322,11 @@ static void summary(const struct tuning *t)
 	fflush(stdout);
 }
 
-/* Tune one finished spec within deadline.  0, 1 when interrupted, -1 on
- * an error. */
-static int tune_spec(struct session *ss, const struct mha_spec *spec,
-                     double deadline, char *err)
+/* Whether the tuner refuses spec (the harness cannot run its kernels):
+ * 0, or -1 with err.  Checked for every spec before the database is
+ * opened, so a refused command leaves no file behind. */
+static int refused(const struct mha_spec *spec, char *err)
 {
-	struct tuning t;
-	struct mhagen_target tt[MHAGEN_TARGETS_MAX];
-	const struct mhagen_target *tg;
-	char cflags[256];
-	const char *cc = ss->o->cc ? ss->o->cc : getenv("CC");
-	int have_default, rc = -1;
-	size_t nt;
-
-	err[0] = '\0';
 	/* the harness (runtime/harness) passes the 9 arguments and checks
 	 * against a reference without score modifiers */
 	if (spec->softcap > 0.0 || spec->alibi || spec->max_bias > 0.0 ||
@@ -356,6 +347,25 @@ static int tune_spec(struct session *ss, const struct mha_spec *spec,
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",
 		                   spec->target);
+	return 0;
+}
+
+/* Tune one finished spec within deadline.  0, 1 when interrupted, -1 on
+ * an error. */
+static int tune_spec(struct session *ss, const struct mha_spec *spec,
+                     double deadline, char *err)
+{
+	struct tuning t;
+	struct mhagen_target tt[MHAGEN_TARGETS_MAX];
+	const struct mhagen_target *tg;
+	char cflags[256];
+	const char *cc = ss->o->cc ? ss->o->cc : getenv("CC");
+	int have_default, rc = -1;
+	size_t nt;
+
+	err[0] = '\0';
+	if (refused(spec, err))
+		return -1;
 	memset(&t, 0, sizeof t);
 	t.ss = ss;
 	t.t0 = mha_now();
@@ -477,11 +487,12 @@ int mhagen_tune_main(int argc, char **argv)
 			npoints *= sw.nvals[k];
 		/* every point must make a valid spec before anything runs */
 		for (int p = 0; p < npoints; ++p)
-			if (mha_sweep_spec(&o, &sw, p, &spec, err))
+			if (mha_sweep_spec(&o, &sw, p, &spec, err) || refused(&spec, err))
 				goto fail;
 	} else if (tuning) {
 		struct mhagen_cli cli;
-		if (mhagen_parse_args(&cli, o.spec_argc, (char **)o.spec_argv, err))
+		if (mhagen_parse_args(&cli, o.spec_argc, (char **)o.spec_argv, err) ||
+		    refused(&cli.spec, err))
 			goto fail;
 		spec = cli.spec;
 	}

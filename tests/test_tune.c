@@ -465,7 +465,8 @@ Test(tune, sweep_and_report)
 	free(text);
 }
 
-/* Every error: one "mhagen: " line, status 2. */
+/* Every error: one "mhagen: " line, status 2; a spec the tuner refuses
+ * leaves no database file behind. */
 Test(tune, errors)
 {
 	static const struct { const char *args[16]; const char *want; } cases[] = {
@@ -484,6 +485,8 @@ Test(tune, errors)
 		 "boolean and key masks and --mask-dims cannot be tuned yet"},
 		{{"tune", "--h", "2", "--dk", "8", "--varlen", "padded", "--db", "DB",
 		  NULL}, "--varlen kernels cannot be tuned yet"},
+		{{"tune", "--sweep", "h=1,2", "--dk", "8", "--mask", "bool", "--db",
+		  "DB", NULL}, "boolean and key masks and --mask-dims cannot be tuned yet"},
 		{{"tune", "--h", "2", "--dk", "8", "--mask", "softcap", "--db", "DB", NULL},
 		 "--mask: unknown mask 'softcap'"},
 		{{"tune", "--h", "2", "--dk", "8", "--softcap", "30", "--db", "DB", NULL},
@@ -505,9 +508,12 @@ Test(tune, errors)
 		for (; cases[i].args[k]; ++k)
 			args[k] = strcmp(cases[i].args[k], "DB") ? cases[i].args[k] : db;
 		args[k] = NULL;
+		unlink(db);
 		r = run(args);
 		cr_assert_eq(r.status, 2, "case %zu: status %d, stderr %s", i,
 		             r.status, r.err);
+		if (strstr(cases[i].want, "cannot be tuned yet"))
+			cr_assert(access(db, F_OK) != 0, "case %zu: %s was created", i, db);
 		cr_assert(strncmp(r.err, "mhagen: ", 8) == 0 &&
 		          strchr(r.err, '\n') == r.err + r.nerr - 1,
 		          "case %zu: stderr %s", i, r.err);
