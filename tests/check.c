@@ -118,21 +118,24 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 	}
 	/* dynamic: walk the length pairs with a stride that differs per
 	 * kernel, so the set of kernels covers the whole matrix; include
-	 * seq_q != seq_kv, both orders, and seq_kv = 0 */
+	 * seq_q != seq_kv, both orders, and seq_kv = 0 (a fixed seq_kv, given
+	 * without seq_q, stays fixed) */
 	for (size_t t = 0; t < 8 && n < max; ++t) {
 		size_t a = (index * 3 + t * 2) % NLEN;
 		size_t b = (index * 5 + t * 7 + 1) % NLEN;
 		cases[n++] = (struct check_case){
-			k->a.varlen ? 5 + t % 3 : 1 + t % 3, lengths[a], lengths[b],
+			k->a.varlen ? 5 + t % 3 : 1 + t % 3, lengths[a],
+			k->seq_kv ? k->seq_kv : lengths[b],
 			(k->a.mask & MHA_MASK_PADDING) || k->a.varlen ?
 			(enum check_pad)(t % 3) : PAD_FULL,
 			(enum check_data)(t % 2), index * 131 + t, 0};
 	}
 	if (n < max)
-		cases[n++] = (struct check_case){2, lengths[index % NLEN], 0,
+		cases[n++] = (struct check_case){2, lengths[index % NLEN], k->seq_kv,
 		                                 PAD_FULL, DATA_UNIFORM, index, 0};
 	if (n < max)
-		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 130, 130,
+		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 130,
+		                                 k->seq_kv ? k->seq_kv : 130,
 		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_HOT, index + 7, 0};
 	if (n > 0)

@@ -806,7 +806,8 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 {
 	const struct mha_attn a = k->a;
 	const size_t batch = 3, sq = k->seq_q ? k->seq_q : 37;
-	const size_t skv = k->seq_kv ? k->seq_kv : 37;
+	/* with --packed qkv the keys are the queries' positions */
+	const size_t skv = a.packed == MHA_PACKED_QKV ? sq : k->seq_kv ? k->seq_kv : 37;
 	/* sequence 1's lengths, the same in both calls */
 	const size_t mq = sq > 2 ? sq - 2 : sq, mkv = skv > 3 ? skv - 3 : skv;
 	const size_t nq = batch * sq * a.h * a.dk;
@@ -814,7 +815,15 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 	const size_t nv = batch * skv * a.kv_heads * a.dv;
 	const size_t no = batch * sq * a.h * a.dv, nl = batch * a.h * sq;
 	const size_t nw = batch * a.h * sq * skv, nb = batch * a.h * sq * skv;
-	float *q = check_alloc(nq), *kk = check_alloc(nk), *v = check_alloc(nv);
+	/* packed inputs: one buffer of packed rows, q, k and v into it */
+	const size_t np = a.packed == MHA_PACKED_QKV ?
+		batch * sq * mha_ref_pitch(&a, MHA_TENSOR_Q) :
+		a.packed == MHA_PACKED_KV ?
+		batch * skv * mha_ref_pitch(&a, MHA_TENSOR_K) : 0;
+	float *pk = np ? check_alloc(np) : NULL;
+	float *q = a.packed == MHA_PACKED_QKV ? pk : check_alloc(nq);
+	float *kk = pk ? pk + mha_ref_base(&a, MHA_TENSOR_K) : check_alloc(nk);
+	float *v = pk ? pk + mha_ref_base(&a, MHA_TENSOR_V) : check_alloc(nv);
 	float *out[2] = {check_alloc(no), check_alloc(no)};
 	float *lse[2] = {check_alloc(nl), check_alloc(nl)};
 	float *w[2] = {check_alloc(nw), check_alloc(nw)};
@@ -862,11 +871,13 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 		uint64_t other = 77 + (uint64_t)run, mine = 5;
 		/* everything random (differently per call), then sequence 1's
 		 * rows where this call has them */
-		for (size_t i = 0; i < nq; ++i)
+		for (size_t i = 0; i < np; ++i)
+			pk[i] = 2.0f * check_rng_unit(&other);
+		for (size_t i = 0; a.packed != MHA_PACKED_QKV && i < nq; ++i)
 			q[i] = 2.0f * check_rng_unit(&other);
-		for (size_t i = 0; i < nk; ++i)
+		for (size_t i = 0; !pk && i < nk; ++i)
 			kk[i] = 2.0f * check_rng_unit(&other);
-		for (size_t i = 0; i < nv; ++i)
+		for (size_t i = 0; !pk && i < nv; ++i)
 			v[i] = check_rng_unit(&other);
 		for (size_t i = 0; i < mq; ++i)
 			for (size_t h = 0; h < a.h; ++h) {
@@ -925,9 +936,14 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 		}
 	rc = 0;
 done:
-	check_free(q, nq);
-	check_free(kk, nk);
-	check_free(v, nv);
+	if (pk)
+		check_free(pk, np);
+	if (a.packed != MHA_PACKED_QKV)
+		check_free(q, nq);
+	if (!pk) {
+		check_free(kk, nk);
+		check_free(v, nv);
+	}
 	for (int run = 0; run < 2; ++run) {
 		check_free(out[run], no);
 		check_free(lse[run], nl);
