@@ -172,6 +172,9 @@ local function scratch_and_stack(S, P)
 	P.stack = (stack + STACK_FRAMES + 1023) // 1024 * 1024
 end
 
+-- rows: adjacent key/value heads per work item at most
+local KV_HEADS_MAX = 4
+
 -- Everything decided about a kernel before it is written.
 local function plan(S, T)
 	local D = T.defaults
@@ -267,6 +270,22 @@ local function plan(S, T)
 				P.gs = g
 				break
 			end
+		end
+		-- where f16 or bf16 key/value heads are interleaved in a row (not
+		-- bhsd), an item takes the query heads of P.kvs adjacent
+		-- key/value heads, so that the rows it reads of one position lie
+		-- together (a head's row of 256 bytes alone is a small part of
+		-- a page, which the hardware prefetchers do not follow)
+		P.kvs = 1
+		if P.gs == P.group and S.layout ~= "bhsd" and S.kv_dtype ~= "f32" then
+			for n = math.min(KV_HEADS_MAX, S.kv_heads), 1, -1 do
+				local g = n * P.group
+				if S.kv_heads % n == 0 and g * dp <= 8192 and P.split * g * dp <= 32768 then
+					P.kvs = n
+					break
+				end
+			end
+			P.gs = P.group * P.kvs
 		end
 	end
 	if P.algo == "tiled" then
