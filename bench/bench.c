@@ -112,6 +112,10 @@ struct job {
 	const struct shape *sh;
 	enum impl impl;
 	const float *q, *k, *v;
+	/* k and v as the kernel and the reference read them: k and v, or
+	 * their f16 or bf16 bits (--kv-dtype; k and v then hold the stored
+	 * values, for OpenBLAS) */
+	const void *kx, *vx;
 	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
 	const float *bias; /* NULL unless the mask has bias */
 	const uint8_t *bool_mask, *key_mask; /* NULL unless the mask has them */
@@ -129,7 +133,8 @@ static double run_once(const struct job *j)
 	const int32_t cq[2] = {0, (int32_t)sh->seq_q};
 	const int32_t ck[2] = {0, (int32_t)sh->seq_kv};
 	struct mha_args x = {
-		.q = j->q, .k = j->k, .v = j->v, .out = j->out,
+		.q = j->q, .k = j->impl == OPENBLAS ? j->k : j->kx,
+		.v = j->impl == OPENBLAS ? j->v : j->vx, .out = j->out,
 		.batch = 1, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
 		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
 		.kv_len = sh->attn.varlen == MHA_VARLEN_PADDED ? kl : NULL,
@@ -236,7 +241,7 @@ static void start_threads(void)
 #endif
 }
 
-/* "h8 dk64 s512 causal", "decode h32 dk128 q1 kv2048". */
+/* "h8 dk64 s512 causal", "decode h32 dk128 q1 kv2048 f16kv". */
 static void label(char *buf, size_t size, const struct shape *sh)
 {
 	const struct mha_attn *a = &sh->attn;
@@ -265,9 +270,24 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		n += snprintf(buf + n, size - (size_t)n, " varlen%s",
 		              a->varlen == MHA_VARLEN_PACKED ? "packed" : "");
 	if (a->mask_dims)
-		snprintf(buf + n, size - (size_t)n, " dims%s%s",
-		         a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
-		         a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
+		n += snprintf(buf + n, size - (size_t)n, " dims%s%s",
+		              a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
+		              a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
+	if (a->kv_dtype)
+		snprintf(buf + n, size - (size_t)n, " %skv",
+		         a->kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+}
+
+/* x (n floats) stored as dtype (f16 or bf16) into h, and x set to the
+ * stored values. */
+static void store16(int dtype, float *x, uint16_t *h, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		h[i] = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x[i])
+		                              : mha_bf16_from_float(x[i]);
+		x[i] = dtype == MHA_DTYPE_F16 ? mha_f16_to_float(h[i])
+		                              : mha_bf16_to_float(h[i]);
+	}
 }
 
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
@@ -416,7 +436,11 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	uint8_t *bm = a->mask & MHA_MASK_BOOL ? malloc(nb) : NULL;
 	uint8_t *km = a->mask & MHA_MASK_KEYS ? malloc(sh->seq_kv) : NULL;
 	struct mha_guarded out = {0};
-	struct job j = {sh, REFERENCE, q, k, v, ref, s, bias, bm, km};
+	/* --kv-dtype: k and v's bits, half as many bytes */
+	const size_t esize = a->kv_dtype ? 2 : sizeof(float);
+	uint16_t *k16 = a->kv_dtype ? malloc(nk * 2 + 64) : NULL;
+	uint16_t *v16 = a->kv_dtype ? malloc(nv * 2 + 64) : NULL;
+	struct job j = {sh, REFERENCE, q, k, v, k, v, ref, s, bias, bm, km};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
 
@@ -429,17 +453,24 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no) ||
 	    ((a->mask & MHA_MASK_BIAS) && !bias) ||
 	    ((a->mask & MHA_MASK_BOOL) && !bm) ||
-	    ((a->mask & MHA_MASK_KEYS) && !km)) {
+	    ((a->mask & MHA_MASK_KEYS) && !km) ||
+	    (a->kv_dtype && (!k16 || !v16))) {
 		fprintf(stderr, "bench: out of memory\n");
 		return -1;
 	}
 	label(r->label, sizeof r->label, sh);
 	r->flops = useful_flops(sh);
-	r->bytes = (double)(nk + nv) * sizeof(float);
+	r->bytes = (double)(nk + nv) * (double)esize;
 	r->build = find_build(sh->name);
 	fill(q, nq, &seed);
 	fill(k, nk, &seed);
 	fill(v, nv, &seed);
+	if (a->kv_dtype) {
+		store16(a->kv_dtype, k, k16, nk);
+		store16(a->kv_dtype, v, v16, nv);
+		j.kx = k16;
+		j.vx = v16;
+	}
 	if (bias)
 		fill(bias, nb, &seed);
 	/* the boolean and key masks hide about one key in eight: the same
@@ -467,7 +498,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 
 	if (sh->seq_q == 1) {
 		fprintf(stderr, " bandwidth");
-		r->bw = measure_bandwidth_of(nk + nv);
+		r->bw = measure_bandwidth_of((nk + nv) * esize / sizeof(float));
 	}
 	r->ref_runs = tref > REF_SLOW ? REF_FEW : MIN_RUNS;
 	fprintf(stderr, " reference-x%zu\n", r->ref_runs);
@@ -484,6 +515,8 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	mha_free(bias);
 	free(bm);
 	free(km);
+	free(k16);
+	free(v16);
 	mha_guarded_free(&out);
 	return 0;
 }

@@ -5,7 +5,8 @@
 BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
-BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17
+BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17 \
+                k18 k19 k20 k21
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -28,6 +29,12 @@ BENCH_k14 := --h 8 --dk 64 --seq 512 --mask causal --varlen padded
 BENCH_k15 := --h 8 --dk 64 --seq 512 --mask causal --varlen packed
 BENCH_k16 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --varlen padded
 BENCH_k17 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --varlen packed
+# keys and values stored as f16 or bf16 (--kv-dtype): decode reading half
+# the bytes, plain and grouped-query; causal prefill with a bf16 cache
+BENCH_k18 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype f16
+BENCH_k19 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype bf16
+BENCH_k20 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype f16
+BENCH_k21 := --h 8 --dk 64 --seq 512 --mask causal --kv-dtype bf16
 BENCH_PLAIN_k6 := k5
 BENCH_PLAIN_k7 := k4
 BENCH_PLAIN_k8 := k3
@@ -40,6 +47,10 @@ BENCH_PLAIN_k14 := k3
 BENCH_PLAIN_k15 := k3
 BENCH_PLAIN_k16 := k5
 BENCH_PLAIN_k17 := k5
+BENCH_PLAIN_k18 := k5
+BENCH_PLAIN_k19 := k5
+BENCH_PLAIN_k20 := k6
+BENCH_PLAIN_k21 := k3
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)

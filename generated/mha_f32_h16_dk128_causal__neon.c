@@ -28,7 +28,11 @@ typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
 struct mha_args {
-	const float *q, *k, *v;
+	const float *q;
+	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
+	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
+	 * --packed kv, k is the packed buffer of that type */
+	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys

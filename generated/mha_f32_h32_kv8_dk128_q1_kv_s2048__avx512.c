@@ -28,7 +28,11 @@ typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
 struct mha_args {
-	const float *q, *k, *v;
+	const float *q;
+	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
+	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
+	 * --packed kv, k is the packed buffer of that type */
+	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys
@@ -139,7 +143,8 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args
  * l[g] and the unnormalized weighted sum of values acc[g * 128...].
  * The heads share a key/value head: each block is read from memory once for
  * them, the others find it in cache.
- * k, v point at key/value 0; keys are 1024 floats apart, values 1024.
+ * k, v point at key/value 0 (floats); keys are
+ * 1024 elements apart, values 1024.
  */
 static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *restrict q, size_t qh, const float *restrict k,
         const float *restrict v, size_t n,

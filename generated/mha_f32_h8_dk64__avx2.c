@@ -9,8 +9,8 @@
  * Algorithm: tiled, 384 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
-#if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__))
-#error "mha_f32_h8_dk64__avx2: compile with -mavx2 -mfma (mhagen --emit cflags)"
+#if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
+#error "mha_f32_h8_dk64__avx2: compile with -mavx2 -mfma -mf16c (mhagen --emit cflags)"
 #endif
 #include <math.h>
 #include <stddef.h>
@@ -30,7 +30,11 @@ typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
 struct mha_args {
-	const float *q, *k, *v;
+	const float *q;
+	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
+	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
+	 * --packed kv, k is the packed buffer of that type */
+	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys

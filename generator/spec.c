@@ -17,7 +17,7 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_VARLEN, K_REAL,
+enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_VARLEN, K_DTYPE, K_REAL,
 	K_TARGET, K_NAME, K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
@@ -27,11 +27,13 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 #undef MHA_X
 };
 
-/* The --layout, --packed and --varlen words, by enum value (ORDER: enum
- * mha_layout, enum mha_packed, enum mha_varlen). */
+/* The --layout, --packed, --varlen and --kv-dtype words, by enum value
+ * (ORDER: enum mha_layout, enum mha_packed, enum mha_varlen, enum
+ * mha_dtype). */
 const char *const mha_layout_words[] = {"bshd", "bhsd", "sbhd", NULL};
 const char *const mha_packed_words[] = {"none", "qkv", "kv", NULL};
 const char *const mha_varlen_words[] = {"none", "padded", "packed", NULL};
+const char *const mha_dtype_words[] = {"f32", "f16", "bf16", NULL};
 
 /* Every spec key but the knobs (generator/knobs.c); flags are "--" + key,
  * spec files use the key itself. */
@@ -58,6 +60,7 @@ static const struct key {
 	{"layout", K_LAYOUT, 0, 0, 0},
 	{"packed", K_PACKED, 0, 0, 0},
 	{"varlen", K_VARLEN, 0, 0, 0},
+	{"kv-dtype", K_DTYPE, 0, 0, 0},
 	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
 	{"target", K_TARGET, 0, 0, 0},
 	{"name", K_NAME, 0, 0, 0},
@@ -238,6 +241,11 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 		return parse_word(key, val, mha_packed_words, &s->packed, err);
 	case K_VARLEN:
 		return parse_word(key, val, mha_varlen_words, &s->varlen, err);
+	case K_DTYPE:
+		if (parse_word(key, val, mha_dtype_words, &s->kv_dtype, err))
+			return mhagen_fail(err, "--kv-dtype: unknown value '%s' (f32, "
+			                   "f16 or bf16)", val);
+		return 0;
 	case K_TARGET: {
 		/* a name of a target table, or a comma list of them, checked
 		 * when they are loaded */
@@ -371,7 +379,11 @@ static unsigned float_bits(double x)
 void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 {
 	buf[0] = '\0';
-	mha_append(buf, n, "mha_f32_h%ld", s->h);
+	mha_append(buf, n, "mha_f32_");
+	/* the storage of k and v, when not the tensors' f32: f16kv, bf16kv */
+	if (s->kv_dtype)
+		mha_append(buf, n, "%skv_", mha_dtype_words[s->kv_dtype]);
+	mha_append(buf, n, "h%ld", s->h);
 	if (s->kv_heads != s->h)
 		mha_append(buf, n, "_kv%ld", s->kv_heads);
 	mha_append(buf, n, "_dk%ld", s->dk);
@@ -485,6 +497,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --packed %s", mha_packed_words[s->packed]);
 	if (s->varlen)
 		mha_append(buf, n, " --varlen %s", mha_varlen_words[s->varlen]);
+	if (s->kv_dtype)
+		mha_append(buf, n, " --kv-dtype %s", mha_dtype_words[s->kv_dtype]);
 	if (s->scale > 0.0)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
 	if (s->softcap > 0.0)
@@ -656,6 +670,10 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return -1;
 	if (varlen(s, err))
 		return -1;
+	if (s->kv_dtype && s->packed == MHA_PACKED_QKV)
+		return mhagen_fail(err, "--kv-dtype %s: not with --packed qkv (q "
+		                   "stays f32, in the same rows as k and v); use "
+		                   "--packed kv", mha_dtype_words[s->kv_dtype]);
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
 		                   "takes them from the caller; give one of them");

@@ -26,6 +26,7 @@ struct mha_spec {
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	int packed;              /* enum mha_packed: inputs in one buffer */
 	int varlen;              /* enum mha_varlen: per-sequence lengths */
+	int kv_dtype;            /* enum mha_dtype: how k and v are stored */
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[64];         /* a target table's name (native resolved), or
 	                          * a comma list of them (run-time dispatch) */
@@ -92,11 +93,12 @@ int mha_spec_is_switch(const char *key);
 /* The --mask word of each mask bit (runtime/mha_abi.h, MHA_MASK_LIST). */
 extern const char *const mha_mask_words[];
 
-/* The --layout, --packed and --varlen words by enum value,
+/* The --layout, --packed, --varlen and --kv-dtype words by enum value,
  * NULL-terminated. */
 extern const char *const mha_layout_words[];
 extern const char *const mha_packed_words[];
 extern const char *const mha_varlen_words[];
+extern const char *const mha_dtype_words[];
 
 /* Append printf-style text to the NUL-terminated buf of size n, cutting it
  * short when it does not fit. */

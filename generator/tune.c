@@ -343,6 +343,11 @@ static int refused(const struct mha_spec *spec, char *err)
 		return mhagen_fail(err, "tune: --varlen kernels cannot be tuned "
 		                   "yet (the harness passes the 9 arguments); tune "
 		                   "the spec without --varlen and use its knobs");
+	if (spec->kv_dtype)
+		return mhagen_fail(err, "tune: --kv-dtype kernels cannot be tuned "
+		                   "yet (the harness passes float keys and values "
+		                   "through the 9 arguments); tune the spec without "
+		                   "--kv-dtype and use its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",

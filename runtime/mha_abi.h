@@ -87,6 +87,13 @@ enum mha_packed { MHA_PACKED_NONE = 0, MHA_PACKED_QKV = 1,
 enum mha_varlen { MHA_VARLEN_NONE = 0, MHA_VARLEN_PADDED = 1,
 	MHA_VARLEN_PACKED = 2 };
 
+/* How K and V are stored (--kv-dtype; struct mha_attn's kv_dtype): f32
+ * floats, or 16-bit elements passed as uint16_t bits: f16 (IEEE 754
+ * binary16: 1 sign, 5 exponent, 10 fraction bits) or bf16 (bfloat16: the
+ * high half of a float's bits).  The kernel converts each element exactly
+ * to float (every f16 and bf16 value is a float) and computes in float. */
+enum mha_dtype { MHA_DTYPE_F32 = 0, MHA_DTYPE_F16 = 1, MHA_DTYPE_BF16 = 2 };
+
 /* The attention problem a kernel solves, independent of how it is computed:
  * the generation-time facts a caller needs to size and check its buffers. */
 struct mha_attn {
@@ -112,9 +119,12 @@ struct mha_attn {
 	size_t window_left, window_right;
 	unsigned mask_dims; /* MHA_DIMS_* bits of the bias and boolean mask */
 	int varlen;         /* enum mha_varlen */
+	int kv_dtype;       /* enum mha_dtype: how k and v are stored */
 };
 
-/* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head.
+/* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head, k and v
+ * floats (a kernel with --kv-dtype f16 or bf16 has no 9-argument form: it
+ * takes struct mha_args, whose k and v point at its uint16_t elements).
  * kv_len is read only by kernels with MHA_MASK_PADDING, bias only with
  * MHA_MASK_BIAS (NULL otherwise; its shape per mask_dims); seq_q and seq_kv are ignored when the spec
  * fixed them.  A function type: `mha_kernel_fn NAME;` declares a kernel. */
@@ -148,7 +158,11 @@ typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
 struct mha_args {
-	const float *q, *k, *v;
+	const float *q;
+	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
+	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
+	 * --packed kv, k is the packed buffer of that type */
+	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys

@@ -3,6 +3,9 @@
 
 #include <stdio.h>
 #include <string.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 /* Every feature a target table (templates/targets/NAME.lua, cpu = {...})
  * may name; a new one is added here.  __builtin_cpu_supports takes only a
@@ -16,6 +19,12 @@ static int has(const char *f, size_t n)
 		return __builtin_cpu_supports("avx2");
 	if (IS("fma"))
 		return __builtin_cpu_supports("fma");
+	if (IS("f16c")) {
+		/* CPUID leaf 1, ECX bit 29 (clang 14's __builtin_cpu_supports
+		 * does not know "f16c") */
+		unsigned a, b, c, d;
+		return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+	}
 	if (IS("avx512f"))
 		return __builtin_cpu_supports("avx512f");
 	if (IS("avx512bw"))

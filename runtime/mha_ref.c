@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Tensor t's head dim and heads. */
 static size_t dim_of(const struct mha_attn *a, enum mha_tensor t)
@@ -168,12 +169,11 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	double mx = -INFINITY, sum = 0.0;
 
 	for (size_t j = lo; j < end; ++j) {
-		const float *kr = x->k + mha_ref_offset(a, MHA_TENSOR_K, sq->batch,
-		                                        sq->tk, sq->bb, sq->k0 + j,
-		                                        hk);
+		const size_t kr = mha_ref_offset(a, MHA_TENSOR_K, sq->batch, sq->tk,
+		                                 sq->bb, sq->k0 + j, hk);
 		double acc = 0.0;
 		for (size_t d = 0; d < a->dk; ++d)
-			acc += (double)qr[d] * (double)kr[d];
+			acc += (double)qr[d] * mha_ref_kv(a, x->k, kr + d);
 		acc *= a->scale;
 		if (a->softcap > 0.0)
 			acc = a->softcap * tanh(acc / a->softcap);
@@ -214,13 +214,96 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 	for (size_t d = 0; d < a->dv; ++d) {
 		double acc = 0.0;
 		for (size_t j = lo; j < end; ++j) {
-			const float *vr = x->v + mha_ref_offset(a, MHA_TENSOR_V,
-			                                        sq->batch, sq->tk,
-			                                        sq->bb, sq->k0 + j,
-			                                        hk);
-			acc += s[j] * (double)vr[d];
+			const size_t vr = mha_ref_offset(a, MHA_TENSOR_V, sq->batch,
+			                                 sq->tk, sq->bb, sq->k0 + j,
+			                                 hk);
+			acc += s[j] * mha_ref_kv(a, x->v, vr + d);
 		}
 		o[d] = (float)(acc / sum);
+	}
+}
+
+float mha_f16_to_float(uint16_t h)
+{
+	const uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+	const uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+	uint32_t u;
+	float f;
+
+	if (e == 0x1f) /* inf, NaN (its payload in the high fraction bits) */
+		u = sign | 0x7f800000u | m << 13;
+	else if (e) /* normal: rebias the exponent, 15 -> 127 */
+		u = sign | (e + 112) << 23 | m << 13;
+	else { /* zero and subnormals: m * 2^-24, exact in float */
+		f = (float)m * 0x1p-24f;
+		memcpy(&u, &f, sizeof u);
+		u |= sign;
+	}
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+uint16_t mha_f16_from_float(float f)
+{
+	uint32_t u, a, sign;
+
+	memcpy(&u, &f, sizeof u);
+	sign = (u >> 16) & 0x8000u;
+	a = u & 0x7fffffffu;
+	if (a > 0x7f800000u) /* NaN: quiet, the payload's high bits kept */
+		return (uint16_t)(sign | 0x7e00u | (a >> 13 & 0x3ffu));
+	if (a >= 0x477ff000u) /* 65520 and up (and inf) round to inf */
+		return (uint16_t)(sign | 0x7c00u);
+	if (a < 0x38800000u) {
+		/* below 2^-14: a subnormal m * 2^-24 (or 0), rounded to nearest
+		 * even */
+		const uint32_t e = a >> 23, mant = (a & 0x7fffffu) | 0x800000u;
+		const uint32_t shift = 126 - e; /* mant * 2^-shift units */
+		uint32_t q, rem, half;
+		if (shift >= 32)
+			return (uint16_t)sign;
+		q = mant >> shift;
+		rem = mant & ((1u << shift) - 1);
+		half = 1u << (shift - 1);
+		q += rem > half || (rem == half && (q & 1));
+		return (uint16_t)(sign | q);
+	}
+	/* normal: rebias, round the 13 dropped bits to nearest even (a carry
+	 * into the exponent is right, up to 65504's successor inf) */
+	a -= 0x38000000u;
+	a += 0xfffu + (a >> 13 & 1u);
+	return (uint16_t)(sign | a >> 13);
+}
+
+float mha_bf16_to_float(uint16_t h)
+{
+	const uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+uint16_t mha_bf16_from_float(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN: quiet, high payload kept */
+		return (uint16_t)(u >> 16 | 0x40u);
+	u += 0x7fffu + (u >> 16 & 1u); /* to nearest even; past FLT_MAX: inf */
+	return (uint16_t)(u >> 16);
+}
+
+double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i)
+{
+	switch (a->kv_dtype) {
+	case MHA_DTYPE_F16:
+		return mha_f16_to_float(((const uint16_t *)p)[i]);
+	case MHA_DTYPE_BF16:
+		return mha_bf16_to_float(((const uint16_t *)p)[i]);
+	default:
+		return ((const float *)p)[i];
 	}
 }
 
@@ -244,7 +327,10 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
 		xp.k = xp.q + mha_ref_base(a, MHA_TENSOR_K);
 		xp.v = xp.q + mha_ref_base(a, MHA_TENSOR_V);
 	} else if (a->packed == MHA_PACKED_KV)
-		xp.v = xp.k + mha_ref_base(a, MHA_TENSOR_V);
+		xp.v = a->kv_dtype ? (const void *)((const uint16_t *)xp.k +
+		                                    mha_ref_base(a, MHA_TENSOR_V))
+		                   : (const void *)((const float *)xp.k +
+		                                    mha_ref_base(a, MHA_TENSOR_V));
 	seq_q = x->seq_q;
 	seq_kv = x->seq_kv;
 	s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);

@@ -64,5 +64,20 @@ size_t mha_ref_offset(const struct mha_attn *a, enum mha_tensor t,
                       size_t batch, size_t seq, size_t b, size_t s,
                       size_t head);
 
+/* Element i of k or v stored as a->kv_dtype (floats, or f16 or bf16 bits),
+ * exactly. */
+double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i);
+
+/* The conversions of --kv-dtype.  To float: exact (every f16 and bf16 value
+ * is a float; f16 subnormals become normal floats, a NaN stays a NaN with
+ * its payload in the high fraction bits).  From float: rounded to nearest,
+ * ties to even; f16: magnitudes from 65520 on become inf (65504 is the
+ * largest finite), below 2^-14 subnormals (2^-25 and below zero); bf16:
+ * magnitudes past FLT_MAX's rounding become inf.  A NaN stays a quiet NaN
+ * (the payload's high bits kept), with its sign. */
+float mha_f16_to_float(uint16_t h);
+uint16_t mha_f16_from_float(float f);
+float mha_bf16_to_float(uint16_t h);
+uint16_t mha_bf16_from_float(float f);
 
 #endif

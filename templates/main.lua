@@ -136,7 +136,12 @@ local function scratch_and_stack(S, P)
 		put("qt", 4 * S.dk * P.bqs)
 		put("ot", 4 * S.dv * P.bqs)
 		put("st", 4 * P.bk * P.mq)
-		if P.vstride ~= S.dv then
+		-- f16 or bf16 keys and values (--kv-dtype): each block converted
+		-- once, to floats, for every query tile of the work item
+		if S.kv_dtype ~= "f32" then
+			put("kc", 4 * P.bk * S.dk)
+		end
+		if P.vstride ~= S.dv or S.kv_dtype ~= "f32" then
 			put("vp", 4 * P.bk * S.dv)
 		end
 		put("m", 4 * P.bqp)
@@ -166,6 +171,9 @@ local function scratch_and_stack(S, P)
 	end
 	P.stack = (stack + STACK_FRAMES + 1023) // 1024 * 1024
 end
+
+-- rows: adjacent key/value heads per work item at most
+local KV_HEADS_MAX = 4
 
 -- Everything decided about a kernel before it is written.
 local function plan(S, T)
@@ -263,6 +271,22 @@ local function plan(S, T)
 				break
 			end
 		end
+		-- where f16 or bf16 key/value heads are interleaved in a row (not
+		-- bhsd), an item takes the query heads of P.kvs adjacent
+		-- key/value heads, so that the rows it reads of one position lie
+		-- together (a head's row of 256 bytes alone is a small part of
+		-- a page, which the hardware prefetchers do not follow)
+		P.kvs = 1
+		if P.gs == P.group and S.layout ~= "bhsd" and S.kv_dtype ~= "f32" then
+			for n = math.min(KV_HEADS_MAX, S.kv_heads), 1, -1 do
+				local g = n * P.group
+				if S.kv_heads % n == 0 and g * dp <= 8192 and P.split * g * dp <= 32768 then
+					P.kvs = n
+					break
+				end
+			end
+			P.gs = P.group * P.kvs
+		end
 	end
 	if P.algo == "tiled" then
 		if S.seq_q > 0 and (P.bq > S.seq_q or
@@ -308,8 +332,10 @@ local function plan(S, T)
 		-- layout strides values, row state; at most 4 MiB per worker,
 		-- shrinking the default key block for large dv
 		local function stack_floats(bk)
-			local vp = P.vstride ~= S.dv and bk * S.dv or 0
-			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + 2 * P.mq
+			local conv = S.kv_dtype ~= "f32"
+			local vp = (P.vstride ~= S.dv or conv) and bk * S.dv or 0
+			local kp = conv and bk * S.dk or 0
+			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq
 		end
 		if S.block_kv == 0 then
 			while P.bk > P.W and P.bk > 8 and stack_floats(P.bk) > 1048576 do
@@ -494,7 +520,11 @@ local function inputs(S)
 	local list = {}
 	for _, a in ipairs(ARGS_FLAT) do
 		local ty, name = a:match("^(.-)([%w_]+)$")
-		list[#list + 1] = {name, (ty:gsub(" $", ""))}
+		ty = ty:gsub(" $", "")
+		if (name == "k" or name == "v") and S.kv_dtype ~= "f32" then
+			ty = "const uint16_t *" -- f16 or bf16 bits (--kv-dtype)
+		end
+		list[#list + 1] = {name, ty}
 	end
 	if S.alibi == "slopes" then
 		list[#list + 1] = {"alibi_slopes", "const float *"}
@@ -518,6 +548,13 @@ local function inputs(S)
 		list[#list + 1] = {"cu_seqlens_k", "const int32_t *"}
 	end
 	return list
+end
+
+-- Whether a kernel of spec S exports the 9-argument NAME (and with
+-- --weights NAME_weights): when it reads no input beyond those arguments,
+-- whose k and v are floats (not with --kv-dtype f16 or bf16).
+local function plain_form(S)
+	return #inputs(S) == #ARGS_FLAT and S.kv_dtype == "f32"
 end
 
 -- ALiBi's slopes by ggml's rule from max_bias, for h heads: with n the
@@ -724,9 +761,12 @@ local function registry_line(S, T, stack)
 	if S.varlen ~= "none" then
 		attn[#attn + 1] = ".varlen = " .. (S.varlen == "padded" and 1 or 2)
 	end
+	if S.kv_dtype ~= "f32" then
+		attn[#attn + 1] = ".kv_dtype = " .. (S.kv_dtype == "f16" and 1 or 2)
+	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
-		#inputs(S) == #ARGS_FLAT and 1 or 0, S.weights and 1 or 0,
+		plain_form(S) and 1 or 0, S.weights and 1 or 0,
 		S.lse and 1 or 0, stack,
 		table.concat(attn, ", "))
 	if T.guard == "" then
@@ -750,7 +790,12 @@ local function base_vars(spec)
 	                  (spec.mask_h and ("[" .. spec.h .. "]") or "") .. "[seq_q][seq_kv]"
 	-- the 9-argument NAME (and NAME_weights) exist when the spec reads
 	-- nothing else
-	vars.plain = #vars.inputs == #ARGS_FLAT
+	vars.plain = plain_form(spec)
+	-- how k and v are stored (--kv-dtype): the C type of their elements,
+	-- and its name for comments
+	vars.KT = spec.kv_dtype == "f32" and "float" or "uint16_t"
+	vars.kv_desc = spec.kv_dtype == "f32" and "floats" or
+	               (spec.kv_dtype .. " elements (uint16_t bits)")
 	-- "const T name = a->name;" for every input the kernel reads; with
 	-- --packed, k and v (qkv) or v (kv) point into the packed buffer, and
 	-- with qkv seq_kv is seq_q
@@ -760,7 +805,7 @@ local function base_vars(spec)
 		from.v = "a->q + " .. select(4, geometry(spec, "v"))
 		from.seq_kv = "a->seq_q"
 	elseif spec.packed == "kv" then
-		from.v = "a->k + " .. select(4, geometry(spec, "v"))
+		from.v = "(const " .. vars.KT .. " *)a->k + " .. select(4, geometry(spec, "v"))
 	end
 	vars.unpack = function(indent)
 		local out = {}
@@ -862,6 +907,21 @@ local function kernel_vars(spec, T)
 	-- the distance between two heads' rows in lse
 	vars.lse_heads = spec.varlen == "packed" and "(size_t)cu_seqlens_q[batch]" or vars.P.sq
 	vars.mods = modifiers(spec, T, spec.name)
+	-- a vector of W keys' or values' elements from p (a pointer to their
+	-- storage type, any alignment), as floats: loadu, or the target's
+	-- conversion from f16 or bf16 (--kv-dtype); kv_load_part the first n
+	vars.kv_load = function(p)
+		if spec.kv_dtype == "f32" then
+			return T.loadu(p)
+		end
+		return T["load_" .. spec.kv_dtype](p)
+	end
+	vars.kv_load_part = function(p, n)
+		if spec.kv_dtype == "f32" then
+			return T.load_part(p, n)
+		end
+		return T["load_part_" .. spec.kv_dtype](p, n)
+	end
 	return vars
 end
 

@@ -4,7 +4,8 @@
 -- against this list, so a new target learns here what it must spell.
 --
 -- Operations return C text; a, b, c, v, x, lim are C expressions of the
--- target's vector type, p a C pointer expression to floats, n a lane count
+-- target's vector type, p a C pointer expression to floats (to uint16_t for
+-- the f16 and bf16 loads of --kv-dtype), n a lane count
 -- (a Lua integer below the width), k a shift count and s a stride (Lua
 -- integers).
 return {
@@ -48,6 +49,10 @@ return {
 		{"shl", true, "shl(a, k)", "integer lanes of a shifted left by k"},
 		{"mul_ge", true, "mul_ge(a, b, x, lim)", "a * b where x >= lim, else 0"},
 		{"transpose", false, "transpose(names)", "a statement (lines after the first indented by a tab more, ending at the indentation of the first): transposes in place the width vectors held in the C variables names[1..width] (lane j of names[i] to lane i of names[j]); without it templates move lanes one at a time"},
+		{"load_f16", true, "load_f16(p)", "the vector of the W f16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
+		{"load_part_f16", true, "load_part_f16(p, n)", "the first n f16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
+		{"load_bf16", true, "load_bf16(p)", "the vector of the W bf16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
+		{"load_part_bf16", true, "load_part_bf16(p, n)", "the first n bf16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
 		{"gather", false, "gather(p, s)", "p[0], p[s], ..., p[(width-1) s]; without it templates move lanes one at a time"},
 	},
 }

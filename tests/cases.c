@@ -210,6 +210,12 @@ const struct bad bad_cases[] = {
 	{{{"--spec", FIX "kv_heads.spec"}}, "--kv-heads: 5 does not divide --h 12"},
 	{{{"--spec", FIX "good.spec", "--kv-heads", "3"}},
 	 "--kv-heads: 3 does not divide --h 8"},
+	{{{HD, "--kv-dtype", "f8"}},
+	 "--kv-dtype: unknown value 'f8' (f32, f16 or bf16)"},
+	{{{"--h", "2", "--dk", "8", "--seq", "9", "--packed", "qkv",
+	   "--kv-dtype", "f16"}},
+	 "--kv-dtype f16: not with --packed qkv (q stays f32, in the same "
+	 "rows as k and v); use --packed kv"},
 	/* --target native reads the target tables of the template dir */
 	{{{HD, "--template-dir", "tests/fixtures/no-such-dir"}},
 	 "cannot read template 'tests/fixtures/no-such-dir/main.lua'"},

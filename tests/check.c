@@ -80,6 +80,47 @@ static void bytes_free(struct bytes *m)
 		check_free(m->base, (m->n + 3) / 4);
 }
 
+/* n 16-bit elements (f16 or bf16 keys and values, --kv-dtype) ending where
+ * a buffer of check_alloc ends, so that a read past them faults. */
+struct half {
+	uint16_t *p;
+	float *base;
+	size_t n;
+};
+
+static int half_init(struct half *h, size_t n)
+{
+	const size_t nf = (n + 1) / 2;
+
+	h->base = check_alloc(nf);
+	if (!h->base)
+		return -1;
+	h->p = (uint16_t *)h->base + 2 * nf - n;
+	h->n = n;
+	return 0;
+}
+
+static void half_free(struct half *h)
+{
+	if (h->base)
+		check_free(h->base, (h->n + 1) / 2);
+}
+
+/* x (n floats) stored as dtype into h[0..n-1], and x set to the stored
+ * values, so that x holds what the kernel reads. */
+static void half_store(int dtype, float *x, uint16_t *h, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		if (dtype == MHA_DTYPE_F16) {
+			h[i] = mha_f16_from_float(x[i]);
+			x[i] = mha_f16_to_float(h[i]);
+		} else {
+			h[i] = mha_bf16_from_float(x[i]);
+			x[i] = mha_bf16_to_float(h[i]);
+		}
+	}
+}
+
 uint64_t check_rng_next(uint64_t *s)
 {
 	/* splitmix64 */
@@ -511,6 +552,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	struct bytes bmask = {NULL, NULL, 0}, kmask = {NULL, NULL, 0};
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
 	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
+	struct half kh = {NULL, NULL, 0}, vh = {NULL, NULL, 0};
 	size_t nl = tb * k->a.h * tq;
 	float *lref = k->merge && !mha_guarded_init(&lg, nl) ? lg.data : NULL;
 	size_t nw = c->batch * k->a.h * c->seq_q * c->seq_kv;
@@ -603,12 +645,39 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		sinks[h] = h % 3 == 0 ? 2.0f * (float)u : h % 3 == 1 ? 30.0f : -INFINITY;
 		smax = fmax(smax, fabs(mha_ref_slope(&a, &(struct mha_args){.alibi_slopes = slopes}, h)));
 	}
+	/* --kv-dtype: k and v stored as f16 or bf16 (one element in 16 a
+	 * tiny value, an f16 subnormal), both the reference and the kernel
+	 * reading those bits; kk and v keep the stored values as floats */
+	if (a.kv_dtype) {
+		float *src = pk ? pk : kk;
+		size_t n = pk ? np : nk;
+		for (int t = 0; t < (pk ? 1 : 2); ++t) {
+			struct half *h = t ? &vh : &kh;
+			if (t) {
+				src = v;
+				n = nv;
+			}
+			if (half_init(h, n)) {
+				snprintf(msg, msglen, "out of memory");
+				goto done;
+			}
+			for (size_t i = 0; i < n; ++i)
+				if ((check_rng_next(&seed) & 15) == 0)
+					src[i] = ldexpf(check_rng_unit(&seed), -16);
+			half_store(a.kv_dtype, src, h->p, n);
+		}
+	}
 	vmax = tensor_max(&a, MHA_TENSOR_V, v, tb, tk);
 	qmax = tensor_max(&a, MHA_TENSOR_Q, q, tb, tq);
 	kmax = tensor_max(&a, MHA_TENSOR_K, kk, tb, tk);
 
 	x = (struct mha_args){
-		.q = q, .k = kk, .v = v, .out = ref,
+		.q = q,
+		.k = !a.kv_dtype ? (const void *)kk : (const void *)kh.p,
+		.v = !a.kv_dtype ? (const void *)v : pk ?
+		     (const void *)(kh.p + mha_ref_base(&a, MHA_TENSOR_V)) :
+		     (const void *)vh.p,
+		.out = ref,
 		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
 		.kv_len = kv_len, .bias = bias, .weights = wref,
 		.alibi_slopes = slopes, .sinks = sinks, .lse = lref,
@@ -702,6 +771,8 @@ done:
 		check_free(bias, nbias);
 	bytes_free(&bmask);
 	bytes_free(&kmask);
+	half_free(&kh);
+	half_free(&vh);
 	mha_guarded_free(&out);
 	mha_guarded_free(&wg);
 	mha_guarded_free(&wout);
@@ -710,6 +781,128 @@ done:
 	mha_guarded_free(&lg);
 	free(slopes);
 	free(sinks);
+	return rc;
+}
+
+/* Bit patterns of 16-bit keys and values that a conversion gets wrong
+ * first: as f16 subnormals (the smallest, the largest, negative), the
+ * smallest normal, 65504 (the largest finite) of both signs, +-inf, quiet
+ * and signalling NaNs, -0, 1 + 2^-10; as bf16 a subnormal, the smallest
+ * normal, the largest finite, +-inf, NaNs with payloads, 1 + 2^-7, 65536. */
+static const uint16_t specials[] = {
+	0x0001, 0x03ff, 0x8001, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00,
+	0x7e00, 0x7d01, 0x8000, 0x3c01, 0x3555, 0x0080, 0x807f, 0x7f7f,
+	0x7f80, 0xff80, 0x7fc0, 0x7f81, 0xffc1, 0x3f81, 0x4780, 0xc2f7,
+};
+#define NSPECIAL (sizeof specials / sizeof specials[0])
+
+/* A --kv-dtype kernel's conversion of values, exactly: with one key the
+ * softmax weight is 1, so every row that sees it returns the key's value
+ * row as floats.  Values cycle through specials[] (NaN and inf among them:
+ * the rows that see them get them); keys, queries random.  0, or -1 with a
+ * message.  Kernels whose spec fixes seq_kv other than 1 are not probed. */
+static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
+{
+	const struct mha_attn a = k->a;
+	const size_t sq = k->seq_q ? k->seq_q : 3, skv = 1;
+	const size_t pitch = a.packed ? mha_ref_pitch(&a, MHA_TENSOR_K)
+	                              : a.kv_heads * a.dk;
+	const size_t nq = sq * a.h * a.dk, no = sq * a.h * a.dv;
+	const size_t nk = skv * pitch, nv = skv * a.kv_heads * a.dv;
+	uint64_t seed = 99;
+	struct half kh = {NULL, NULL, 0}, vh = {NULL, NULL, 0};
+	float *q = check_alloc(nq), *out = check_alloc(no);
+	float *bias = check_alloc(sq * skv * a.h);
+	uint8_t *ones = malloc(sq * skv * a.h + 1);
+	float slopes[1024], sinks[1024];
+	int32_t kv_len[1] = {1}, cu_q[2] = {0, (int32_t)sq}, cu_k[2] = {0, 1};
+	uint16_t *vp;
+	int rc = -1;
+
+	if (!a.kv_dtype || (k->seq_kv && k->seq_kv != 1) ||
+	    a.packed == MHA_PACKED_QKV) {
+		rc = 0;
+		goto done;
+	}
+	if (!q || !out || !bias || !ones || half_init(&kh, nk) ||
+	    (!a.packed && half_init(&vh, nv))) {
+		snprintf(msg, msglen, "out of memory");
+		goto done;
+	}
+	for (size_t i = 0; i < nq; ++i)
+		q[i] = check_rng_unit(&seed);
+	for (size_t i = 0; i < sq * skv * a.h; ++i)
+		bias[i] = 0.0f;
+	memset(ones, 1, sq * skv * a.h + 1);
+	for (size_t h = 0; h < a.h && h < 1024; ++h) {
+		slopes[h] = 0.25f;
+		sinks[h] = -INFINITY;
+	}
+	for (size_t i = 0; i < nk; ++i) { /* keys: random, finite */
+		float x = check_rng_unit(&seed);
+		kh.p[i] = a.kv_dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x)
+		                                       : mha_bf16_from_float(x);
+	}
+	vp = a.packed ? kh.p + mha_ref_base(&a, MHA_TENSOR_V) : vh.p;
+	for (size_t h = 0; h < a.kv_heads; ++h)
+		for (size_t d = 0; d < a.dv; ++d)
+			vp[h * a.dv + d] = specials[(h * a.dv + d) % NSPECIAL];
+	for (size_t i = 0; i < no; ++i)
+		out[i] = 12345.0f;
+	{
+		const struct mha_args x = {
+			.q = q, .k = kh.p, .v = vp, .out = out, .batch = 1,
+			.seq_q = sq, .seq_kv = skv, .kv_len = kv_len, .bias = bias,
+			.alibi_slopes = slopes, .sinks = sinks,
+			.bool_mask = (a.mask & MHA_MASK_BOOL) ? ones : NULL,
+			.key_mask = (a.mask & MHA_MASK_KEYS) ? ones : NULL,
+			.cu_seqlens_q = cu_q, .cu_seqlens_k = cu_k,
+		};
+		if (a.h > 1024) {
+			rc = 0;
+			goto done;
+		}
+		k->args(&x);
+	}
+	for (size_t i = 0; i < sq; ++i) {
+		size_t lo;
+		if (mha_ref_visible(&a, i, sq, skv, &lo) < 1 || lo > 0)
+			continue; /* the row does not see the key */
+		for (size_t hh = 0; hh < a.h; ++hh) {
+			const size_t hk = hh / (a.h / a.kv_heads);
+			const size_t o = mha_ref_offset(&a, MHA_TENSOR_OUT, 1, sq, 0, i,
+			                                hh);
+			for (size_t d = 0; d < a.dv; ++d) {
+				const uint16_t bits = vp[hk * a.dv + d];
+				const float want = a.kv_dtype == MHA_DTYPE_F16 ?
+					mha_f16_to_float(bits) : mha_bf16_to_float(bits);
+				const float got = out[o + d];
+				int ok = isnan(want) ? isnan(got)
+				       : isinf(want) ? got == want
+				       : fabs((double)got - (double)want) <=
+				         0x1p-22 * fabs((double)want) + 0x1p-148;
+				if (!ok) {
+					snprintf(msg, msglen, "%s: one key: row %zu head %zu "
+					         "column %zu is %a, the value 0x%04x is %a "
+					         "as %s", k->name, i, hh, d, (double)got,
+					         bits, (double)want,
+					         a.kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+					goto done;
+				}
+			}
+		}
+	}
+	rc = 0;
+done:
+	if (q)
+		check_free(q, nq);
+	if (out)
+		check_free(out, no);
+	if (bias)
+		check_free(bias, sq * skv * a.h);
+	half_free(&kh);
+	half_free(&vh);
+	free(ones);
 	return rc;
 }
 
@@ -725,5 +918,7 @@ int check_kernel(const struct mha_kernel *k, size_t index, char *msg,
 			snprintf(msg, msglen, "%s: %s", k->name, sub);
 			return -1;
 		}
+	if (check_convert(k, msg, msglen))
+		return -1;
 	return 0;
 }

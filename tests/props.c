@@ -29,7 +29,24 @@ struct inputs {
 	/* --mask bool and keys: every byte nonzero (no key hidden) */
 	uint8_t *bool_mask, *key_mask;
 	size_t nbias; /* floats of bias, bytes of bool_mask: every plane */
+	/* --kv-dtype: k and v as the kernel reads them, f16 or bf16 bits of
+	 * the floats above (the packed buffer's, with --packed kv) */
+	uint16_t *h16, *k16, *v16;
 };
+
+/* n floats x stored as dtype at h (h may be x itself: the conversion runs
+ * forward, each float read before its bytes are written). */
+static void store16(int dtype, const void *x, void *h, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		float f;
+		uint16_t u;
+		memcpy(&f, (const char *)x + 4 * i, sizeof f);
+		u = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(f)
+		                           : mha_bf16_from_float(f);
+		memcpy((char *)h + 2 * i, &u, sizeof u);
+	}
+}
 
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
 static int inputs_init(struct inputs *in, const struct mha_kernel *k)
@@ -103,6 +120,14 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 		in->cu_q[b] = (int32_t)(b * in->seq_q);
 		in->cu_k[b] = (int32_t)(b * in->seq_kv);
 	}
+	if (k->a.kv_dtype) {
+		in->h16 = malloc((in->packed ? in->np : in->nk + in->nv) * 2);
+		if (!in->h16)
+			return -1;
+		in->k16 = in->h16 + (in->packed ? mha_ref_base(&k->a, MHA_TENSOR_K) : 0);
+		in->v16 = in->h16 + (in->packed ? mha_ref_base(&k->a, MHA_TENSOR_V)
+		                                : in->nk);
+	}
 	return 0;
 }
 
@@ -126,14 +151,25 @@ static void inputs_free(struct inputs *in)
 	free(in->cu_k);
 	free(in->slopes);
 	free(in->sinks);
+	free(in->h16);
 }
 
 /* The call of kernel k on in, writing out. */
 static struct mha_args args_of(const struct mha_kernel *k,
                                const struct inputs *in, float *out)
 {
+	/* --kv-dtype: k and v stored from the floats as they are now */
+	if (in->packed && in->h16)
+		store16(k->a.kv_dtype, in->packed, in->h16, in->np);
+	else if (in->h16) {
+		store16(k->a.kv_dtype, in->k, in->k16, in->nk);
+		store16(k->a.kv_dtype, in->v, in->v16, in->nv);
+	}
 	return (struct mha_args){
-		.q = in->q, .k = in->k, .v = in->v, .out = out,
+		.q = in->q,
+		.k = in->h16 ? (const void *)in->k16 : (const void *)in->k,
+		.v = in->h16 ? (const void *)in->v16 : (const void *)in->v,
+		.out = out,
 		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = in->seq_kv,
 		.kv_len = (k->a.mask & MHA_MASK_PADDING) ||
 		          k->a.varlen == MHA_VARLEN_PADDED ? in->kv_len : NULL,
@@ -696,6 +732,12 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 
 	slice(k, in->k, in->seq_kv, j0, j1, MHA_TENSOR_K, in->batch, kb);
 	slice(k, in->v, in->seq_kv, j0, j1, MHA_TENSOR_V, in->batch, vb);
+	if (k->a.kv_dtype) { /* stored in place, as the kernel reads them */
+		store16(k->a.kv_dtype, kb, kb,
+		        in->batch * (j1 - j0) * k->a.kv_heads * k->a.dk);
+		store16(k->a.kv_dtype, vb, vb,
+		        in->batch * (j1 - j0) * k->a.kv_heads * k->a.dv);
+	}
 	for (size_t i = 0; i < in->seq_q; ++i)
 		memcpy(bb + i * (j1 - j0), in->bias + i * in->seq_kv + j0,
 		       (j1 - j0) * sizeof *bb);
@@ -897,6 +939,10 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 				for (size_t d = 0; d < a.dv; ++d)
 					vr[d] = check_rng_unit(&mine);
 			}
+		if (a.kv_dtype) { /* stored in place, as the kernel reads them */
+			store16(a.kv_dtype, kk, kk, nk);
+			store16(a.kv_dtype, v, v, nv);
+		}
 		memset(out[run], 0, no * sizeof(float));
 		memset(lse[run], 0, nl * sizeof(float));
 		memset(w[run], 0, nw * sizeof(float));

@@ -498,7 +498,7 @@ Test(targets, checked_against_ops, .fini = cleanup)
 		{"function T.max(a, b)", "function T.bogus() end\nfunction T.max(a, b)",
 		 "'bogus' is neither a field nor an op of templates/ops.lua"},
 		{"width = 8,", "width = \"8\",", "field 'width' must be a number"},
-		{"cpu = {\"avx2\", \"fma\"},", "",
+		{"cpu = {\"avx2\", \"fma\", \"f16c\"},", "",
 		 "field 'cpu' must be a table (the CPU features it needs"},
 	};
 	const char *dir = tmp_copy("templates");

@@ -215,7 +215,8 @@ Test(kernels, registry_complete)
 		             strstr(kernels[i].name, "_weights") != NULL,
 		             "%s: weights iff the name says weights",
 		             kernels[i].name);
-		/* the 9-argument forms exist iff the spec reads no other input */
+		/* the 9-argument forms exist iff the spec reads no other input
+		 * and its k and v are floats */
 		cr_assert_eq(kernels[i].merge != NULL,
 		             strstr(kernels[i].name, "_lse") != NULL,
 		             "%s: NAME_merge iff the name says lse",
@@ -223,7 +224,7 @@ Test(kernels, registry_complete)
 		int plain = !kernels[i].a.sinks && !kernels[i].merge &&
 		            kernels[i].a.alibi != MHA_ALIBI_SLOPES &&
 		            !(kernels[i].a.mask & (MHA_MASK_BOOL | MHA_MASK_KEYS)) &&
-		            !kernels[i].a.varlen;
+		            !kernels[i].a.varlen && !kernels[i].a.kv_dtype;
 		cr_assert_eq(kernels[i].fn != NULL, plain, "%s: NAME linked iff "
 		             "plain", kernels[i].name);
 		cr_assert_eq(kernels[i].wfn != NULL, plain && kernels[i].weights,

@@ -152,6 +152,14 @@ static const struct named named_cases[] = {
 	 "mha_f32_h4_kv2_dk16_s9_varlenpacked_lse__scalar"},
 	{{{"--h", "2", "--dk", "16", "--varlen", "none", "--target",
 	   "scalar"}}, "mha_f32_h2_dk16__scalar"},
+	/* the storage of k and v, right after the tensors' f32 */
+	{{{"--h", "32", "--kv-heads", "8", "--dk", "128", "--seq", "1",
+	   "--seq-kv", "2048", "--kv-dtype", "f16", "--target", "avx2"}},
+	 "mha_f32_f16kv_h32_kv8_dk128_q1_kv_s2048__avx2"},
+	{{{"--h", "2", "--dk", "16", "--kv-dtype", "bf16", "--packed", "kv",
+	   "--target", "neon"}}, "mha_f32_bf16kv_h2_dk16_kvpacked__neon"},
+	{{{"--h", "2", "--dk", "16", "--kv-dtype", "f32", "--target",
+	   "scalar"}}, "mha_f32_h2_dk16__scalar"},
 	{{{"--h", "2", "--dk", "16", "--weights", "true", "--mask", "causal",
 	   "--target", "scalar"}}, "mha_f32_h2_dk16_causal_weights__scalar"},
 	/* score modifiers: numbers as their float's bits */

@@ -122,6 +122,7 @@ def _describe(header, source):
     spec["layout"] = pairs["layout"]
     spec["packed"] = pairs.get("packed", "none").rstrip(":")
     spec["varlen"] = pairs.get("varlen", "none").rstrip(":")
+    spec["kv_dtype"] = pairs.get("kv-dtype", "f32").rstrip(":")
     spec["causal_align"] = pairs.get("causal-align", "bottom-right")
     spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
     spec["target"] = pairs.get("target", "")
@@ -221,8 +222,10 @@ class Kernel:
                dimensions), layout (bshd, bhsd or sbhd: q is (batch, seq_q,
                h, dk), (batch, h, seq_q, dk) or (seq_q, batch, h, dk)),
                causal_align, window, scale, softcap (0: none), target,
-               varlen (none, padded or packed), and whether it reads
-               alibi_slopes and sinks (each float32 of shape (h,))
+               varlen (none, padded or packed), kv_dtype (f32, or f16:
+               k and v are numpy.float16, or bf16: numpy.uint16 holding
+               bfloat16 bits), and whether it reads alibi_slopes and
+               sinks (each float32 of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
     .notes     what mhagen said on stderr (e.g. which tuning record)
@@ -333,8 +336,11 @@ class Kernel:
         names = self._names()
         lay = s["layout"]
         vl = s["varlen"]
-        for arg, a in (("q", q), ("k", k), ("v", v)):
-            _check_array(arg, a, np.float32)
+        # --kv-dtype: k and v as numpy.float16 (f16), or as numpy.uint16
+        # holding bfloat16 bits (bf16; numpy has no bfloat16)
+        kvt = _KV_DTYPES[s["kv_dtype"]]
+        for arg, a, t in (("q", q, np.float32), ("k", k, kvt), ("v", v, kvt)):
+            _check_array(arg, a, t)
         if vl == "packed":
             batch, seq_q, seq_kv, want, names = self._packed(
                 q, k, v, cu_seqlens_q, cu_seqlens_k)
@@ -474,6 +480,10 @@ def _bytes(a):
     if isinstance(a, np.ndarray) and a.dtype == np.bool_:
         return a.view(np.uint8)
     return a
+
+
+# The NumPy dtype of k and v for each --kv-dtype.
+_KV_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
 
 
 def _check_array(arg, a, dtype):

@@ -1,4 +1,4 @@
--- AVX2 + FMA: 8 floats per vector.  Every op returns C text.
+-- AVX2 + FMA + F16C: 8 floats per vector.  Every op returns C text.
 local T = {
 	name = "avx2",
 	width = 8,
@@ -17,14 +17,19 @@ local T = {
 	-- these compiler flags (gcc and clang spell them alike)
 	arch = "x86_64",
 	guard = "defined(__x86_64__)",
-	cpu = {"avx2", "fma"},
-	cflags = "-mavx2 -mfma",
+	-- (F16C converts f16 keys and values, --kv-dtype f16; every AVX2 CPU
+	-- has it, Intel's since Ivy Bridge, AMD's since Piledriver)
+	cpu = {"avx2", "fma", "f16c"},
+	cflags = "-mavx2 -mfma -mf16c",
 	-- what a file compiled with those flags has defined (a file without
 	-- them stops at an #error naming them), the target attribute that
 	-- gives one function the same instructions, and the run-time test of
 	-- the CPU (--target lists choose a variant by it)
-	requires = "defined(__AVX2__) && defined(__FMA__)",
-	attribute = "avx2,fma",
+	requires = "defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)",
+	attribute = "avx2,fma,f16c",
+	-- (F16C is not tested here: clang 14's __builtin_cpu_supports does
+	-- not know it, and every CPU with AVX2 has it; runtime/mha_cpu.c
+	-- tests it by CPUID)
 	detect = '__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")',
 	-- native picks the supported target of highest rank
 	rank = 20,
@@ -57,6 +62,16 @@ static inline float P_hmax(__m256 v)
 	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
 	s = _mm_max_ss(s, _mm_movehdup_ps(s));
 	return _mm_cvtss_f32(s);
+}
+]]},
+	-- the first n 16-bit elements at p, the rest zero, without reading
+	-- past p[n-1] (no masked 16-bit load below AVX-512BW)
+	{"load16", [[
+static inline __m128i P_load16(const uint16_t *p, size_t n)
+{
+	uint16_t t[8] = {0};
+	memcpy(t, p, n * sizeof *t);
+	return _mm_loadu_si128((const __m128i *)t);
 }
 ]]},
 }
@@ -124,5 +139,16 @@ end
 function T.mul_ge(a, b, x, lim)
 	return "_mm256_and_ps(" .. T.mul(a, b) .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
 end
+-- f16 and bf16 elements (--kv-dtype) as floats: F16C's conversion; bf16
+-- is the high half of a float, zero-extended and shifted up
+local function bf16(x)
+	return "_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(" .. x .. "), 16))"
+end
+local function load16(p) return "_mm_loadu_si128((const __m128i *)(" .. p .. "))" end
+local function part16(p, n) T.use("load16") return T.prefix .. "_load16(" .. p .. ", " .. n .. ")" end
+function T.load_f16(p) return "_mm256_cvtph_ps(" .. load16(p) .. ")" end
+function T.load_part_f16(p, n) return "_mm256_cvtph_ps(" .. part16(p, n) .. ")" end
+function T.load_bf16(p) return bf16(load16(p)) end
+function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 
 return T

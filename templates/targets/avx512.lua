@@ -35,7 +35,18 @@ local function lanes(n)
 	return string.format("(__mmask16)0x%04x", (1 << n) - 1)
 end
 
-T.helpers = {}
+T.helpers = {
+	-- the first n 16-bit elements at p, the rest zero, without reading
+	-- past p[n-1] (a masked 16-bit load needs AVX-512BW)
+	{"load16", [[
+static inline __m256i P_load16(const uint16_t *p, size_t n)
+{
+	uint16_t t[16] = {0};
+	memcpy(t, p, n * sizeof *t);
+	return _mm256_loadu_si256((const __m256i *)t);
+}
+]]},
+}
 
 function T.zero() return "_mm512_setzero_ps()" end
 function T.set1(x) return "_mm512_set1_ps(" .. x .. ")" end
@@ -76,5 +87,16 @@ end
 function T.mul_ge(a, b, x, lim)
 	return "_mm512_maskz_mul_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. b .. ")"
 end
+-- f16 and bf16 elements (--kv-dtype) as floats: AVX512F's conversion;
+-- bf16 is the high half of a float, zero-extended and shifted up
+local function bf16(x)
+	return "_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(" .. x .. "), 16))"
+end
+local function load16(p) return "_mm256_loadu_si256((const __m256i *)(" .. p .. "))" end
+local function part16(p, n) T.use("load16") return T.prefix .. "_load16(" .. p .. ", " .. n .. ")" end
+function T.load_f16(p) return "_mm512_cvtph_ps(" .. load16(p) .. ")" end
+function T.load_part_f16(p, n) return "_mm512_cvtph_ps(" .. part16(p, n) .. ")" end
+function T.load_bf16(p) return bf16(load16(p)) end
+function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 
 return T

@@ -28,7 +28,18 @@ local T = {
 	rank = 20,
 }
 
-T.helpers = {}
+T.helpers = {
+	-- the first n 16-bit elements at p, the rest zero, without reading
+	-- past p[n-1]
+	{"load16", [[
+static inline uint16x4_t P_load16(const uint16_t *p, size_t n)
+{
+	uint16_t t[4] = {0};
+	memcpy(t, p, n * sizeof *t);
+	return vld1_u16(t);
+}
+]]},
+}
 
 function T.zero() return "vdupq_n_f32(0.0f)" end
 function T.set1(x) return "vdupq_n_f32(" .. x .. ")" end
@@ -78,5 +89,14 @@ function T.mul_ge(a, b, x, lim)
 	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. T.mul(a, b) ..
 	       "), vcgeq_f32(" .. x .. ", " .. lim .. ")))"
 end
+-- f16 and bf16 elements (--kv-dtype) as floats: the f16 conversion of
+-- Advanced SIMD; bf16 is the high half of a float, widened by a shift
+local function f16(x) return "vcvt_f32_f16(vreinterpret_f16_u16(" .. x .. "))" end
+local function bf16(x) return "vreinterpretq_f32_u32(vshll_n_u16(" .. x .. ", 16))" end
+local function part16(p, n) T.use("load16") return T.prefix .. "_load16(" .. p .. ", " .. n .. ")" end
+function T.load_f16(p) return f16("vld1_u16(" .. p .. ")") end
+function T.load_part_f16(p, n) return f16(part16(p, n)) end
+function T.load_bf16(p) return bf16("vld1_u16(" .. p .. ")") end
+function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 
 return T
