@@ -1,6 +1,7 @@
 # mhagen: build the generator, test kernels against the reference, bench.
 # make demo    build mhagen, generate the default kernel, check and time it
 # make test    every test (Criterion), including NEON under qemu-aarch64
+# make bench-kv  f16 and bf16 KV-cache decode against f32, calls alternating
 
 ifeq ($(origin CC),default)
 CC = clang
@@ -206,7 +207,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build $(BUILD)/tests/% bench-run $(BUILD)/bench/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv $(BUILD)/bench/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)

@@ -71,7 +71,7 @@ BENCH_GENFLAGS = --target $(BENCH_TARGET) $(if $(BENCH_OMP),--threads openmp)
 BENCH_CFLAGS = $(BENCH_KFLAGS) $(if $(BENCH_OMP),-fopenmp)
 BENCH_FLAGS = $(BENCH_GENFLAGS) | $(CC) $(KFLAGS) $(BENCH_CFLAGS)
 
-.PHONY: bench-run FORCE
+.PHONY: bench-run bench-kv FORCE
 FORCE:
 
 bench: deps
@@ -139,3 +139,11 @@ $(BENCH)/blas_attn.o: bench/blas_attn.c | $(BENCH)
 $(BENCH)/bench: $(BENCH_OBJS) $(BENCH_KOBJS) $(RT_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
+
+# f16 and bf16 KV-cache decode against f32, calls alternating (bench/kvdecode.c)
+$(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
+		$(BENCH)/bench_k18.o $(BENCH)/bench_k19.o $(BENCH)/bench_k20.o $(RT_OBJS)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) $(filter %.c %.o,$^) -lm -o $@
+bench-kv: $(BENCH)/kvdecode
+	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31

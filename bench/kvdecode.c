@@ -1,0 +1,85 @@
+/* make bench-kv: decode h32 dk128 q1 kv2048 with f16 and bf16 KV caches
+ * against the f32 kernel, and grouped-query decode (h32 kv8) with an f16
+ * cache against f32, the kernels of make bench (k5, k18, k19; k6, k20).
+ * The calls alternate, one of each per round, so that load from elsewhere
+ * falls on all alike; medians of ROUNDS calls, pinned to CPU 0 by the
+ * caller (taskset), one thread.  Prints ms, GB/s of the K and V bytes read
+ * and the ratio to the f32 kernel of the same shape.  Never a test.
+ *
+ *   kvdecode [ROUNDS] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../runtime/mha_abi.h"
+#include "../runtime/mha_buf.h"
+#include "../runtime/mha_ref.h"
+#include "../runtime/mha_time.h"
+
+mha_args_fn bench_k5_args, bench_k6_args, bench_k18_args, bench_k19_args,
+	bench_k20_args;
+
+#define MAX_ROUNDS 201
+
+int main(int argc, char **argv)
+{
+	const size_t h = 32, dk = 128, skv = 2048, n = skv * h * dk;
+	const int rounds = argc > 1 ? atoi(argv[1]) : 31;
+	float *q = mha_alloc(h * dk), *k = mha_alloc(n), *v = mha_alloc(n);
+	float *o = mha_alloc(h * dk);
+	uint16_t *k16 = malloc(n * 2), *v16 = malloc(n * 2);
+	uint16_t *kb = malloc(n * 2), *vb = malloc(n * 2);
+	uint64_t s = 1;
+	static double t[5][MAX_ROUNDS];
+	/* the kernels, their K and V, and the bytes they read (GQA: a
+	 * quarter of the heads) */
+	struct {
+		const char *name;
+		mha_args_fn *fn;
+		const void *k, *v;
+		double bytes;
+		int base; /* the f32 kernel of the same shape */
+	} ks[] = {
+		{"decode f32", bench_k5_args, k, v, n * 8.0, 0},
+		{"decode f16 cache", bench_k18_args, k16, v16, n * 4.0, 0},
+		{"decode bf16 cache", bench_k19_args, kb, vb, n * 4.0, 0},
+		{"GQA kv8 f32", bench_k6_args, k, v, n * 2.0, 3},
+		{"GQA kv8 f16 cache", bench_k20_args, k16, v16, n * 1.0, 3},
+	};
+
+	if (!q || !k || !v || !o || !k16 || !v16 || !kb || !vb || rounds < 1 ||
+	    rounds > MAX_ROUNDS) {
+		fprintf(stderr, "usage: kvdecode [ROUNDS, 1 to %d]\n", MAX_ROUNDS);
+		return 2;
+	}
+	for (size_t i = 0; i < n; ++i) {
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		k[i] = (float)((double)(s >> 40) * 0x1p-23 - 1.0);
+		s = s * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = (float)((double)(s >> 40) * 0x1p-23 - 1.0);
+		k16[i] = mha_f16_from_float(k[i]);
+		v16[i] = mha_f16_from_float(v[i]);
+		kb[i] = mha_bf16_from_float(k[i]);
+		vb[i] = mha_bf16_from_float(v[i]);
+	}
+	for (size_t i = 0; i < h * dk; ++i)
+		q[i] = 0.01f * (float)(i % 7);
+	for (int r = -1; r < rounds; ++r) /* round -1 warms up */
+		for (int i = 0; i < 5; ++i) {
+			const struct mha_args a = {.q = q, .k = ks[i].k, .v = ks[i].v,
+			                           .out = o, .batch = 1, .seq_q = 1,
+			                           .seq_kv = skv};
+			const double t0 = mha_now();
+			ks[i].fn(&a);
+			if (r >= 0)
+				t[i][r] = mha_now() - t0;
+		}
+	printf("%-20s %9s %9s %9s\n", "kernel", "ms", "GB/s", "x f32");
+	for (int i = 0; i < 5; ++i) {
+		const double m = mha_median(t[i], (size_t)rounds);
+		const double b = mha_median(t[ks[i].base], (size_t)rounds);
+		printf("%-20s %9.3f %9.2f %9.3f\n", ks[i].name, m * 1e3,
+		       ks[i].bytes / m * 1e-9, m / b);
+	}
+	return 0;
+}
