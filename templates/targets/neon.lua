@@ -6,7 +6,9 @@ local T = {
 	includes = {"<arm_neon.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6, kv_split = 4},
+	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 6, nv = 6, kv_split = 4,
+	            -- the layer's projections: 8 rows x 2 vectors of accumulators
+	            gemm_mr = 8, gemm_nv = 2},
 	-- where its kernels build and run: AArch64 compilers (the C condition
 	-- guard) and CPUs (Advanced SIMD is mandatory there), no extra flags
 	arch = "aarch64",
