@@ -207,7 +207,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build $(BUILD)/tests/% bench-run $(BUILD)/bench/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-layer $(BUILD)/bench/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)
