@@ -48,7 +48,8 @@ TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
 HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
            runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
 RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
-           $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o
+           $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o \
+           $(BUILD)/runtime/mha_layer_ref.o
 MHAGEN := $(BUILD)/mhagen
 
 .SECONDARY:
@@ -207,7 +208,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv $(BUILD)/bench/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv bench-layer $(BUILD)/bench/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)
@@ -224,7 +225,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
              test_tune test_search test_knobs test_python test_dispatch_cc \
-             test_dispatch_gcc)
+             test_dispatch_gcc test_layer_cc test_layer_gcc)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -240,10 +241,11 @@ $(TK)/kernels.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(TK)/$t/kernels.inc
 	@cat $(filter %/kernels.inc,$^) > $@
 # the number of specs in the list, for the tests that count what they link
 # and of the targets this machine builds
-$(TK)/count.h: tests/kernels.list $(TARGETS_MK)
+$(TK)/count.h: tests/kernels.list tests/layers.list $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "#define KERNELS_LISTED $$(grep -cv '^[[:space:]]*\(#\|$$\)' $<)" > $@
 	@echo "#define WEIGHTS_LISTED $$(grep -v '^[[:space:]]*#' $< | grep -c -e '--weights')" >> $@
+	@echo "#define LAYERS_LISTED $$(grep -cv '^[[:space:]]*\(#\|$$\)' tests/layers.list)" >> $@
 	@echo "#define TARGETS_HOST $(words $(HOST_TARGETS))" >> $@
 	@echo "#define TARGETS_CROSS $(words $(CROSS_TARGETS))" >> $@
 
@@ -269,6 +271,22 @@ $(BUILD)/tests/gen-gcc/%.o: generated/%.c $(TARGETS_MK)
 	@mkdir -p $(@D)
 	@echo "  GCC     $<"
 	@$(GCC) $(KFLAGS) $(call gflags,$*) -c $< -o $@
+
+# Each target's build of tests/layers.list (mhagen --embed: whole layers),
+# one translation unit per target, and one registry of them all
+TL := $(BUILD)/tests/layer
+$(TL)/%/kernels.inc: tests/layers.list $(MHAGEN) tools/gen-kernels.sh
+	@echo "  GEN     test layers for $*"
+	@MHAGEN=$(MHAGEN) PARTS=1 tools/gen-kernels.sh --all tests/layers.list $(TL)/$* $* 2>/dev/null
+$(TL)/layers.inc: $(TARGETS_MK) $(foreach t,$(MHA_TARGETS),$(TL)/$t/kernels.inc)
+	@cat $(filter %/kernels.inc,$^) > $@
+$(TL)/%/all.c: $(TL)/%/kernels.inc ;
+$(TL)/%/all-cc.o: $(TL)/%/all.c $(TARGETS_MK)
+	@echo "  CC      $<"
+	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
+$(TL)/%/all-gcc.o: $(TL)/%/all.c $(TARGETS_MK)
+	@echo "  GCC     $<"
+	@$(GCC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
 
 # The kernels of tests/dispatch.list as one --target list: this machine's
 # architecture's targets by rank, best first; each built with no ISA flags
@@ -390,6 +408,18 @@ $(BUILD)/tests/test_dispatch_%: $(BUILD)/tests/test_dispatch.o $(BUILD)/tests/ch
 		$(BUILD)/tests/props.o $(RT_OBJS) $(DISP)/all-%.o
 	@echo "  LD      $@"
 	@$(CC) $^ $(TEST_LIBS) -pthread -o $@
+# the layers of tests/layers.list, compiled by clang and by gcc
+$(BUILD)/tests/test_layer.o: $(TL)/layers.inc $(TK)/count.h
+LAYER_TEST_OBJS := $(BUILD)/tests/test_layer.o $(BUILD)/tests/layer_check.o \
+                   $(BUILD)/tests/check.o $(BUILD)/tests/props.o $(RT_OBJS)
+$(BUILD)/tests/test_layer_cc: $(LAYER_TEST_OBJS) $(TARGETS_MK) \
+		$(foreach t,$(HOST_TARGETS),$(TL)/$t/all-cc.o)
+	@echo "  LD      $@"
+	@$(CC) $(filter %.o,$^) $(TEST_LIBS) -o $@
+$(BUILD)/tests/test_layer_gcc: $(LAYER_TEST_OBJS) $(TARGETS_MK) \
+		$(foreach t,$(HOST_TARGETS),$(TL)/$t/all-gcc.o)
+	@echo "  LD      $@"
+	@$(CC) $(filter %.o,$^) $(TEST_LIBS) -o $@
 # runs build/mhagen tune; picked kernels are loaded with dlopen and checked
 $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)
@@ -420,10 +450,13 @@ $(BUILD)/tests/test_neon: $(BUILD)/tests/test_neon.o | $(NEON_DRIVERS)
 # under qemu by test_neon
 NEON_SRCS = tests/neon_check.c tests/check.c tests/ulp.c tests/exps.c runtime/mha_ref.c \
             runtime/mha_buf.c $(foreach t,$(CROSS_TARGETS),$(TK)/$t/all.c) \
+            tests/layer_check.c runtime/mha_layer_ref.c \
+            $(foreach t,$(CROSS_TARGETS),$(TL)/$t/all.c) \
             $(GEN_CROSS) \
             $(foreach t,$(CROSS_TARGETS),$(EXP)/mha_exp_$t.c $(EXP)/mha_expfast_$t.c)
 NEON_DEPS = $(filter-out %/all.c,$(NEON_SRCS)) tests/check.h tests/registry.h \
             tests/ulp.h runtime/mha_abi.h $(TK)/kernels.inc $(EXP)/exp.inc \
+            $(TL)/layers.inc tests/layer_check.h runtime/mha_layer_ref.h \
             $(EXP)/expfast.inc $(foreach t,$(CROSS_TARGETS),$(TK)/$t/kernels.inc) \
             generated/kernels.inc $(TARGETS_MK)
 $(BUILD)/tests/neon_check_clang: $(NEON_DEPS)

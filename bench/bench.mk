@@ -85,10 +85,13 @@ BENCH_BLAS_CORE := $(shell grep -qw avx512vl /proc/cpuinfo 2>/dev/null && echo S
 	{ grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo Haswell; })
 OPENBLAS_CORETYPE ?= $(BENCH_BLAS_CORE)
 
-bench-run: $(BENCH)/bench
+bench-run: $(BENCH)/bench $(BENCH)/layer_bench
 	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/bench $(BENCH)/bench.csv
+	@echo "  BENCH   $(BENCH)/layer_bench  (the layer against OpenBLAS)"
+	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
+		$(BENCH)/layer_bench
 
 # The generator and compiler flags of the kernels; rewritten only when they
 # change, so a change regenerates and recompiles every kernel.
@@ -147,3 +150,24 @@ $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) $(filter %.c %.o,$^) -lm -o $@
 bench-kv: $(BENCH)/kvdecode
 	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
+
+# ---- the layer (mhagen --embed 768 --h 12, s 128 and 512): its projection
+# GEMMs against cblas_sgemm and its forward against sgemm + its attention +
+# sgemm, one pinned thread (bench/layer_bench.c); part of make bench, or
+# alone with make bench-layer.  Never a test.
+BENCH_LAYERS := l1 l2
+BENCH_LAYER_l1 := --embed 768 --h 12 --seq 128
+BENCH_LAYER_l2 := --embed 768 --h 12 --seq 512
+.PHONY: bench-layer
+$(BENCH)/layer_%.c: $(MHAGEN) | $(BENCH)
+	@echo "  GEN     $@  (mhagen $(BENCH_LAYER_$*) --target $(BENCH_TARGET))"
+	@$(MHAGEN) $(BENCH_LAYER_$*) --target $(BENCH_TARGET) --name layer_$* -o $@
+$(BENCH)/layer_bench: bench/layer_bench.c $(BENCH_LAYERS:%=$(BENCH)/layer_%.c) \
+		$(BENCH)/peak.o $(BENCH)/peak512.o $(RT_OBJS) $(TARGETS_MK)
+	@echo "  CC      $< ($(BENCH_KFLAGS))"
+	@$(CC) $(KFLAGS) $(BENCH_KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(BENCH) \
+		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) $< \
+		$(BENCH)/peak.o $(BENCH)/peak512.o $(RT_OBJS) -lopenblas -lm -o $@
+bench-layer: $(BENCH)/layer_bench
+	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
+		$(BENCH)/layer_bench

@@ -525,6 +525,12 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	                                                            : "none");
 	set_bool(L, "sinks", s->sinks);
 	set_bool(L, "lse", s->lse);
+	/* the layer (--embed): S.embed 0 for an attention kernel */
+	set_int(L, "embed", s->embed);
+	set_int(L, "kdim", s->kdim);
+	set_int(L, "vdim", s->vdim);
+	set_bool(L, "cross", s->cross);
+	set_bool(L, "proj_bias", s->proj_bias);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

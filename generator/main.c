@@ -72,6 +72,14 @@ static const char usage[] =
 "  --lse               also write each row's log-sum-exp (lse\n"
 "                      [batch][h][seq_q]) and export NAME_merge\n"
 "  --spec FILE         read settings from FILE; flags override them\n"
+"layer (torch.nn.MultiheadAttention's forward, projections included):\n"
+"  --embed E           write the whole layer of embed_dim E instead of a\n"
+"                      kernel: heads of E / h, no --dk; --layout bshd is\n"
+"                      batch_first=True, sbhd batch_first=False\n"
+"  --cross             query and key/value inputs apart (else one input)\n"
+"  --kdim N, --vdim N  the key and value inputs' widths (default E; need\n"
+"                      --cross)\n"
+"  --proj-bias B       true (default) or false: bias=False\n"
 "tuning knobs:\n";
 
 /* The second half of the usage, after the knobs. */
@@ -126,6 +134,12 @@ static const char usage_out[] =
 "  TMPDIR              mhagen tune: where variants are built\n"
 "  MHAGEN_VARIANT      read by kernels of a --target list on their first\n"
 "                      call: the variant to run, when the CPU has it\n"
+"\n"
+"A layer (--embed) exports size_t NAME_packed_floats(void), void\n"
+"NAME_pack(float *packed, const struct mha_layer_params *p), size_t\n"
+"NAME_workspace(const struct mha_layer_args *a) and void\n"
+"NAME_forward(const struct mha_layer_args *a) (README, \"For PyTorch\n"
+"users\").\n"
 "\n"
 "mhagen tune SPEC-FLAGS [--db FILE] [--budget SECONDS] ... measures the\n"
 "variants of a spec on this machine (see mhagen tune --help).\n"

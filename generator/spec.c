@@ -70,6 +70,11 @@ static const struct key {
 	{"max-bias", K_REAL, offsetof(struct mha_spec, max_bias), 0, 0},
 	{"sinks", K_BOOL, offsetof(struct mha_spec, sinks), 0, 0},
 	{"lse", K_BOOL, offsetof(struct mha_spec, lse), 0, 0},
+	{"embed", K_INT, offsetof(struct mha_spec, embed), 1, MHAGEN_MAX_EMBED},
+	{"kdim", K_INT, offsetof(struct mha_spec, kdim), 1, MHAGEN_MAX_EMBED},
+	{"vdim", K_INT, offsetof(struct mha_spec, vdim), 1, MHAGEN_MAX_EMBED},
+	{"cross", K_BOOL, offsetof(struct mha_spec, cross), 0, 0},
+	{"proj-bias", K_BOOL, offsetof(struct mha_spec, proj_bias), 0, 0},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -379,16 +384,29 @@ static unsigned float_bits(double x)
 void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 {
 	buf[0] = '\0';
-	mha_append(buf, n, "mha_f32_");
-	/* the storage of k and v, when not the tensors' f32: f16kv, bf16kv */
-	if (s->kv_dtype)
-		mha_append(buf, n, "%skv_", mha_dtype_words[s->kv_dtype]);
-	mha_append(buf, n, "h%ld", s->h);
-	if (s->kv_heads != s->h)
-		mha_append(buf, n, "_kv%ld", s->kv_heads);
-	mha_append(buf, n, "_dk%ld", s->dk);
-	if (s->dv != s->dk)
-		mha_append(buf, n, "_dv%ld", s->dv);
+	if (s->embed) {
+		/* a layer: its widths, the head dims follow from them */
+		mha_append(buf, n, "mha_layer_f32_e%ld_h%ld", s->embed, s->h);
+		if (s->kdim != s->embed)
+			mha_append(buf, n, "_kdim%ld", s->kdim);
+		if (s->vdim != s->embed)
+			mha_append(buf, n, "_vdim%ld", s->vdim);
+		if (s->cross)
+			mha_append(buf, n, "_cross");
+		if (!s->proj_bias)
+			mha_append(buf, n, "_nobias");
+	} else {
+		mha_append(buf, n, "mha_f32_");
+		/* the storage of k and v, when not the tensors' f32: f16kv, bf16kv */
+		if (s->kv_dtype)
+			mha_append(buf, n, "%skv_", mha_dtype_words[s->kv_dtype]);
+		mha_append(buf, n, "h%ld", s->h);
+		if (s->kv_heads != s->h)
+			mha_append(buf, n, "_kv%ld", s->kv_heads);
+		mha_append(buf, n, "_dk%ld", s->dk);
+		if (s->dv != s->dk)
+			mha_append(buf, n, "_dv%ld", s->dv);
+	}
 	if (s->seq_q && s->seq_q == s->seq_kv)
 		mha_append(buf, n, "_s%ld", s->seq_q);
 	else {
@@ -459,12 +477,24 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 	int first = 1;
 
 	buf[0] = '\0';
-	mha_append(buf, n, "mhagen --h %ld", s->h);
-	if (s->kv_heads != s->h)
-		mha_append(buf, n, " --kv-heads %ld", s->kv_heads);
-	mha_append(buf, n, " --dk %ld", s->dk);
-	if (s->dv != s->dk)
-		mha_append(buf, n, " --dv %ld", s->dv);
+	if (s->embed) {
+		mha_append(buf, n, "mhagen --embed %ld --h %ld", s->embed, s->h);
+		if (s->kdim != s->embed)
+			mha_append(buf, n, " --kdim %ld", s->kdim);
+		if (s->vdim != s->embed)
+			mha_append(buf, n, " --vdim %ld", s->vdim);
+		if (s->cross)
+			mha_append(buf, n, " --cross");
+		if (!s->proj_bias)
+			mha_append(buf, n, " --proj-bias false");
+	} else {
+		mha_append(buf, n, "mhagen --h %ld", s->h);
+		if (s->kv_heads != s->h)
+			mha_append(buf, n, " --kv-heads %ld", s->kv_heads);
+		mha_append(buf, n, " --dk %ld", s->dk);
+		if (s->dv != s->dk)
+			mha_append(buf, n, " --dv %ld", s->dv);
+	}
 	if (s->seq_q)
 		mha_append(buf, n, " --seq %ld", s->seq_q);
 	if (s->seq_kv && s->seq_kv != s->seq_q)
@@ -644,8 +674,73 @@ static int varlen(const struct mha_spec *s, char *err)
 	return 0;
 }
 
+/* The whole layer (--embed E): nn.MultiheadAttention's heads split E, so
+ * dk = dv = E / h and kv_heads = h; key and value inputs of other widths
+ * (--kdim, --vdim) come only with --cross; the attention features the layer
+ * does not carry yet are refused.  Without --embed the layer's keys are
+ * refused.  0 or -1 with err. */
+static int layer(struct mha_spec *s, char *err)
+{
+	static const char *const layer_only[] = {"kdim", "vdim", "cross",
+		"proj-bias"};
+	static const char *const derived[] = {"dk", "dv", "kv-heads"};
+	static const char *const not_yet[] = {"packed", "varlen", "weights",
+		"lse", "alibi", "max-bias", "sinks", "softcap", "window",
+		"window-left", "window-right", "kv-dtype"};
+
+	if (!s->embed) {
+		for (size_t i = 0; i < sizeof layer_only / sizeof *layer_only; ++i)
+			if (mha_spec_is_set(s, layer_only[i]))
+				return mhagen_fail(err, "--%s: a layer's setting; needs "
+				                   "--embed E", layer_only[i]);
+		return 0;
+	}
+	if (!s->h)
+		return mhagen_fail(err, "--h is required (number of query heads)");
+	for (size_t i = 0; i < sizeof derived / sizeof *derived; ++i)
+		if (mha_spec_is_set(s, derived[i]))
+			return mhagen_fail(err, "--%s: a layer's heads are --embed / "
+			                   "--h wide, all of them query and key/value "
+			                   "heads; drop --%s", derived[i], derived[i]);
+	for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; ++i)
+		if (mha_spec_is_set(s, not_yet[i]))
+			return mhagen_fail(err, "--%s: not with --embed (the layer "
+			                   "does not carry it yet)", not_yet[i]);
+	if (s->embed % s->h)
+		return mhagen_fail(err, "--embed: %ld is not divisible by --h %ld "
+		                   "(each head takes embed / h)", s->embed, s->h);
+	if (!s->cross && (mha_spec_is_set(s, "kdim") ||
+	                  mha_spec_is_set(s, "vdim") || s->seq_kv))
+		return mhagen_fail(err, "--%s: self-attention's keys and values "
+		                   "are the query's rows; add --cross for key and "
+		                   "value inputs of their own",
+		                   mha_spec_is_set(s, "kdim") ? "kdim" :
+		                   mha_spec_is_set(s, "vdim") ? "vdim" : "seq-kv");
+	if (s->layout == MHA_LAYOUT_BHSD)
+		return mhagen_fail(err, "--layout bhsd: a layer's inputs are rows "
+		                   "of E floats; bshd (batch_first=True) or sbhd "
+		                   "(batch_first=False)");
+	if (strchr(s->target, ','))
+		return mhagen_fail(err, "--target %s: a layer takes one target",
+		                   s->target);
+	if (s->threads)
+		return mhagen_fail(err, "--threads openmp: not with --embed (the "
+		                   "layer's projections run on one thread yet)");
+	if (!s->kdim)
+		s->kdim = s->embed;
+	if (!s->vdim)
+		s->vdim = s->embed;
+	if (!mha_spec_is_set(s, "proj-bias"))
+		s->proj_bias = 1;
+	s->dk = s->dv = s->embed / s->h;
+	s->kv_heads = s->h;
+	return 0;
+}
+
 int mha_spec_finish(struct mha_spec *s, char *err)
 {
+	if (layer(s, err))
+		return -1;
 	if (!s->h)
 		return mhagen_fail(err, "--h is required (number of query heads)");
 	if (!s->dk)

@@ -12,6 +12,7 @@
 #define MHAGEN_MAX_H 1024
 #define MHAGEN_MAX_D 4096
 #define MHAGEN_MAX_SEQ (1L << 24)
+#define MHAGEN_MAX_EMBED 65536 /* --embed, --kdim, --vdim */
 
 struct mha_spec {
 	long h, kv_heads, dk, dv;
@@ -37,6 +38,13 @@ struct mha_spec {
 	double max_bias;         /* > 0: ALiBi slopes fixed by ggml's rule */
 	int sinks;               /* a sink logit per head from the caller */
 	int lse;                 /* also write each row's log-sum-exp */
+	/* the whole layer (nn.MultiheadAttention), when embed > 0: dk = dv =
+	 * embed / h, kv_heads = h (after finish) */
+	long embed;              /* E; 0: an attention kernel, no layer */
+	long kdim, vdim;         /* key and value inputs' widths (embed) */
+	int cross;               /* query and key/value inputs apart */
+	int proj_bias;           /* in_proj_bias, out_proj.bias (1 after
+	                          * finish unless --proj-bias false) */
 	/* tuning knobs (generator/knobs.c); 0 means the target's default
 	 * (decided in templates) */
 	long block_kv;           /* keys per block */

@@ -499,6 +499,12 @@ int mhagen_tune_main(int argc, char **argv)
 		if (mhagen_parse_args(&cli, o.spec_argc, (char **)o.spec_argv, err) ||
 		    refused(&cli.spec, err))
 			goto fail;
+		if (cli.spec.embed) {
+			mhagen_fail(err, "--embed: mhagen tune measures attention "
+			            "kernels, not layers (tune the layer's attention "
+			            "as --h H --dk E/h)");
+			goto fail;
+		}
 		spec = cli.spec;
 	}
 	if (open_session(&ss, &o, template_dir, err))

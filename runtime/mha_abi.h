@@ -229,4 +229,71 @@ static inline void mha_call(mha_kernel_fn *fn, mha_weights_fn *wfn,
 		   a->kv_len, a->bias);
 }
 
+
+/* ---- The whole layer: torch.nn.MultiheadAttention's forward (mhagen
+ * --embed E).  The input projections, the attention above and the output
+ * projection, generated as one file that exports NAME_packed_floats,
+ * NAME_pack, NAME_workspace and NAME_forward.  Its files carry their own
+ * copy of the two structs between the marks below, under
+ * MHA_LAYER_DEFINED. */
+/* mha_layer: begin */
+#ifndef MHA_LAYER_DEFINED
+#define MHA_LAYER_DEFINED
+/* nn.MultiheadAttention's parameters as its state_dict holds them, float32,
+ * row-major ([out][in], as nn.Linear).  With kdim = vdim = E the layer reads
+ * in_proj_weight [3E][E] (the q rows, then k, then v) and ignores
+ * q/k/v_proj_weight; with --kdim or --vdim other than E it reads
+ * q_proj_weight [E][E], k_proj_weight [E][kdim], v_proj_weight [E][vdim]
+ * and ignores in_proj_weight.  in_proj_bias [3E] and out_proj_bias [E] are
+ * read unless the layer was generated with --proj-bias false (bias=False). */
+struct mha_layer_params {
+	const float *in_proj_weight;
+	const float *in_proj_bias;
+	const float *q_proj_weight, *k_proj_weight, *v_proj_weight;
+	const float *out_proj_weight;   /* out_proj.weight [E][E] */
+	const float *out_proj_bias;     /* out_proj.bias [E] */
+};
+/* One forward call.  Rows of E floats (kdim, vdim for key, value) in the
+ * layer's layout: bshd [batch][seq][E] (batch_first=True), sbhd
+ * [seq][batch][E] (batch_first=False). */
+struct mha_layer_args {
+	const float *query;          /* [batch][seq_q][E] or [seq_q][batch][E] */
+	const float *key, *value;    /* --cross: seq_kv rows of kdim and vdim
+	                              * floats; without --cross ignored (the
+	                              * keys and values are query's rows) */
+	float *out;                  /* as query: the layer's output */
+	size_t batch, seq_q, seq_kv; /* seq_kv ignored without --cross */
+	const float *packed;         /* NAME_pack's output */
+	/* the attention's masks, as struct mha_args takes them */
+	const int32_t *kv_len;       /* --mask padding */
+	const float *bias;           /* --mask bias */
+	const uint8_t *bool_mask;    /* --mask bool, nonzero = takes part */
+	const uint8_t *key_mask;     /* --mask keys: [batch][seq_kv], nonzero =
+	                              * takes part (~key_padding_mask) */
+	void *workspace;             /* scratch the caller owns, or NULL */
+	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+};
+#endif
+/* mha_layer: end */
+
+/* NAME_packed_floats: the floats NAME_pack writes.  NAME_pack: the
+ * parameters turned once into the layout NAME_forward reads.
+ * NAME_workspace: the scratch bytes a forward with a's settings takes (the
+ * projections' outputs and the attention's scratch); without a workspace
+ * that large the forward takes them from malloc (on failure every element
+ * of out is NaN and errno is ENOMEM).  NAME_forward: the layer. */
+typedef size_t mha_layer_size_fn(void);
+typedef void mha_layer_pack_fn(float *packed, const struct mha_layer_params *p);
+typedef size_t mha_layer_workspace_fn(const struct mha_layer_args *a);
+typedef void mha_layer_fn(const struct mha_layer_args *a);
+
+/* A layer as its spec fixes it: the generation-time facts. */
+struct mha_layer {
+	size_t embed, kdim, vdim;  /* E, and the key and value inputs' widths */
+	int cross;                 /* 1: query and key/value inputs apart */
+	int proj_bias;             /* 1: in_proj_bias and out_proj.bias */
+	struct mha_attn attn;      /* the attention: h, dk = dv = E / h, mask,
+	                            * layout (of the inputs), scale */
+};
+
 #endif

@@ -1004,7 +1004,138 @@ local function dispatch(spec, what)
 	error("unknown output '" .. tostring(what) .. "'", 0)
 end
 
+
+-- struct mha_layer_params and struct mha_layer_args as the contract
+-- (runtime/mha_abi.h) defines them between their marks: a layer file
+-- carries a copy, guarded, like struct mha_args.
+local function layer_structs()
+	local text = mhagen.source("runtime/mha_abi.h")
+	local body = text:match("/%* mha_layer: begin %*/\n(.-)/%* mha_layer: end %*/")
+	if not body then
+		error("runtime/mha_abi.h: no layer structs between their marks", 0)
+	end
+	return body
+end
+
+-- The L2 bytes a projection keeps a block of packed weight panels in, so
+-- that each block is read from memory once for all the rows.
+local GEMM_L2 = 512 * 1024
+
+-- Everything decided about a layer (--embed) before it is written: the
+-- attention's spec (the layer's own, less the layer: q, k, v as the
+-- projections write them), and the projections, each a GEMM C = A W^T + b
+-- of K inputs and N outputs over the weights packed in panels of NR
+-- columns, [ceil(N / NR)][K][NR] then the bias padded to the panels.
+local function layer_plan(spec, T)
+	local D = T.defaults
+	local L = {W = T.width, mr = D.gemm_mr, nv = D.gemm_nv}
+	L.nr = L.nv * L.W
+	local E = spec.embed
+	local A = {}
+	for k, v in pairs(spec) do
+		A[k] = v
+	end
+	A.name = spec.name .. "_attn"
+	A.embed = 0
+	-- self-attention: one GEMM writes the q, k and v heads of a position
+	-- side by side, the attention's --packed qkv rows
+	A.packed = spec.cross and "none" or "qkv"
+	L.attn = A
+	-- the projections: tag, inputs K, outputs N, the C expressions of
+	-- their weights and bias in struct mha_layer_params p
+	local proj = {}
+	local function add(tag, K, N, w, b)
+		proj[#proj + 1] = {tag = tag, K = K, N = N, w = w, b = b}
+	end
+	local same = spec.kdim == E and spec.vdim == E
+	if not spec.cross then
+		add("qkv", E, 3 * E, "p->in_proj_weight", "p->in_proj_bias")
+	elseif same then
+		add("q", E, E, "p->in_proj_weight", "p->in_proj_bias")
+		add("k", E, E, "p->in_proj_weight + " .. E * E, "p->in_proj_bias + " .. E)
+		add("v", E, E, "p->in_proj_weight + " .. 2 * E * E, "p->in_proj_bias + " .. 2 * E)
+	else
+		add("q", E, E, "p->q_proj_weight", "p->in_proj_bias")
+		add("k", spec.kdim, E, "p->k_proj_weight", "p->in_proj_bias + " .. E)
+		add("v", spec.vdim, E, "p->v_proj_weight", "p->in_proj_bias + " .. 2 * E)
+	end
+	add("out", E, E, "p->out_proj_weight", "p->out_proj_bias")
+	-- where each projection's panels and bias lie in the packed floats
+	-- (every part 16 floats, 64 bytes, aligned), and the GEMM functions
+	-- (one per K and N)
+	L.proj, L.gemms, L.ukrs = {}, {}, {}
+	local at, seen, seen_k = 0, {}, {}
+	for _, p in ipairs(proj) do
+		p.np = (p.N + L.nr - 1) // L.nr
+		p.at = at
+		at = at + (p.np * p.K * L.nr + 15) // 16 * 16
+		if spec.proj_bias then
+			p.bias_at = at
+			at = at + (p.np * L.nr + 15) // 16 * 16
+		end
+		p.fn = spec.name .. "_gemm_" .. p.K .. "x" .. p.N
+		if not seen[p.fn] then
+			seen[p.fn] = true
+			-- panels per block: a block of K x NR panels within GEMM_L2
+			local ncp = math.max(1, GEMM_L2 // (p.K * L.nr * 4))
+			L.gemms[#L.gemms + 1] = {fn = p.fn, K = p.K, N = p.N, np = p.np,
+			                         ncp = math.min(ncp, p.np),
+			                         last = p.N - (p.np - 1) * L.nr}
+		end
+		if not seen_k[p.K] then
+			seen_k[p.K] = true
+			L.ukrs[#L.ukrs + 1] = p.K
+		end
+		L.proj[p.tag] = p
+		L.proj[#L.proj + 1] = p
+	end
+	L.packed = at
+	return L
+end
+
+-- The file of a layer (--embed): the attention kernel's code for the
+-- attention's spec, the projections' GEMMs, pack, workspace and forward.
+local function layer(spec, what)
+	if spec.target:find(",", 1, true) then
+		error(string.format("--target %s: a layer takes one target", spec.target), 0)
+	end
+	local T = load_target(spec.target)
+	local L = layer_plan(spec, T)
+	local V = kernel_vars(L.attn, T)
+	if what == "cflags" then
+		return T.cflags .. "\n"
+	elseif what ~= "kernel" and what ~= "header" and what ~= "registry" then
+		error(string.format("--emit %s: not for a layer (--embed)", what), 0)
+	end
+	local vars = base_vars(spec)
+	vars.T, vars.L, vars.A, vars.AP = T, L, L.attn, V.P
+	vars.layer_structs, vars.args_struct = layer_structs, args_struct
+	if what == "header" then
+		return engine.render("templates/layer.h.in", vars)
+	elseif what == "registry" then
+		local A = L.attn
+		local line = string.format("MHA_LAYER(%s, \"%s\", \"%s\", %d, %d, .embed = %d, .kdim = %d, .vdim = %d, .cross = %d, .proj_bias = %d, " ..
+			".attn = {.h = %d, .kv_heads = %d, .dk = %d, .dv = %d, .mask = %du, .align = %d, .layout = %d, .scale = %s, .mask_dims = %d})\n",
+			spec.name, spec.target, table.concat(T.cpu, " "), spec.seq_q, spec.seq_kv,
+			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0,
+			A.h, A.kv_heads, A.dk, A.dv, A.mask_bits, A.align == "top-left" and 1 or 0,
+			({bshd = 0, bhsd = 1, sbhd = 2})[A.layout], string.format("%a", A.scale), A.mask_dims)
+		if T.guard == "" then
+			return line
+		end
+		return "#if " .. T.guard .. "\n" .. line .. "#endif\n"
+	end
+	-- the GEMMs first, so that the helpers their ops use join the
+	-- attention's prelude (T.prefix is the attention's name)
+	vars.gemm = engine.render("templates/gemm.c.in", vars)
+	vars.attention = engine.render("templates/variant.c.in", V)
+	return engine.render("templates/layer.c.in", vars)
+end
+
 local function generate(spec, what)
+	if spec.embed > 0 then
+		return layer(spec, what)
+	end
 	if spec.target:find(",", 1, true) then
 		return dispatch(spec, what)
 	end

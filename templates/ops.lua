@@ -14,7 +14,7 @@ return {
 		{"width", "number", "floats per vector"},
 		{"vec", "string", "the C vector type"},
 		{"includes", "table", "headers the kernels include, as \"<x.h>\""},
-		{"defaults", "table", "knob defaults: block_kv, block_q, mq, nk, nv, kv_split (block_kv_causal optional)"},
+		{"defaults", "table", "knob defaults: block_kv, block_q, mq, nk, nv, kv_split (block_kv_causal optional); the layer's projection micro-tile, gemm_mr rows x gemm_nv vectors"},
 		{"arch", "string", "the architecture (uname -m) it builds for, \"\" for any"},
 		{"guard", "string", "the C condition of that architecture, \"\" for any"},
 		{"cpu", "table", "the CPU features it needs, names runtime/mha_cpu.c tests"},

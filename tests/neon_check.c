@@ -1,9 +1,9 @@
 /* The AArch64 side of the kernel tests: built for AArch64 with the same
  * check code (every target of that architecture, and the portable ones), run
  * under qemu-aarch64 by tests/test_neon.c.
- *   neon_check            check every linked kernel; one line each
- *   neon_check NAME...    only these kernels
- *   neon_check --list     print the kernel names
+ *   neon_check            check every linked kernel and layer; one line each
+ *   neon_check NAME...    only these kernels and layers
+ *   neon_check --list     print the kernel and layer names
  *   neon_check --exp      each exp's max ulp error over [-87, 0] against
  *                         its bound; one line each
  * Exit status 0 when every check passed. */
@@ -26,6 +26,17 @@ static const struct mha_kernel kernels[] = {
 #undef MHA_KERNEL
 #define NKERNELS (sizeof kernels / sizeof kernels[0])
 
+/* the layers of tests/layers.list (mhagen --embed) */
+#define MHA_LAYER MHA_LAYER_PROTO
+#include "layer/layers.inc"
+#undef MHA_LAYER
+#define MHA_LAYER MHA_LAYER_ENTRY
+static const struct mha_layer_kernel layers[] = {
+#include "layer/layers.inc"
+};
+#undef MHA_LAYER
+#define NLAYERS (sizeof layers / sizeof layers[0])
+
 int main(int argc, char **argv)
 {
 	char msg[1024];
@@ -34,6 +45,8 @@ int main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
 		for (size_t i = 0; i < NKERNELS; ++i)
 			printf("%s\n", kernels[i].name);
+		for (size_t i = 0; i < NLAYERS; ++i)
+			printf("%s\n", layers[i].name);
 		return 0;
 	}
 	if (argc == 2 && strcmp(argv[1], "--exp") == 0) {
@@ -59,6 +72,20 @@ int main(int argc, char **argv)
 			++failed;
 		} else {
 			printf("ok %s\n", kernels[i].name);
+		}
+	}
+	for (size_t i = 0; i < NLAYERS; ++i) {
+		int wanted = argc == 1;
+		for (int a = 1; a < argc; ++a)
+			wanted |= strcmp(argv[a], layers[i].name) == 0;
+		if (!wanted)
+			continue;
+		++ran;
+		if (check_layer(&layers[i], msg, sizeof msg)) {
+			printf("FAIL %s\n", msg);
+			++failed;
+		} else {
+			printf("ok %s\n", layers[i].name);
 		}
 	}
 	if (ran == 0) {

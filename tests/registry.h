@@ -15,6 +15,20 @@
 #define MHA_REGISTRY_H
 
 #include "check.h"
+#include "layer_check.h"
+
+/* Layers (mhagen --embed): MHA_LAYER(name, target, cpu, seq_q, seq_kv,
+ * then struct mha_layer's fields as designated initializers).  A consumer
+ * defines MHA_LAYER as MHA_LAYER_PROTO, then as MHA_LAYER_ENTRY inside a
+ * table of struct mha_layer_kernel. */
+#define MHA_LAYER_PROTO(name, tgt, cpu, sq, skv, ...)                       \
+	mha_layer_fn name##_forward;                                           \
+	mha_layer_pack_fn name##_pack;                                         \
+	mha_layer_size_fn name##_packed_floats;                                \
+	mha_layer_workspace_fn name##_workspace;
+#define MHA_LAYER_ENTRY(name, tgt, cpu, sq, skv, ...)                       \
+	{#name, tgt, cpu, name##_forward, name##_pack, name##_packed_floats,   \
+	 name##_workspace, sq, skv, {__VA_ARGS__}},
 
 #define MHA_PROTO(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)     \
 	mha_args_fn name##_args;                                               \

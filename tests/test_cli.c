@@ -57,6 +57,9 @@ static const struct bad run_cases[] = {
 	 "--block-q 1024: head dim 4096 x 1024 floats exceed the 256 KiB"},
 	{{{"--h", "2", "--dk", "8", "--dv", "4096", "--block-kv", "1024"}},
 	 "--block-kv 1024: blocks of 1024 keys x dv 4096 take "},
+	/* a layer has no exp of its own, nor a dispatch file */
+	{{{"--embed", "64", "--h", "8", "--target", "avx2", "--emit", "exp"}},
+	 "--emit exp: not for a layer (--embed)"},
 	/* --target lists: targets of one architecture, each named once */
 	{{{HD, "--target", "avx2,neon"}},
 	 "--target avx2,neon: avx2 is for x86_64, neon for aarch64; a list takes "
@@ -292,6 +295,34 @@ Test(cli, deterministic)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(r.nout > 0 && r.nout == s.nout && memcmp(r.out, s.out, r.nout) == 0,
 	          "two runs differ");
+}
+
+/* A layer: the same bytes every run, its functions, its header. */
+Test(cli, layer, .fini = cleanup)
+{
+	const struct args a = {{"--embed", "36", "--h", "6", "--cross", "--kdim",
+		"13", "--mask", "causal,keys", "--layout", "sbhd", "--target",
+		"neon"}};
+	struct run r = run(&a), s = run(&a);
+	char hpath[96];
+	char *h;
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(r.nout > 0 && r.nout == s.nout && memcmp(r.out, s.out, r.nout) == 0,
+	          "two runs differ");
+	cr_assert(strstr(r.out, "void mha_layer_f32_e36_h6_kdim13_cross_causal_keys_sbhd__neon_forward("),
+	          "no forward");
+	cr_assert(strstr(r.out, "mhagen --embed 36 --h 6 --kdim 13 --cross --mask causal,keys --layout sbhd --target neon"),
+	          "no command");
+	files_tmpdir(outdir, sizeof outdir, "test");
+	snprintf(hpath, sizeof hpath, "%s/l.h", outdir);
+	r = run(&(struct args){{"--embed", "36", "--h", "6", "--proj-bias",
+		"false", "--target", "scalar", "--name", "attn_layer", "--header",
+		hpath}});
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	h = files_slurp(hpath, NULL);
+	cr_assert(strstr(h, "void attn_layer_pack(float *packed, const struct mha_layer_params *p);"), "%s", h);
+	cr_assert(strstr(h, "bias=False, batch_first=True"), "%s", h);
 }
 
 Test(cli, spec_file)

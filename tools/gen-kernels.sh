@@ -27,15 +27,17 @@ tmp=$(mktemp -d "${outdir%/}.tmp.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 
 : > "$tmp/kernels.inc"
-# all.c declares every kernel by the contract's types (runtime/mha_abi.h,
+# all.c declares every kernel (and layer) by the contract's types (runtime/mha_abi.h,
 # through tests/registry.h) before it includes its definition: a kernel
 # whose signature strays from the contract does not compile
 for f in all $(seq -f 'part-%g' 0 $((parts - 1))); do
 	cat > "$tmp/$f.c" <<'EOF'
 #include "tests/registry.h"
 #define MHA_KERNEL MHA_PROTO
+#define MHA_LAYER MHA_LAYER_PROTO
 #include "kernels.inc"
 #undef MHA_KERNEL
+#undef MHA_LAYER
 EOF
 done
 n=0

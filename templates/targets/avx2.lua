@@ -11,7 +11,10 @@ local T = {
 	-- (measured: 384-row query blocks read each key and value block half as
 	-- often as 192; 1.03x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 16,
-	            nk = 6, nv = 6, kv_split = 4},
+	            nk = 6, nv = 6, kv_split = 4,
+	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
+	            -- of accumulators (12 of the 16 registers)
+	            gemm_mr = 6, gemm_nv = 2},
 	-- where its kernels build and run: x86-64 compilers (the C condition
 	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
 	-- these compiler flags (gcc and clang spell them alike)

@@ -10,7 +10,10 @@ local T = {
 	-- (measured: 384-row query blocks read each key and value block half as
 	-- often as 192; 1.05x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
-	            nk = 8, nv = 8, kv_split = 4},
+	            nk = 8, nv = 8, kv_split = 4,
+	            -- the layer's projections: 12 rows x 2 vectors of
+	            -- accumulators (24 of the 32 registers)
+	            gemm_mr = 12, gemm_nv = 2},
 	-- where its kernels build and run: x86-64 compilers (the C condition
 	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
 	-- these compiler flags (gcc and clang spell them alike)

@@ -6,7 +6,9 @@ local T = {
 	includes = {},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
-	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4, kv_split = 4},
+	defaults = {block_kv = 64, block_q = 64, mq = 4, nk = 4, nv = 4, kv_split = 4,
+	            -- the layer's projections: 4 rows x 4 floats of accumulators
+	            gemm_mr = 4, gemm_nv = 4},
 	-- where its kernels build and run: any C11 compiler, any CPU
 	arch = "",
 	guard = "",

@@ -1,0 +1,107 @@
+/* The reference layer: nn.MultiheadAttention's forward in double. */
+#include "mha_layer_ref.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "mha_ref.h"
+
+/* The row of position s of batch item b in rows of batch items of seq
+ * positions, by layout: bshd b * seq + s, sbhd s * batch + b. */
+static size_t row_of(const struct mha_layer *l, size_t batch, size_t seq,
+                     size_t b, size_t s)
+{
+	return l->attn.layout == MHA_LAYOUT_SBHD ? s * batch + b : b * seq + s;
+}
+
+/* y[r][o] = x[r] . w[o] + bias[o] for n rows of k floats in, e out, all
+ * in double (bias NULL: none). */
+static void project(double *y, const float *x, size_t n, size_t k,
+                    const float *w, const float *bias, size_t e)
+{
+	for (size_t r = 0; r < n; ++r)
+		for (size_t o = 0; o < e; ++o) {
+			double s = bias ? bias[o] : 0.0;
+			for (size_t c = 0; c < k; ++c)
+				s += (double)x[r * k + c] * w[o * k + c];
+			y[r * e + o] = s;
+		}
+}
+
+void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
+                   const struct mha_layer_args *x)
+{
+	const struct mha_attn *at = &l->attn;
+	const size_t E = l->embed, h = at->h, dk = E / h, batch = x->batch;
+	const size_t seq_q = x->seq_q, seq_kv = l->cross ? x->seq_kv : seq_q;
+	const size_t tq = batch * seq_q, tkv = batch * seq_kv;
+	const int same = l->kdim == E && l->vdim == E;
+	const float *wq = same ? p->in_proj_weight : p->q_proj_weight;
+	const float *wk = same ? p->in_proj_weight + E * E : p->k_proj_weight;
+	const float *wv = same ? p->in_proj_weight + 2 * E * E : p->v_proj_weight;
+	const float *bi = l->proj_bias ? p->in_proj_bias : NULL;
+	const struct mha_args m = {.batch = batch, .seq_q = seq_q,
+		.seq_kv = seq_kv, .kv_len = x->kv_len, .bias = x->bias,
+		.bool_mask = x->bool_mask, .key_mask = x->key_mask};
+	double *q = malloc(sizeof *q * (tq * 2 + tkv * 2) * E + 1);
+	double *k = q + tq * E, *v = k + tkv * E, *o = v + tkv * E;
+	double *s = malloc(sizeof *s * (seq_kv + 1));
+
+	if (!q || !s)
+		abort();
+	project(q, x->query, tq, E, wq, bi, E);
+	project(k, l->cross ? x->key : x->query, tkv, l->cross ? l->kdim : E,
+	        wk, bi ? bi + E : NULL, E);
+	project(v, l->cross ? x->value : x->query, tkv, l->cross ? l->vdim : E,
+	        wv, bi ? bi + 2 * E : NULL, E);
+	for (size_t b = 0; b < batch; ++b)
+		for (size_t hh = 0; hh < h; ++hh)
+			for (size_t i = 0; i < seq_q; ++i) {
+				const double *qi = q + row_of(l, batch, seq_q, b, i) * E + hh * dk;
+				double *oi = o + row_of(l, batch, seq_q, b, i) * E + hh * dk;
+				size_t first, n = mha_ref_visible(at, i, seq_q, seq_kv, &first);
+				double mx = -INFINITY, sum = 0.0;
+				if ((at->mask & MHA_MASK_PADDING) && x->kv_len[b] < 0)
+					n = 0;
+				else if ((at->mask & MHA_MASK_PADDING) &&
+				         (size_t)x->kv_len[b] < n)
+					n = (size_t)x->kv_len[b];
+				for (size_t j = first; j < n; ++j) {
+					const double *kj = k + row_of(l, batch, seq_kv, b, j) * E + hh * dk;
+					double d = 0.0;
+					s[j] = -INFINITY;
+					if (mha_ref_hidden(at, &m, b, hh, i, j))
+						continue;
+					for (size_t c = 0; c < dk; ++c)
+						d += qi[c] * kj[c];
+					d *= at->scale;
+					if (at->mask & MHA_MASK_BIAS)
+						d += x->bias[mha_ref_plane(at, b, hh, seq_q, seq_kv) +
+						             i * seq_kv + j];
+					s[j] = d;
+					mx = d > mx ? d : mx;
+				}
+				for (size_t c = 0; c < dk; ++c)
+					oi[c] = 0.0;
+				if (mx == -INFINITY)
+					continue; /* no key: zeros */
+				for (size_t j = first; j < n; ++j) {
+					const double *vj = v + row_of(l, batch, seq_kv, b, j) * E + hh * dk;
+					const double e = s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
+					sum += e;
+					for (size_t c = 0; c < dk; ++c)
+						oi[c] += e * vj[c];
+				}
+				for (size_t c = 0; c < dk; ++c)
+					oi[c] /= sum;
+			}
+	for (size_t r = 0; r < tq; ++r)
+		for (size_t e = 0; e < E; ++e) {
+			double y = l->proj_bias ? p->out_proj_bias[e] : 0.0;
+			for (size_t c = 0; c < E; ++c)
+				y += o[r * E + c] * p->out_proj_weight[e * E + c];
+			x->out[r * E + e] = (float)y;
+		}
+	free(q);
+	free(s);
+}

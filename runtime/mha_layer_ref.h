@@ -1,0 +1,18 @@
+/* Reference of the whole layer (torch.nn.MultiheadAttention's forward):
+ * projections, attention and output projection in double.  Used to check
+ * generated layers. */
+#ifndef MHA_LAYER_REF_H
+#define MHA_LAYER_REF_H
+
+#include "mha_abi.h"
+
+/* out = MHA(query, key, value) of layer l with parameters p on the inputs
+ * of x (x->packed is not read: p holds the parameters as PyTorch does),
+ * every sum in double, rounded to float once into x->out.  Without
+ * l->cross the keys and values are the query's rows and x->seq_kv is
+ * seq_q.  Rows whose keys are all masked attend to nothing: their
+ * attention output is zero, so their out is out_proj.bias. */
+void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
+                   const struct mha_layer_args *x);
+
+#endif

@@ -1,0 +1,236 @@
+/* Checks of generated layers against the reference layer (runtime/
+ * mha_layer_ref.c): cases, inputs that break them, tolerances. */
+#include "layer_check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../runtime/mha_layer_ref.h"
+#include "check.h"
+
+/* One call's lengths and how its inputs are drawn. */
+struct layer_case {
+	size_t batch, seq_q, seq_kv;
+	int hot;       /* inputs scaled so that scores spread over tens (the
+	                * largest near 60): exp(score) overflows float without
+	                * the max subtraction */
+	uint64_t seed;
+};
+
+/* n floats uniform in [-amp, amp). */
+static void fill(float *p, size_t n, float amp, uint64_t *s)
+{
+	for (size_t i = 0; i < n; ++i)
+		p[i] = amp * check_rng_unit(s);
+}
+
+/* The inputs and buffers of one case. */
+struct bufs {
+	size_t nq, nk, nv, nout, nmask, nkeys;
+	float *query, *key, *value, *out, *out2, *ref, *bias;
+	float *w_in, *b_in, *wq, *wk, *wv, *wo, *bo, *packed;
+	uint8_t *bool_mask, *key_mask;
+	int32_t *kv_len;
+};
+
+/* Run case c on layer k; 0 or -1 with msg. */
+static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c,
+                    char *msg, size_t n)
+{
+	const struct mha_layer *l = &k->l;
+	const struct mha_attn *at = &l->attn;
+	const size_t E = l->embed, B = c->batch, sq = c->seq_q;
+	const size_t skv = l->cross ? c->seq_kv : sq;
+	const size_t kd = l->cross ? l->kdim : E, vd = l->cross ? l->vdim : E;
+	const size_t planes = ((at->mask_dims & MHA_DIMS_BATCH) ? B : 1) *
+	                      ((at->mask_dims & MHA_DIMS_HEAD) ? at->h : 1);
+	const size_t np = k->packed_floats();
+	uint64_t s = c->seed;
+	struct bufs b = {0};
+	/* the weights' scale: q and k elements of about 1, or with hot inputs
+	 * 4, so that scaled scores have a spread of about 16 */
+	const float in_amp = c->hot ? 3.0f : 1.0f;
+	const float w_amp = (c->hot ? 4.0f : 1.0f) / sqrtf((float)E);
+	int rc = -1;
+	double worst = 0.0;
+	size_t worst_at = 0;
+
+	b.nq = B * sq * E;
+	b.nk = B * skv * kd;
+	b.nv = B * skv * vd;
+	b.nout = B * sq * E;
+	b.query = check_alloc(b.nq);
+	b.key = check_alloc(b.nk ? b.nk : 1);
+	b.value = check_alloc(b.nv ? b.nv : 1);
+	b.out = check_alloc(b.nout);
+	b.out2 = check_alloc(b.nout);
+	b.ref = check_alloc(b.nout);
+	b.w_in = check_alloc(3 * E * E);
+	b.b_in = check_alloc(3 * E);
+	b.wq = check_alloc(E * E);
+	b.wk = check_alloc(E * kd);
+	b.wv = check_alloc(E * vd);
+	b.wo = check_alloc(E * E);
+	b.bo = check_alloc(E);
+	b.packed = check_alloc(np);
+	b.nmask = planes * sq * (skv ? skv : 1);
+	b.bias = check_alloc(b.nmask);
+	b.bool_mask = malloc(b.nmask);
+	b.key_mask = malloc(B * (skv ? skv : 1));
+	b.kv_len = malloc(sizeof *b.kv_len * B);
+	if (!b.bool_mask || !b.key_mask || !b.kv_len)
+		abort();
+	fill(b.query, b.nq, in_amp, &s);
+	fill(b.key, b.nk, in_amp, &s);
+	fill(b.value, b.nv, in_amp, &s);
+	fill(b.w_in, 3 * E * E, w_amp, &s);
+	fill(b.b_in, 3 * E, 0.5f, &s);
+	fill(b.wq, E * E, w_amp, &s);
+	fill(b.wk, E * kd, w_amp * sqrtf((float)E / (float)kd), &s);
+	fill(b.wv, E * vd, w_amp * sqrtf((float)E / (float)vd), &s);
+	fill(b.wo, E * E, 1.0f / sqrtf((float)E), &s);
+	fill(b.bo, E, 0.5f, &s);
+	fill(b.bias, b.nmask, 2.0f, &s);
+	for (size_t i = 0; i < b.nmask; ++i) {
+		/* one in eight hidden, by -inf bias and by byte */
+		if (check_rng_next(&s) % 8 == 0)
+			b.bias[i] = -INFINITY;
+		b.bool_mask[i] = check_rng_next(&s) % 8 != 0;
+	}
+	for (size_t i = 0; i < B * skv; ++i)
+		b.key_mask[i] = check_rng_next(&s) % 5 != 0;
+	for (size_t i = 0; i < B; ++i)
+		b.kv_len[i] = (int32_t)(check_rng_next(&s) % (skv + 1));
+	if (B > 1) {
+		/* item 1 sees no key at all: its rows attend to nothing */
+		memset(b.key_mask + skv, 0, skv);
+		b.kv_len[1] = 0;
+	}
+	{
+		const struct mha_layer_params p = {
+			.in_proj_weight = b.w_in, .in_proj_bias = b.b_in,
+			.q_proj_weight = b.wq, .k_proj_weight = b.wk,
+			.v_proj_weight = b.wv, .out_proj_weight = b.wo,
+			.out_proj_bias = b.bo};
+		struct mha_layer_args a = {
+			.query = b.query, .key = l->cross ? b.key : NULL,
+			.value = l->cross ? b.value : NULL, .out = b.out,
+			.batch = B, .seq_q = sq, .seq_kv = skv,
+			.packed = b.packed,
+			.kv_len = (at->mask & MHA_MASK_PADDING) ? b.kv_len : NULL,
+			.bias = (at->mask & MHA_MASK_BIAS) ? b.bias : NULL,
+			.bool_mask = (at->mask & MHA_MASK_BOOL) ? b.bool_mask : NULL,
+			.key_mask = (at->mask & MHA_MASK_KEYS) ? b.key_mask : NULL};
+		struct mha_layer_args r = a;
+		size_t ws;
+		unsigned char *mem;
+		double scale = 0.0;
+
+		k->pack(b.packed, &p);
+		for (size_t i = 0; i < b.nout; ++i)
+			b.out[i] = b.out2[i] = NAN;
+		k->forward(&a);
+		r.out = b.ref;
+		mha_ref_layer(l, &p, &r);
+		for (size_t i = 0; i < b.nout; ++i)
+			scale = fmax(scale, fabs(b.ref[i]));
+		for (size_t row = 0; row < B * sq; ++row) {
+			/* float error grows with the row's size and the whole
+			 * output's: the projections' sums of E products, the
+			 * softmax's sensitivity to scores of +-80 */
+			double rs = 0.0;
+			for (size_t e = 0; e < E; ++e)
+				rs = fmax(rs, fabs(b.ref[row * E + e]));
+			for (size_t e = 0; e < E; ++e) {
+				const size_t i = row * E + e;
+				const double tol = 2e-3 * rs + 1e-4 * scale + 1e-6;
+				const double err = fabs((double)b.out[i] - b.ref[i]);
+				if (!(err <= tol)) {
+					snprintf(msg, n, "%s: batch %zu seq_q %zu seq_kv %zu%s "
+					         "seed %llu: out[%zu] (row %zu, col %zu) = %g, "
+					         "reference %g (tolerance %g)", k->name, B, sq,
+					         skv, c->hot ? " hot" : "",
+					         (unsigned long long)c->seed, i, row, e,
+					         (double)b.out[i], (double)b.ref[i], tol);
+					goto done;
+				}
+				if (err / tol > worst) {
+					worst = err / tol;
+					worst_at = i;
+				}
+			}
+		}
+		(void)worst_at;
+		/* a workspace of exactly NAME_workspace bytes at an odd address:
+		 * the same bits, nothing past it written */
+		ws = k->workspace(&a);
+		mem = malloc(ws + 2);
+		if (!mem)
+			abort();
+		mem[ws + 1] = 0xa5;
+		a.workspace = mem + 1;
+		a.workspace_size = ws;
+		a.out = b.out2;
+		k->forward(&a);
+		if (mem[ws + 1] != 0xa5) {
+			snprintf(msg, n, "%s: wrote past its workspace of %zu bytes",
+			         k->name, ws);
+			free(mem);
+			goto done;
+		}
+		free(mem);
+		if (memcmp(b.out, b.out2, b.nout * sizeof *b.out) != 0) {
+			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
+			         "differs from the malloc one", k->name, B, sq);
+			goto done;
+		}
+		if (!check_intact(b.out) || !check_intact(b.out2) ||
+		    !check_intact(b.packed)) {
+			snprintf(msg, n, "%s: wrote before a buffer", k->name);
+			goto done;
+		}
+	}
+	rc = 0;
+done:
+	check_free(b.query, b.nq);
+	check_free(b.key, b.nk ? b.nk : 1);
+	check_free(b.value, b.nv ? b.nv : 1);
+	check_free(b.out, b.nout);
+	check_free(b.out2, b.nout);
+	check_free(b.ref, b.nout);
+	check_free(b.w_in, 3 * E * E);
+	check_free(b.b_in, 3 * E);
+	check_free(b.wq, E * E);
+	check_free(b.wk, E * kd);
+	check_free(b.wv, E * vd);
+	check_free(b.wo, E * E);
+	check_free(b.bo, E);
+	check_free(b.packed, np);
+	check_free(b.bias, b.nmask);
+	free(b.bool_mask);
+	free(b.key_mask);
+	free(b.kv_len);
+	return rc;
+}
+
+int check_layer(const struct mha_layer_kernel *k, char *msg, size_t n)
+{
+	/* lengths: one row, below, at and past the micro-tiles (rows of the
+	 * projections: batch x seq, 6 or 12 at a time), query and key lengths
+	 * apart for cross-attention */
+	static const size_t lens[][3] = {
+		{1, 1, 1}, {2, 5, 7}, {3, 13, 4}, {2, 33, 19}, {1, 50, 64},
+	};
+	for (size_t i = 0; i < sizeof lens / sizeof lens[0]; ++i)
+		for (int hot = 0; hot < 2; ++hot) {
+			struct layer_case c = {lens[i][0],
+				k->seq_q ? k->seq_q : lens[i][1],
+				k->seq_kv ? k->seq_kv : lens[i][2], hot,
+				0x9e3779b97f4a7c15ull * (i * 2 + (size_t)hot + 1)};
+			if (run_case(k, &c, msg, n))
+				return -1;
+		}
+	return 0;
+}
