@@ -695,6 +695,10 @@ static int layer(struct mha_spec *s, char *err)
 	if (s->embed % s->h)
 		return mhagen_fail(err, "--embed: %ld is not divisible by --h %ld "
 		                   "(each head takes embed / h)", s->embed, s->h);
+	if (s->embed / s->h > MHAGEN_MAX_D)
+		return mhagen_fail(err, "--embed: heads of %ld / %ld = %ld floats "
+		                   "exceed the head dim limit %d; more --h",
+		                   s->embed, s->h, s->embed / s->h, MHAGEN_MAX_D);
 	if (!s->cross && (mha_spec_is_set(s, "kdim") ||
 	                  mha_spec_is_set(s, "vdim") || s->seq_kv))
 		return mhagen_fail(err, "--%s: self-attention's keys and values "

@@ -214,6 +214,8 @@ const struct bad bad_cases[] = {
 	{{{"--embed", "770", "--h", "12"}},
 	 "--embed: 770 is not divisible by --h 12 (each head takes embed / h)"},
 	{{{"--embed", "0", "--h", "1"}}, "--embed: 0 is out of range (1 to 65536)"},
+	{{{"--embed", "8192", "--h", "1"}},
+	 "--embed: heads of 8192 / 1 = 8192 floats exceed the head dim limit 4096"},
 	{{{"--embed", "64"}}, "--h is required"},
 	{{{"--embed", "64", "--h", "8", "--kdim", "32"}},
 	 "--kdim: self-attention's keys and values are the query's rows; add "
