@@ -670,8 +670,7 @@ static int layer(struct mha_spec *s, char *err)
 	static const char *const layer_only[] = {"kdim", "vdim", "cross",
 		"proj-bias"};
 	static const char *const derived[] = {"dk", "dv", "kv-heads"};
-	static const char *const not_yet[] = {"packed", "varlen", "weights",
-		"lse", "alibi", "max-bias", "sinks", "softcap", "window",
+	static const char *const not_yet[] = {"packed", "varlen", "lse", "alibi", "max-bias", "sinks", "softcap", "window",
 		"window-left", "window-right"};
 
 	if (!s->embed) {
