@@ -225,7 +225,7 @@ GEN_CROSS = $(foreach t,$(CROSS_TARGETS),$(wildcard generated/*__$t.c))
 TEST_BINS := $(addprefix $(BUILD)/tests/,test_spec test_cli test_engine test_generated \
              test_exp test_kernels_cc test_kernels_gcc test_kernels_asan test_neon \
              test_tune test_search test_knobs test_python test_dispatch_cc \
-             test_dispatch_gcc test_layer_cc test_layer_gcc)
+             test_dispatch_gcc test_layer_cc test_layer_gcc test_layer_asan)
 NEON_DRIVERS := $(BUILD)/tests/neon_check_clang $(BUILD)/tests/neon_check_gcc
 
 check-build: $(TEST_BINS) $(NEON_DRIVERS)
@@ -403,6 +403,19 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
 		$(CRIT_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. tests/test_kernels.c tests/check.c tests/props.c \
 		$(wildcard runtime/*.c) $(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
+# the layers too, every file built with AddressSanitizer and UBSan (the
+# layers with their target's flags)
+$(TL)/%/all-asan.o: $(TL)/%/all.c $(TARGETS_MK)
+	@echo "  CC      $< (ASan, UBSan)"
+	@$(CC) $(KFLAGS) $(SAN_KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
+$(BUILD)/tests/test_layer_asan: tests/test_layer.c tests/layer_check.c tests/check.c \
+		tests/props.c $(wildcard runtime/*.c) $(TL)/layers.inc $(TK)/count.h \
+		$(TARGETS_MK) $(foreach t,$(HOST_TARGETS),$(TL)/$t/all-asan.o)
+	@echo "  CC      $@ (ASan, UBSan)"
+	@$(CC) $(KFLAGS) -O1 -g $(SAN_FLAGS) -D_POSIX_C_SOURCE=200809L \
+		$(CRIT_CFLAGS) -I$(TK) -I$(BUILD)/tests -I. tests/test_layer.c \
+		tests/layer_check.c tests/check.c tests/props.c $(wildcard runtime/*.c) \
+		$(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
 # the --target list kernels, compiled by clang and by gcc
 $(BUILD)/tests/test_dispatch_%: $(BUILD)/tests/test_dispatch.o $(BUILD)/tests/check.o \
 		$(BUILD)/tests/props.o $(RT_OBJS) $(DISP)/all-%.o

@@ -684,9 +684,9 @@ static int layer(struct mha_spec *s, char *err)
 	static const char *const layer_only[] = {"kdim", "vdim", "cross",
 		"proj-bias"};
 	static const char *const derived[] = {"dk", "dv", "kv-heads"};
-	static const char *const not_yet[] = {"packed", "varlen", "weights",
-		"lse", "alibi", "max-bias", "sinks", "softcap", "window",
-		"window-left", "window-right", "kv-dtype"};
+	static const char *const not_yet[] = {"packed", "varlen", "lse",
+		"alibi", "max-bias", "sinks", "softcap", "window", "window-left",
+		"window-right", "kv-dtype"};
 
 	if (!s->embed) {
 		for (size_t i = 0; i < sizeof layer_only / sizeof *layer_only; ++i)
@@ -709,6 +709,10 @@ static int layer(struct mha_spec *s, char *err)
 	if (s->embed % s->h)
 		return mhagen_fail(err, "--embed: %ld is not divisible by --h %ld "
 		                   "(each head takes embed / h)", s->embed, s->h);
+	if (s->embed / s->h > MHAGEN_MAX_D)
+		return mhagen_fail(err, "--embed: heads of %ld / %ld = %ld floats "
+		                   "exceed the head dim limit %d; more --h",
+		                   s->embed, s->h, s->embed / s->h, MHAGEN_MAX_D);
 	if (!s->cross && (mha_spec_is_set(s, "kdim") ||
 	                  mha_spec_is_set(s, "vdim") || s->seq_kv))
 		return mhagen_fail(err, "--%s: self-attention's keys and values "

@@ -272,6 +272,12 @@ struct mha_layer_args {
 	                              * takes part (~key_padding_mask) */
 	void *workspace;             /* scratch the caller owns, or NULL */
 	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
+	/* --weights (need_weights=True): the softmax weights, written when
+	 * set; 0 where masked, a row that sees no key all 0 */
+	float *weights;              /* [batch][seq_q][seq_kv], averaged over
+	                              * the heads (average_attn_weights=True) */
+	float *head_weights;         /* [batch][h][seq_q][seq_kv], per head
+	                              * (average_attn_weights=False) */
 };
 #endif
 /* mha_layer: end */
@@ -292,6 +298,7 @@ struct mha_layer {
 	size_t embed, kdim, vdim;  /* E, and the key and value inputs' widths */
 	int cross;                 /* 1: query and key/value inputs apart */
 	int proj_bias;             /* 1: in_proj_bias and out_proj.bias */
+	int weights;               /* 1: --weights, need_weights */
 	struct mha_attn attn;      /* the attention: h, dk = dv = E / h, mask,
 	                            * layout (of the inputs), scale */
 };

@@ -47,8 +47,13 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 	double *k = q + tq * E, *v = k + tkv * E, *o = v + tkv * E;
 	double *s = malloc(sizeof *s * (seq_kv + 1));
 
-	if (!q || !s)
+	double *avg = x->weights ? calloc(tq * seq_kv + 1, sizeof *avg) : NULL;
+
+	if (!q || !s || (x->weights && !avg))
 		abort();
+	if (x->head_weights)
+		for (size_t i = 0; i < tq * h * seq_kv; ++i)
+			x->head_weights[i] = 0.0f;
 	project(q, x->query, tq, E, wq, bi, E);
 	project(k, l->cross ? x->key : x->query, tkv, l->cross ? l->kdim : E,
 	        wk, bi ? bi + E : NULL, E);
@@ -84,7 +89,7 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 				for (size_t c = 0; c < dk; ++c)
 					oi[c] = 0.0;
 				if (mx == -INFINITY)
-					continue; /* no key: zeros */
+					continue; /* no key: zeros, weights 0 */
 				for (size_t j = first; j < n; ++j) {
 					const double *vj = v + row_of(l, batch, seq_kv, b, j) * E + hh * dk;
 					const double e = s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
@@ -94,6 +99,13 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 				}
 				for (size_t c = 0; c < dk; ++c)
 					oi[c] /= sum;
+				for (size_t j = first; j < n; ++j) {
+					const double wj = s[j] == -INFINITY ? 0.0 : exp(s[j] - mx) / sum;
+					if (x->head_weights)
+						x->head_weights[((b * h + hh) * seq_q + i) * seq_kv + j] = (float)wj;
+					if (avg)
+						avg[(b * seq_q + i) * seq_kv + j] += wj / (double)h;
+				}
 			}
 	for (size_t r = 0; r < tq; ++r)
 		for (size_t e = 0; e < E; ++e) {
@@ -102,6 +114,10 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 				y += o[r * E + c] * p->out_proj_weight[e * E + c];
 			x->out[r * E + e] = (float)y;
 		}
+	if (avg)
+		for (size_t i = 0; i < tq * seq_kv; ++i)
+			x->weights[i] = (float)avg[i];
+	free(avg);
 	free(q);
 	free(s);
 }

@@ -11,7 +11,10 @@
  * every sum in double, rounded to float once into x->out.  Without
  * l->cross the keys and values are the query's rows and x->seq_kv is
  * seq_q.  Rows whose keys are all masked attend to nothing: their
- * attention output is zero, so their out is out_proj.bias. */
+ * attention output is zero, so their out is out_proj.bias.  With
+ * x->head_weights also the softmax weights [batch][h][seq_q][seq_kv],
+ * with x->weights their average over the heads [batch][seq_q][seq_kv]
+ * (0 where masked; a row that sees no key all 0). */
 void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
                    const struct mha_layer_args *x);
 

@@ -1114,10 +1114,10 @@ local function layer(spec, what)
 		return engine.render("templates/layer.h.in", vars)
 	elseif what == "registry" then
 		local A = L.attn
-		local line = string.format("MHA_LAYER(%s, \"%s\", \"%s\", %d, %d, .embed = %d, .kdim = %d, .vdim = %d, .cross = %d, .proj_bias = %d, " ..
+		local line = string.format("MHA_LAYER(%s, \"%s\", \"%s\", %d, %d, .embed = %d, .kdim = %d, .vdim = %d, .cross = %d, .proj_bias = %d, .weights = %d, " ..
 			".attn = {.h = %d, .kv_heads = %d, .dk = %d, .dv = %d, .mask = %du, .align = %d, .layout = %d, .scale = %s, .mask_dims = %d})\n",
 			spec.name, spec.target, table.concat(T.cpu, " "), spec.seq_q, spec.seq_kv,
-			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0,
+			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0, spec.weights and 1 or 0,
 			A.h, A.kv_heads, A.dk, A.dv, A.mask_bits, A.align == "top-left" and 1 or 0,
 			({bshd = 0, bhsd = 1, sbhd = 2})[A.layout], string.format("%a", A.scale), A.mask_dims)
 		if T.guard == "" then

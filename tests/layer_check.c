@@ -31,6 +31,10 @@ struct bufs {
 	size_t nq, nk, nv, nout, nmask, nkeys;
 	float *query, *key, *value, *out, *out2, *ref, *bias;
 	float *w_in, *b_in, *wq, *wk, *wv, *wo, *bo, *packed;
+	/* --weights: averaged and per head, the workspace call's average,
+	 * the reference's */
+	size_t nw, nhw;
+	float *w, *hw, *w2, *wref, *hwref;
 	uint8_t *bool_mask, *key_mask;
 	int32_t *kv_len;
 };
@@ -75,6 +79,13 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	b.wo = check_alloc(E * E);
 	b.bo = check_alloc(E);
 	b.packed = check_alloc(np);
+	b.nw = l->weights ? B * sq * skv + 1 : 1;
+	b.nhw = l->weights ? B * at->h * sq * skv + 1 : 1;
+	b.w = check_alloc(b.nw);
+	b.w2 = check_alloc(b.nw);
+	b.wref = check_alloc(b.nw);
+	b.hw = check_alloc(b.nhw);
+	b.hwref = check_alloc(b.nhw);
 	b.nmask = planes * sq * (skv ? skv : 1);
 	b.bias = check_alloc(b.nmask);
 	b.bool_mask = malloc(b.nmask);
@@ -122,7 +133,9 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			.kv_len = (at->mask & MHA_MASK_PADDING) ? b.kv_len : NULL,
 			.bias = (at->mask & MHA_MASK_BIAS) ? b.bias : NULL,
 			.bool_mask = (at->mask & MHA_MASK_BOOL) ? b.bool_mask : NULL,
-			.key_mask = (at->mask & MHA_MASK_KEYS) ? b.key_mask : NULL};
+			.key_mask = (at->mask & MHA_MASK_KEYS) ? b.key_mask : NULL,
+			.weights = l->weights ? b.w : NULL,
+			.head_weights = l->weights ? b.hw : NULL};
 		struct mha_layer_args r = a;
 		size_t ws;
 		unsigned char *mem;
@@ -133,7 +146,25 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			b.out[i] = b.out2[i] = NAN;
 		k->forward(&a);
 		r.out = b.ref;
+		r.weights = a.weights ? b.wref : NULL;
+		r.head_weights = a.head_weights ? b.hwref : NULL;
 		mha_ref_layer(l, &p, &r);
+		/* the weights: within float rounding of the softmax's */
+		for (size_t i = 0; l->weights && i < b.nw - 1 + b.nhw - 1; ++i) {
+			const int avg = i < b.nw - 1;
+			const size_t x = avg ? i : i - (b.nw - 1);
+			const float got = avg ? b.w[x] : b.hw[x];
+			const float want = avg ? b.wref[x] : b.hwref[x];
+			const double tol = 2e-3 * fabs(want) + 1e-5;
+			if (!(fabs((double)got - want) <= tol)) {
+				snprintf(msg, n, "%s: batch %zu seq_q %zu seq_kv %zu%s: %s[%zu] "
+				         "= %g, reference %g (tolerance %g)", k->name, B, sq,
+				         skv, c->hot ? " hot" : "",
+				         avg ? "weights" : "head_weights", x, (double)got,
+				         (double)want, tol);
+				goto done;
+			}
+		}
 		for (size_t i = 0; i < b.nout; ++i)
 			scale = fmax(scale, fabs(b.ref[i]));
 		for (size_t row = 0; row < B * sq; ++row) {
@@ -171,8 +202,20 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			abort();
 		mem[ws + 1] = 0xa5;
 		a.workspace = mem + 1;
-		a.workspace_size = ws;
 		a.out = b.out2;
+		if (l->weights) {
+			/* the average alone: per-head weights in the scratch */
+			a.head_weights = NULL;
+			a.weights = b.w2;
+			ws = k->workspace(&a);
+			free(mem);
+			mem = malloc(ws + 2);
+			if (!mem)
+				abort();
+			mem[ws + 1] = 0xa5;
+			a.workspace = mem + 1;
+		}
+		a.workspace_size = ws;
 		k->forward(&a);
 		if (mem[ws + 1] != 0xa5) {
 			snprintf(msg, n, "%s: wrote past its workspace of %zu bytes",
@@ -181,7 +224,8 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			goto done;
 		}
 		free(mem);
-		if (memcmp(b.out, b.out2, b.nout * sizeof *b.out) != 0) {
+		if (memcmp(b.out, b.out2, b.nout * sizeof *b.out) != 0 ||
+		    (l->weights && memcmp(b.w, b.w2, (b.nw - 1) * sizeof *b.w))) {
 			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
 			         "differs from the malloc one", k->name, B, sq);
 			goto done;
@@ -209,6 +253,11 @@ done:
 	check_free(b.bo, E);
 	check_free(b.packed, np);
 	check_free(b.bias, b.nmask);
+	check_free(b.w, b.nw);
+	check_free(b.w2, b.nw);
+	check_free(b.wref, b.nw);
+	check_free(b.hw, b.nhw);
+	check_free(b.hwref, b.nhw);
 	free(b.bool_mask);
 	free(b.key_mask);
 	free(b.kv_len);
