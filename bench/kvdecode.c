@@ -2,14 +2,19 @@
  * against the f32 kernel, and grouped-query decode (h32 kv8) with an f16
  * cache against f32, the kernels of make bench (k5, k18, k19; k6, k20).
  * The calls alternate, one of each per round, so that load from elsewhere
- * falls on all alike; medians of ROUNDS calls, pinned to CPU 0 by the
- * caller (taskset), one thread.  Prints ms, GB/s of the K and V bytes read
- * and the ratio to the f32 kernel of the same shape.  Never a test.
+ * falls on all alike; each reads its K and V from memory (the call before
+ * read at least as many other bytes).  Medians of ROUNDS calls of this
+ * thread's CPU time, pinned to CPU 0 by the caller (taskset), one thread.
+ * A plain read of 64 MiB in the same rounds is the bandwidth one core
+ * gets.  Prints ms, GB/s of the K and V bytes read, that as a share of the
+ * plain read's, and the ratio to the f32 kernel of the same shape.  Never
+ * a test.
  *
  *   kvdecode [ROUNDS] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../runtime/mha_abi.h"
 #include "../runtime/mha_buf.h"
@@ -21,6 +26,28 @@ mha_args_fn bench_k5_args, bench_k6_args, bench_k18_args, bench_k19_args,
 
 #define MAX_ROUNDS 201
 
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Reads n 8-byte words in order, as a kernel reads its keys. */
+static uint64_t read_all(const uint64_t *p, size_t n)
+{
+	uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+
+	for (size_t i = 0; i + 4 <= n; i += 4) {
+		s0 += p[i];
+		s1 += p[i + 1];
+		s2 += p[i + 2];
+		s3 += p[i + 3];
+	}
+	return s0 ^ s1 ^ s2 ^ s3;
+}
+
 int main(int argc, char **argv)
 {
 	const size_t h = 32, dk = 128, skv = 2048, n = skv * h * dk;
@@ -30,7 +57,9 @@ int main(int argc, char **argv)
 	uint16_t *k16 = malloc(n * 2), *v16 = malloc(n * 2);
 	uint16_t *kb = malloc(n * 2), *vb = malloc(n * 2);
 	uint64_t s = 1;
-	static double t[5][MAX_ROUNDS];
+	static double t[5][MAX_ROUNDS], tr[MAX_ROUNDS];
+	const size_t nr = (size_t)8 << 20; /* 64 MiB of plain reads */
+	uint64_t *big = malloc(nr * 8), sink = 0;
 	/* the kernels, their K and V, and the bytes they read (GQA: a
 	 * quarter of the heads) */
 	struct {
@@ -47,7 +76,7 @@ int main(int argc, char **argv)
 		{"GQA kv8 f16 cache", bench_k20_args, k16, v16, n * 1.0, 3},
 	};
 
-	if (!q || !k || !v || !o || !k16 || !v16 || !kb || !vb || rounds < 1 ||
+	if (!q || !k || !v || !o || !k16 || !v16 || !kb || !vb || !big || rounds < 1 ||
 	    rounds > MAX_ROUNDS) {
 		fprintf(stderr, "usage: kvdecode [ROUNDS, 1 to %d]\n", MAX_ROUNDS);
 		return 2;
@@ -64,22 +93,31 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; i < h * dk; ++i)
 		q[i] = 0.01f * (float)(i % 7);
-	for (int r = -1; r < rounds; ++r) /* round -1 warms up */
+	for (size_t i = 0; i < nr; ++i)
+		big[i] = i;
+	for (int r = -1; r < rounds; ++r) { /* round -1 warms up */
 		for (int i = 0; i < 5; ++i) {
 			const struct mha_args a = {.q = q, .k = ks[i].k, .v = ks[i].v,
 			                           .out = o, .batch = 1, .seq_q = 1,
 			                           .seq_kv = skv};
-			const double t0 = mha_now();
+			const double t0 = cpu_now();
 			ks[i].fn(&a);
 			if (r >= 0)
-				t[i][r] = mha_now() - t0;
+				t[i][r] = cpu_now() - t0;
 		}
-	printf("%-20s %9s %9s %9s\n", "kernel", "ms", "GB/s", "x f32");
+		const double t0 = cpu_now();
+		sink += read_all(big, nr);
+		if (r >= 0)
+			tr[r] = cpu_now() - t0;
+	}
+	const double rd = nr * 8.0 / mha_median(tr, (size_t)rounds) * 1e-9;
+	printf("plain read of 64 MiB: %.2f GB/s%s\n", rd, sink == 1 ? " " : "");
+	printf("%-20s %9s %9s %9s %9s\n", "kernel", "ms", "GB/s", "of read", "x f32");
 	for (int i = 0; i < 5; ++i) {
 		const double m = mha_median(t[i], (size_t)rounds);
 		const double b = mha_median(t[ks[i].base], (size_t)rounds);
-		printf("%-20s %9.3f %9.2f %9.3f\n", ks[i].name, m * 1e3,
-		       ks[i].bytes / m * 1e-9, m / b);
+		printf("%-20s %9.3f %9.2f %8.0f%% %9.3f\n", ks[i].name, m * 1e3,
+		       ks[i].bytes / m * 1e-9, 100.0 * ks[i].bytes / m * 1e-9 / rd, m / b);
 	}
 	return 0;
 }

@@ -6,8 +6,8 @@
  * (8 key/value heads), dk=128, dv=128, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args takes the same inputs as one struct mha_args.
- * Algorithm: rows, blocks of 128 keys; exp accurate; threads none.
- * Stack: at most 6144 bytes; scratch: none.
+ * Algorithm: rows, blocks of 16 keys; exp accurate; threads none.
+ * Stack: at most 22528 bytes; scratch: none.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
 #error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f (mhagen --emit cflags)"
@@ -138,11 +138,12 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args
 		item(ctx, i, scratch);
 }
 
-/* Online softmax of 4 query heads of one row (qh floats apart) against keys
- * 0..n-1 in blocks of 128: for head g the running max m[g], the rescaled sum
+/* Online softmax of 32 query heads of one row (qh floats apart) against keys
+ * 0..n-1 in blocks of 16: for head g the running max m[g], the rescaled sum
  * l[g] and the unnormalized weighted sum of values acc[g * 128...].
- * The heads share a key/value head: each block is read from memory once for
- * them, the others find it in cache.
+ * The heads read 8 adjacent key/value heads (4 query heads each), side by side
+ * in each key and value row (k, v point at the first): a position's rows
+ * are read as one run, each block from memory once for them all.
  * k, v point at key/value 0 (floats); keys are
  * 1024 elements apart, values 1024.
  */
@@ -150,45 +151,44 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
         const float *restrict v, size_t n,
         float *restrict m, float *restrict l, float *restrict acc)
 {
-	_Alignas(64) float s[128];
-	const __m512 vscale = _mm512_set1_ps(0x1.6a09e6p-4f);
+	_Alignas(64) float sg[512];
 
-	for (size_t g = 0; g < 4; ++g) {
+	for (size_t g = 0; g < 32; ++g) {
 		m[g] = -INFINITY;
 		l[g] = 0.0f;
 	}
-	for (size_t x = 0; x < 512; ++x)
+	for (size_t x = 0; x < 4096; ++x)
 		acc[x] = 0.0f;
-	for (size_t j0 = 0; j0 < n; j0 += 128) {
-		const size_t nb = n - j0 < 128 ? n - j0 : 128;
+	for (size_t j0 = 0; j0 < n; j0 += 16) {
+		const size_t nb = n - j0 < 16 ? n - j0 : 16;
+		/* the scores of this block for all 32 heads: each position's key row
+		 * read once, in order, which the hardware prefetchers follow; its
+		 * value row fetched for the heads' passes below */
+		{
+			const float *kr = k + j0 * 1024;
 
-		for (size_t g = 0; g < 4; ++g) {
-			const float *qg = q + g * qh;
-			float *ag = acc + g * 128;
-			const float *kj = k + j0 * 1024;
-			const float *vj = v + j0 * 1024;
-			__m512 qv[8];
-
-			qv[0] = _mm512_mul_ps(_mm512_loadu_ps(qg + 0), vscale);
-			qv[1] = _mm512_mul_ps(_mm512_loadu_ps(qg + 16), vscale);
-			qv[2] = _mm512_mul_ps(_mm512_loadu_ps(qg + 32), vscale);
-			qv[3] = _mm512_mul_ps(_mm512_loadu_ps(qg + 48), vscale);
-			qv[4] = _mm512_mul_ps(_mm512_loadu_ps(qg + 64), vscale);
-			qv[5] = _mm512_mul_ps(_mm512_loadu_ps(qg + 80), vscale);
-			qv[6] = _mm512_mul_ps(_mm512_loadu_ps(qg + 96), vscale);
-			qv[7] = _mm512_mul_ps(_mm512_loadu_ps(qg + 112), vscale);
-			/* scores of this block */
-			for (size_t j = 0; j < nb; ++j, kj += 1024) {
-				__m512 t0 = _mm512_mul_ps(qv[0], _mm512_loadu_ps(kj));
-				__m512 t1 = _mm512_mul_ps(qv[1], _mm512_loadu_ps(kj + 16));
-				t0 = _mm512_fmadd_ps(qv[2], _mm512_loadu_ps(kj + 32), t0);
-				t1 = _mm512_fmadd_ps(qv[3], _mm512_loadu_ps(kj + 48), t1);
-				t0 = _mm512_fmadd_ps(qv[4], _mm512_loadu_ps(kj + 64), t0);
-				t1 = _mm512_fmadd_ps(qv[5], _mm512_loadu_ps(kj + 80), t1);
-				t0 = _mm512_fmadd_ps(qv[6], _mm512_loadu_ps(kj + 96), t0);
-				t1 = _mm512_fmadd_ps(qv[7], _mm512_loadu_ps(kj + 112), t1);
-				s[j] = _mm512_reduce_add_ps(_mm512_add_ps(t0, t1));
+			for (size_t j = 0; j < nb; ++j, kr += 1024) {
+				for (size_t c = 0; c < 1024; c += 16)
+					__builtin_prefetch(v + (j0 + j) * 1024 + c, 0, 3);
+				for (size_t g = 0; g < 32; ++g) {
+					const float *qg = q + g * qh;
+					const float *kj = kr + g / 4 * 128;
+					__m512 t0 = _mm512_mul_ps(_mm512_loadu_ps(qg), _mm512_loadu_ps(kj));
+					__m512 t1 = _mm512_mul_ps(_mm512_loadu_ps(qg + 16), _mm512_loadu_ps(kj + 16));
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 32), _mm512_loadu_ps(kj + 32), t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 48), _mm512_loadu_ps(kj + 48), t1);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 64), _mm512_loadu_ps(kj + 64), t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 80), _mm512_loadu_ps(kj + 80), t1);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 96), _mm512_loadu_ps(kj + 96), t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 112), _mm512_loadu_ps(kj + 112), t1);
+					sg[g * 16 + j] = _mm512_reduce_add_ps(_mm512_add_ps(t0, t1)) * 0x1.6a09e6p-4f;
+				}
 			}
+		}
+		for (size_t g = 0; g < 32; ++g) {
+			float *s = sg + g * 16;
+			float *ag = acc + g * 128;
+			const float *vj = v + j0 * 1024 + g / 4 * 128;
 			const size_t nr = (nb + 15) & ~(size_t)15;
 			/* pad to whole vectors with -inf, whose exp is 0 */
 			for (size_t j = nb; j < nr; ++j)
@@ -225,6 +225,9 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 				a[6] = _mm512_mul_ps(_mm512_load_ps(ag + 96), va);
 				a[7] = _mm512_mul_ps(_mm512_load_ps(ag + 112), va);
 				for (size_t j = 0; j < nb; ++j, vj += 1024) {
+					if (j0 + j + 8 < n)
+						for (size_t c = 0; c < 128; c += 32)
+							__builtin_prefetch(vj + 8 * 1024 + c, 0, 3);
 					const __m512 pj = _mm512_set1_ps(s[j]);
 					a[0] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vj + 0), a[0]);
 					a[1] = _mm512_fmadd_ps(pj, _mm512_loadu_ps(vj + 16), a[1]);
@@ -248,11 +251,11 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 	}
 }
 
-/* The outputs of the 4 heads (oh floats apart): acc / l, zeros where l is 0 (the row saw no key). */
+/* The outputs of the 32 heads (oh floats apart): acc / l, zeros where l is 0 (the row saw no key). */
 static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_finish(float *restrict o, size_t oh, const float *restrict l,
         const float *restrict acc)
 {
-	for (size_t g = 0; g < 4; ++g) {
+	for (size_t g = 0; g < 32; ++g) {
 		float *og = o + g * oh;
 		const float *ag = acc + g * 128;
 		const float r = l[g] > 0.0f ? 1.0f / l[g] : 0.0f;
@@ -269,7 +272,7 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_finish(float *restr
 	}
 }
 
-/* Work item w is (batch item *b, query row *i, query heads *hq...*hq + 3);
+/* Work item w is (batch item *b, query row *i, query heads *hq...*hq + 31);
  * returns how many keys the row sees, from key *lo on. */
 static inline size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(size_t w, size_t seq_q, size_t seq_kv,
         const int32_t *kv_len, size_t *b, size_t *i, size_t *hq, size_t *lo)
@@ -277,16 +280,16 @@ static inline size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(size_t w, si
 	(void)seq_q;
 	(void)seq_kv;
 	(void)kv_len;
-	*b = w / (1 * 8);
-	*i = w / 8 % 1;
-	*hq = w % 8 * 4;
+	*b = w / (1 * 1);
+	*i = w / 1 % 1;
+	*hq = w % 1 * 32;
 	const size_t lim = 2048;
 	*lo = 0;
 	const size_t n = lim;
 	return n > *lo ? n - *lo : 0;
 }
 
-/* Work item w: (batch, query row, 4 query heads that share a key/value head). */
+/* Work item w: (batch, query row, 32 query heads of 8 adjacent key/value heads). */
 static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
 	const struct mha_args *restrict a = ctx;
@@ -303,8 +306,8 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row(const void *ctx, size_
 	(void)bias;
 	size_t b, i, hq, lo;
 	const size_t cnt = mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_item(w, seq_q, seq_kv, kv_len, &b, &i, &hq, &lo);
-	float m[4], l[4];
-	_Alignas(64) float acc[512];
+	float m[32], l[32];
+	_Alignas(64) float acc[4096];
 
 	(void)scratch;
 	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(q + ((b * 1 + i) * 32 + hq) * 128, 128,
@@ -316,7 +319,7 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row(const void *ctx, size_
 
 static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args *restrict a)
 {
-	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(a, a->batch * 1 * 8, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(a), 0, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row, a, NULL);
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(a, a->batch * 1 * 1, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(a), 0, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row, a, NULL);
 }
 
 
