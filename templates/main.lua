@@ -164,8 +164,11 @@ local function scratch_and_stack(S, P)
 		end
 		-- a work item's m, l, acc; _part's scores and query and value
 		-- vectors; the merge's l and mm
+		-- (whole rows, P.ro: the heads' scores of a block, and the
+		-- whole-row pass's key vectors apart from the P.V pass's: scalar
+		-- h8 kv2 dk128 measured 8472 bytes in all)
 		stack = 4 * (2 * P.gs + P.gs * dp) + 4 * P.bk * (P.ro and P.gs or 1) +
-		        vec(P.k.n + P.v.n) + 8 * P.gs
+		        vec((P.k.n + P.v.n) * (P.ro and 2 or 1)) + 8 * P.gs
 	end
 	if S.weights then
 		stack = math.max(stack, vec(1))
