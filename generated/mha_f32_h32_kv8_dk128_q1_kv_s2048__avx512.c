@@ -7,7 +7,7 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_args takes the same inputs as one struct mha_args.
  * Algorithm: rows, blocks of 16 keys; exp accurate; threads none.
- * Stack: at most 22528 bytes; scratch: none.
+ * Stack: at most 23552 bytes; scratch: none.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
 #error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f (mhagen --emit cflags)"
@@ -170,18 +170,60 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 			for (size_t j = 0; j < nb; ++j, kr += 1024) {
 				for (size_t c = 0; c < 1024; c += 16)
 					__builtin_prefetch(v + (j0 + j) * 1024 + c, 0, 3);
-				for (size_t g = 0; g < 32; ++g) {
+				/* 4 query heads of a key/value head at a time: each key vector
+				 * loaded and converted once for them */
+				for (size_t g = 0; g < 32; g += 4) {
 					const float *qg = q + g * qh;
 					const float *kj = kr + g / 4 * 128;
-					__m512 t0 = _mm512_mul_ps(_mm512_loadu_ps(qg), _mm512_loadu_ps(kj));
-					__m512 t1 = _mm512_mul_ps(_mm512_loadu_ps(qg + 16), _mm512_loadu_ps(kj + 16));
-					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 32), _mm512_loadu_ps(kj + 32), t0);
-					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 48), _mm512_loadu_ps(kj + 48), t1);
-					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 64), _mm512_loadu_ps(kj + 64), t0);
-					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 80), _mm512_loadu_ps(kj + 80), t1);
-					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 96), _mm512_loadu_ps(kj + 96), t0);
-					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 112), _mm512_loadu_ps(kj + 112), t1);
-					sg[g * 16 + j] = _mm512_reduce_add_ps(_mm512_add_ps(t0, t1)) * 0x1.6a09e6p-4f;
+					__m512 kv;
+					__m512 t0 = _mm512_setzero_ps();
+					__m512 t1 = _mm512_setzero_ps();
+					__m512 t2 = _mm512_setzero_ps();
+					__m512 t3 = _mm512_setzero_ps();
+					kv = _mm512_loadu_ps(kj + 0);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 0), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 0), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 0), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 0), kv, t3);
+					kv = _mm512_loadu_ps(kj + 16);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 16), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 16), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 16), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 16), kv, t3);
+					kv = _mm512_loadu_ps(kj + 32);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 32), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 32), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 32), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 32), kv, t3);
+					kv = _mm512_loadu_ps(kj + 48);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 48), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 48), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 48), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 48), kv, t3);
+					kv = _mm512_loadu_ps(kj + 64);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 64), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 64), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 64), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 64), kv, t3);
+					kv = _mm512_loadu_ps(kj + 80);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 80), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 80), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 80), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 80), kv, t3);
+					kv = _mm512_loadu_ps(kj + 96);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 96), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 96), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 96), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 96), kv, t3);
+					kv = _mm512_loadu_ps(kj + 112);
+					t0 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 112), kv, t0);
+					t1 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 1 * qh + 112), kv, t1);
+					t2 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 2 * qh + 112), kv, t2);
+					t3 = _mm512_fmadd_ps(_mm512_loadu_ps(qg + 3 * qh + 112), kv, t3);
+					sg[(g + 0) * 16 + j] = _mm512_reduce_add_ps(t0) * 0x1.6a09e6p-4f;
+					sg[(g + 1) * 16 + j] = _mm512_reduce_add_ps(t1) * 0x1.6a09e6p-4f;
+					sg[(g + 2) * 16 + j] = _mm512_reduce_add_ps(t2) * 0x1.6a09e6p-4f;
+					sg[(g + 3) * 16 + j] = _mm512_reduce_add_ps(t3) * 0x1.6a09e6p-4f;
 				}
 			}
 		}
