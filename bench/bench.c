@@ -59,6 +59,27 @@ static const struct shape shapes[] = {
 #undef MHA_KERNEL
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
+/* The batch of the shapes timed with more than one item (bench/bench.mk's
+ * BENCH_BATCH_x); every other shape runs batch 1. */
+struct batch {
+	const char *name;
+	size_t n;
+};
+#define BENCH_BATCH(k, n) {#k, n},
+static const struct batch batches[] = {
+#include "batches.inc"
+	{NULL, 0},
+};
+#undef BENCH_BATCH
+
+static size_t batch_of(const struct shape *sh)
+{
+	for (const struct batch *b = batches; b->name; ++b)
+		if (strcmp(b->name, sh->name) == 0)
+			return b->n;
+	return 1;
+}
+
 /* Median clang -O2 compile seconds and object bytes of each kernel, measured
  * by tools/time-cc.sh, in compile.inc. */
 struct build {
@@ -110,6 +131,7 @@ enum impl { KERNEL, REFERENCE, OPENBLAS };
 /* One implementation applied to one shape's buffers. */
 struct job {
 	const struct shape *sh;
+	size_t batch;
 	enum impl impl;
 	const float *q, *k, *v;
 	/* k and v as the kernel and the reference read them: k and v, or
@@ -135,7 +157,7 @@ static double run_once(const struct job *j)
 	struct mha_args x = {
 		.q = j->q, .k = j->impl == OPENBLAS ? j->k : j->kx,
 		.v = j->impl == OPENBLAS ? j->v : j->vx, .out = j->out,
-		.batch = 1, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
+		.batch = j->batch, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
 		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
 		.kv_len = sh->attn.varlen == MHA_VARLEN_PADDED ? kl : NULL,
 		.q_len = sh->attn.varlen == MHA_VARLEN_PADDED ? ql : NULL,
@@ -245,6 +267,7 @@ static void start_threads(void)
 static void label(char *buf, size_t size, const struct shape *sh)
 {
 	const struct mha_attn *a = &sh->attn;
+	const size_t nb = batch_of(sh);
 	int n = snprintf(buf, size, "%sh%zu", sh->seq_q == 1 ? "decode " : "",
 	                 a->h);
 
@@ -274,8 +297,10 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		              a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
 		              a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
 	if (a->kv_dtype)
-		snprintf(buf + n, size - (size_t)n, " %skv",
-		         a->kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+		n += snprintf(buf + n, size - (size_t)n, " %skv",
+		              a->kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+	if (nb > 1)
+		snprintf(buf + n, size - (size_t)n, " batch%zu", nb);
 }
 
 /* x (n floats) stored as dtype (f16 or bf16) into h, and x set to the
@@ -301,7 +326,7 @@ static double useful_flops(const struct shape *sh)
 		pairs += end > lo ? (double)(end - lo) : 0.0;
 	}
 	return 2.0 * (double)(sh->attn.dk + sh->attn.dv) *
-	       (double)sh->attn.h * pairs;
+	       (double)sh->attn.h * pairs * (double)batch_of(sh);
 }
 
 /* The build facts of kernel name, or NULL. */
@@ -425,8 +450,11 @@ static int measure_shape(const struct shape *sh, struct result *r,
                          size_t index)
 {
 	const struct mha_attn *a = &sh->attn;
-	size_t nq = sh->seq_q * a->h * a->dk, nk = sh->seq_kv * a->kv_heads * a->dk;
-	size_t nv = sh->seq_kv * a->kv_heads * a->dv, no = sh->seq_q * a->h * a->dv;
+	const size_t batch = batch_of(sh);
+	size_t nq = batch * sh->seq_q * a->h * a->dk;
+	size_t nk = batch * sh->seq_kv * a->kv_heads * a->dk;
+	size_t nv = batch * sh->seq_kv * a->kv_heads * a->dv;
+	size_t no = batch * sh->seq_q * a->h * a->dv;
 	float *q = mha_alloc(nq), *k = mha_alloc(nk), *v = mha_alloc(nv);
 	float *ref = mha_alloc(no), *s = mha_alloc(sh->seq_q * sh->seq_kv);
 	/* the bias's and boolean mask's planes (batch 1) */
@@ -440,7 +468,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	const size_t esize = a->kv_dtype ? 2 : sizeof(float);
 	uint16_t *k16 = a->kv_dtype ? malloc(nk * 2 + 64) : NULL;
 	uint16_t *v16 = a->kv_dtype ? malloc(nv * 2 + 64) : NULL;
-	struct job j = {sh, REFERENCE, q, k, v, k, v, ref, s, bias, bm, km};
+	struct job j = {sh, batch, REFERENCE, q, k, v, k, v, ref, s, bias, bm, km};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
 
@@ -448,6 +476,11 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	                          MHA_MASK_BOOL | MHA_MASK_KEYS)) {
 		fprintf(stderr, "bench: %s: only masks causal, bias, bool and keys "
 		        "are benchmarked\n", sh->name);
+		return -1;
+	}
+	if (batch > 1 && ((a->mask & ~(unsigned)MHA_MASK_CAUSAL) || a->varlen)) {
+		fprintf(stderr, "bench: %s: a batch of %zu is benchmarked only "
+		        "with a causal mask or none, fixed lengths\n", sh->name, batch);
 		return -1;
 	}
 	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no) ||
@@ -659,7 +692,7 @@ static int write_csv(const char *path, const struct result *res,
 	      "speedup_2t,gflops_1t,gflops_2t,pct_fma_peak,read_gbs_1t,"
 	      "pct_read_bw,read_bw_same_bytes_gbs,ms_ref,ref_runs,x_ref,ms_openblas,x_openblas,"
 	      "err_kernel,err_openblas,tol,compile_s,object_bytes,cpu,"
-	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp\n", f);
+	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp,batch\n", f);
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct shape *sh = &shapes[i];
 		const struct result *r = &res[i];
@@ -683,8 +716,8 @@ static int write_csv(const char *path, const struct result *res,
 			fprintf(f, ",%.4g,%ld", r->build->seconds, r->build->bytes);
 		else
 			fputs(",,", f);
-		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d\n", mha_cpu_model(),
-		        m->peak, m->peak_end, m->bw, m->others, omp);
+		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d,%zu\n", mha_cpu_model(),
+		        m->peak, m->peak_end, m->bw, m->others, omp, batch_of(sh));
 	}
 	return fclose(f) ? -1 : 0;
 }

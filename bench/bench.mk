@@ -6,7 +6,7 @@ BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
 BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17 \
-                k18 k19 k20 k21
+                k18 k19 k20 k21 k22 k23 k24 k25
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -35,6 +35,14 @@ BENCH_k18 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype f16
 BENCH_k19 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype bf16
 BENCH_k20 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype f16
 BENCH_k21 := --h 8 --dk 64 --seq 512 --mask causal --kv-dtype bf16
+BENCH_k22 := --h 8 --dk 64 --seq 512 --mask causal --kv-dtype f16
+# encoders run in batches (BENCH_BATCH_x items in one call);
+# a long causal prefill
+BENCH_k23 := --h 8 --dk 64 --seq 128
+BENCH_k24 := --h 12 --dk 64 --seq 197
+BENCH_k25 := --h 32 --dk 128 --seq 2048 --mask causal
+BENCH_BATCH_k23 := 8
+BENCH_BATCH_k24 := 4
 BENCH_PLAIN_k6 := k5
 BENCH_PLAIN_k7 := k4
 BENCH_PLAIN_k8 := k3
@@ -51,6 +59,7 @@ BENCH_PLAIN_k18 := k5
 BENCH_PLAIN_k19 := k5
 BENCH_PLAIN_k20 := k6
 BENCH_PLAIN_k21 := k3
+BENCH_PLAIN_k22 := k3
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
@@ -119,10 +128,14 @@ $(BENCH)/kernels.inc: $(BENCH_KSRCS)
 $(BENCH)/pairs.inc: bench/bench.mk | $(BENCH)
 	@: > $@
 	@$(foreach s,$(BENCH_SHAPES),$(if $(BENCH_PLAIN_$(s)),echo 'BENCH_PAIR(bench_$(s), bench_$(BENCH_PLAIN_$(s)))' >> $@;))
+$(BENCH)/batches.inc: bench/bench.mk | $(BENCH)
+	@: > $@
+	@$(foreach s,$(BENCH_SHAPES),$(if $(BENCH_BATCH_$(s)),echo 'BENCH_BATCH(bench_$(s), $(BENCH_BATCH_$(s)))' >> $@;))
 $(BENCH)/compile.inc: $(BENCH_KOBJS)
 	@cat $(BENCH_KOBJS:.o=.build) > $@
 
 $(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
+		$(BENCH)/batches.inc \
 		$(BENCH)/flags
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) -I$(BENCH) \
