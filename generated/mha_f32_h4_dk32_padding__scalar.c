@@ -108,7 +108,7 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 30720 bytes per worker, from a->workspace when it
+ * Scratch: 38912 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 {
@@ -120,7 +120,7 @@ static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h4_dk32_padding__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 30720 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
+	return 38912 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -131,14 +131,14 @@ static unsigned char *mha_f32_h4_dk32_padding__scalar_scratch(const struct mha_a
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 30783) {
-		const size_t fit = (a->workspace_size - 63) / 30720;
+	if (a->workspace && a->workspace_size >= 38975) {
+		const size_t fit = (a->workspace_size - 63) / 38912;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(30720 * w + 63);
+	*mem = malloc(38912 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -155,7 +155,7 @@ static void mha_f32_h4_dk32_padding__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (30720 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (38912 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h4_dk32_padding__scalar_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -167,7 +167,7 @@ static void mha_f32_h4_dk32_padding__scalar_task(void *task, size_t i, size_t wo
 {
 	const struct mha_f32_h4_dk32_padding__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 30720 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 38912 : NULL);
 }
 
 static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -202,7 +202,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			qt[d * 80 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -252,7 +252,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	}
 }
 
-/* Scores of 2 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -280,7 +280,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -321,7 +321,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	}
 }
 
-/* Scores of 3 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -353,14 +353,14 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[256 + d]);
+			const float kb = (k[64 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -409,7 +409,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	}
 }
 
-/* Scores of 4 keys (rows 128 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 32 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -445,21 +445,21 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[128 + d]);
+			const float kb = (k[32 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[256 + d]);
+			const float kb = (k[64 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[384 + d]);
+			const float kb = (k[96 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -602,7 +602,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 30720
+ * row's limit are masked.  This is work item w, in one worker's 38912
  * bytes of scratch. */
 static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -631,9 +631,10 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 10240);
 	float *restrict st = (float *)(scratch + 20480);
-	float *restrict vp = (float *)(scratch + 21504);
-	float *restrict m = (float *)(scratch + 29696), *restrict l = (float *)(scratch + 29952);
-	size_t *restrict lim = (size_t *)(scratch + 30208);
+	float *restrict kc = (float *)(scratch + 21504);
+	float *restrict vp = (float *)(scratch + 29696);
+	float *restrict m = (float *)(scratch + 37888), *restrict l = (float *)(scratch + 38144);
+	size_t *restrict lim = (size_t *)(scratch + 38400);
 	_Alignas(64) float alpha[4], mxb[4];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -660,10 +661,13 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 128;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 32, kh + (j0 + j) * 128, 32 * sizeof(float));
 			memcpy(vp + j * 32, vh + (j0 + j) * 128, 32 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 4) {
 			const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 			size_t j = 0;
@@ -681,11 +685,11 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 			size_t kn[1];
 			kn[0] = nt;
 			for (; j + 4 <= kn[0]; j += 4)
-				mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 128, st + j * 4, mxb);
+				mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 128, st + j * 4, mxb); break;
-			case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 128, st + j * 4, mxb); break;
-			case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 128, st + j * 4, mxb); break;
+			case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+			case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+			case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

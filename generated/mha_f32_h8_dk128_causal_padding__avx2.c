@@ -95,7 +95,7 @@ static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_exp(__m256 x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 452608 bytes per worker, from a->workspace when it
+ * Scratch: 485376 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_args *a)
 {
@@ -107,7 +107,7 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 452608 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
+	return 485376 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -118,14 +118,14 @@ static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 452671) {
-		const size_t fit = (a->workspace_size - 63) / 452608;
+	if (a->workspace && a->workspace_size >= 485439) {
+		const size_t fit = (a->workspace_size - 63) / 485376;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(452608 * w + 63);
+	*mem = malloc(485376 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -142,7 +142,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_nomem(const struct mha_args *a
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (452608 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (485376 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk128_causal_padding__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -154,7 +154,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_task(void *task, size_t i, siz
 {
 	const struct mha_f32_h8_dk128_causal_padding__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 452608 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 485376 : NULL);
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -229,7 +229,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			qt[d * 400 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -261,7 +261,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *rest
 	}
 }
 
-/* Scores of 1 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
@@ -287,7 +287,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_1(const float *rest
 	}
 }
 
-/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -307,7 +307,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -330,7 +330,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *rest
 	}
 }
 
-/* Scores of 2 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
@@ -348,7 +348,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 	}
@@ -364,7 +364,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *rest
 	}
 }
 
-/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -386,12 +386,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -418,7 +418,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *rest
 	}
 }
 
-/* Scores of 3 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
@@ -437,11 +437,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 	}
@@ -460,7 +460,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *rest
 	}
 }
 
-/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -484,17 +484,17 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -525,7 +525,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *rest
 	}
 }
 
-/* Scores of 4 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
@@ -545,15 +545,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 	}
@@ -575,7 +575,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *rest
 	}
 }
 
-/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -601,22 +601,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -651,7 +651,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *rest
 	}
 }
 
-/* Scores of 5 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
@@ -672,19 +672,19 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 	}
@@ -709,7 +709,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *rest
 	}
 }
 
-/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -737,27 +737,27 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -796,7 +796,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *rest
 	}
 }
 
-/* Scores of 6 keys (rows 1024 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
@@ -818,23 +818,23 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_1(const float *rest
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[3072 + d]);
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[4096 + d]);
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[5120 + d]);
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
 	}
@@ -1012,7 +1012,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 452608
+ * row's limit are masked.  This is work item w, in one worker's 485376
  * bytes of scratch. */
 static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1041,9 +1041,10 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 204800);
 	float *restrict st = (float *)(scratch + 409600);
-	float *restrict vp = (float *)(scratch + 413696);
-	float *restrict m = (float *)(scratch + 446464), *restrict l = (float *)(scratch + 448000);
-	size_t *restrict lim = (size_t *)(scratch + 449536);
+	float *restrict kc = (float *)(scratch + 413696);
+	float *restrict vp = (float *)(scratch + 446464);
+	float *restrict m = (float *)(scratch + 479232), *restrict l = (float *)(scratch + 480768);
+	size_t *restrict lim = (size_t *)(scratch + 482304);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -1070,10 +1071,13 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 1024;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 128, kh + (j0 + j) * 1024, 128 * sizeof(float));
 			memcpy(vp + j * 128, vh + (j0 + j) * 1024, 128 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 16) {
 			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 			size_t j = 0;
@@ -1093,24 +1097,24 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			}
 			kn[1] = nt;
 			for (; j + 6 <= kn[0]; j += 6)
-				mha_f32_h8_dk128_causal_padding__avx2_qk6_0(qt + r0, kb + j * 1024, st + j * 16, mxb);
+				mha_f32_h8_dk128_causal_padding__avx2_qk6_0(qt + r0, kb + j * 128, st + j * 16, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[0];
 			for (; j + 6 <= kn[1]; j += 6)
-				mha_f32_h8_dk128_causal_padding__avx2_qk6_1(qt + r0, kb + j * 1024, st + j * 16, mxb);
+				mha_f32_h8_dk128_causal_padding__avx2_qk6_1(qt + r0, kb + j * 128, st + j * 16, mxb);
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_1(qt + r0, kb + j * 1024, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

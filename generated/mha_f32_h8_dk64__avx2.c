@@ -93,7 +93,7 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp(__m256 x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 251904 bytes per worker, from a->workspace when it
+ * Scratch: 284672 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 {
@@ -105,7 +105,7 @@ static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 251904 * mha_f32_h8_dk64__avx2_workers(a) + 63;
+	return 284672 * mha_f32_h8_dk64__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -116,14 +116,14 @@ static unsigned char *mha_f32_h8_dk64__avx2_scratch(const struct mha_args *a, si
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 251967) {
-		const size_t fit = (a->workspace_size - 63) / 251904;
+	if (a->workspace && a->workspace_size >= 284735) {
+		const size_t fit = (a->workspace_size - 63) / 284672;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(251904 * w + 63);
+	*mem = malloc(284672 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -140,7 +140,7 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (251904 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (284672 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -152,7 +152,7 @@ static void mha_f32_h8_dk64__avx2_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 251904 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 284672 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -227,7 +227,7 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 			qt[d * 400 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -259,7 +259,7 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -279,7 +279,7 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -302,7 +302,7 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -324,12 +324,12 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -356,7 +356,7 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -380,17 +380,17 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -421,7 +421,7 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -447,22 +447,22 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -497,7 +497,7 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -525,27 +525,27 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -712,7 +712,7 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 251904
+ * row's limit are masked.  This is work item w, in one worker's 284672
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -742,9 +742,10 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 102400);
 	float *restrict st = (float *)(scratch + 204800);
-	float *restrict vp = (float *)(scratch + 212992);
-	float *restrict m = (float *)(scratch + 245760), *restrict l = (float *)(scratch + 247296);
-	size_t *restrict lim = (size_t *)(scratch + 248832);
+	float *restrict kc = (float *)(scratch + 212992);
+	float *restrict vp = (float *)(scratch + 245760);
+	float *restrict m = (float *)(scratch + 278528), *restrict l = (float *)(scratch + 280064);
+	size_t *restrict lim = (size_t *)(scratch + 281600);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -769,10 +770,13 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
 		const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 16) {
 			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 			size_t j = 0;
@@ -788,13 +792,13 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 			size_t kn[1];
 			kn[0] = nt;
 			for (; j + 6 <= kn[0]; j += 6)
-				mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

@@ -93,7 +93,7 @@ static inline __m512 mha_f32_h8_dk64__avx512_exp(__m512 x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 260096 bytes per worker, from a->workspace when it
+ * Scratch: 292864 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 {
@@ -105,7 +105,7 @@ static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 260096 * mha_f32_h8_dk64__avx512_workers(a) + 63;
+	return 292864 * mha_f32_h8_dk64__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -116,14 +116,14 @@ static unsigned char *mha_f32_h8_dk64__avx512_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 260159) {
-		const size_t fit = (a->workspace_size - 63) / 260096;
+	if (a->workspace && a->workspace_size >= 292927) {
+		const size_t fit = (a->workspace_size - 63) / 292864;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(260096 * w + 63);
+	*mem = malloc(292864 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -140,7 +140,7 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (260096 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (292864 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64__avx512_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -152,7 +152,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 260096 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 292864 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -196,7 +196,7 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 			qt[d * 400 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -228,7 +228,7 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -248,7 +248,7 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
@@ -271,7 +271,7 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -293,12 +293,12 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
@@ -325,7 +325,7 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -349,17 +349,17 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
@@ -390,7 +390,7 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -416,22 +416,22 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
@@ -466,7 +466,7 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -494,27 +494,27 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
@@ -553,7 +553,7 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 7 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x2
  * accumulators in registers. */
@@ -583,32 +583,32 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_0 = _mm512_fmadd_ps(q0, kb, a6_0);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
@@ -651,7 +651,7 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 8 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x2
  * accumulators in registers. */
@@ -683,37 +683,37 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_0 = _mm512_fmadd_ps(q0, kb, a6_0);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3584 + d]);
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
 			a7_0 = _mm512_fmadd_ps(q0, kb, a7_0);
 			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
 		}
@@ -854,7 +854,7 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 260096
+ * row's limit are masked.  This is work item w, in one worker's 292864
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -884,9 +884,10 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 102400);
 	float *restrict st = (float *)(scratch + 204800);
-	float *restrict vp = (float *)(scratch + 221184);
-	float *restrict m = (float *)(scratch + 253952), *restrict l = (float *)(scratch + 255488);
-	size_t *restrict lim = (size_t *)(scratch + 257024);
+	float *restrict kc = (float *)(scratch + 221184);
+	float *restrict vp = (float *)(scratch + 253952);
+	float *restrict m = (float *)(scratch + 286720), *restrict l = (float *)(scratch + 288256);
+	size_t *restrict lim = (size_t *)(scratch + 289792);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -911,10 +912,13 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
 		const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 32) {
 			const size_t mt = rows - r0 < 32 ? rows - r0 : 32;
 			size_t j = 0;
@@ -930,15 +934,15 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			size_t kn[1];
 			kn[0] = nt;
 			for (; j + 8 <= kn[0]; j += 8)
-				mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 512, st + j * 32, mxb);
+				mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 64, st + j * 32, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+			case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

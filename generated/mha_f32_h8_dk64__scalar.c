@@ -107,7 +107,7 @@ static inline float mha_f32_h8_dk64__scalar_exp(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 59392 bytes per worker, from a->workspace when it
+ * Scratch: 75776 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 {
@@ -119,7 +119,7 @@ static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 59392 * mha_f32_h8_dk64__scalar_workers(a) + 63;
+	return 75776 * mha_f32_h8_dk64__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -130,14 +130,14 @@ static unsigned char *mha_f32_h8_dk64__scalar_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 59455) {
-		const size_t fit = (a->workspace_size - 63) / 59392;
+	if (a->workspace && a->workspace_size >= 75839) {
+		const size_t fit = (a->workspace_size - 63) / 75776;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(59392 * w + 63);
+	*mem = malloc(75776 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -154,7 +154,7 @@ static void mha_f32_h8_dk64__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (59392 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (75776 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64__scalar_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -166,7 +166,7 @@ static void mha_f32_h8_dk64__scalar_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 59392 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 75776 : NULL);
 }
 
 static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -201,7 +201,7 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 			qt[d * 80 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -251,7 +251,7 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -279,7 +279,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
@@ -320,7 +320,7 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -352,14 +352,14 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[1024 + d]);
+			const float kb = (k[128 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
@@ -408,7 +408,7 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 4 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 4 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -444,21 +444,21 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 			a0_3 = (q3 * kb + a0_3);
 		}
 		{
-			const float kb = (k[512 + d]);
+			const float kb = (k[64 + d]);
 			a1_0 = (q0 * kb + a1_0);
 			a1_1 = (q1 * kb + a1_1);
 			a1_2 = (q2 * kb + a1_2);
 			a1_3 = (q3 * kb + a1_3);
 		}
 		{
-			const float kb = (k[1024 + d]);
+			const float kb = (k[128 + d]);
 			a2_0 = (q0 * kb + a2_0);
 			a2_1 = (q1 * kb + a2_1);
 			a2_2 = (q2 * kb + a2_2);
 			a2_3 = (q3 * kb + a2_3);
 		}
 		{
-			const float kb = (k[1536 + d]);
+			const float kb = (k[192 + d]);
 			a3_0 = (q0 * kb + a3_0);
 			a3_1 = (q1 * kb + a3_1);
 			a3_2 = (q2 * kb + a3_2);
@@ -601,7 +601,7 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 59392
+ * row's limit are masked.  This is work item w, in one worker's 75776
  * bytes of scratch. */
 static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -631,9 +631,10 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
 	float *restrict st = (float *)(scratch + 40960);
-	float *restrict vp = (float *)(scratch + 41984);
-	float *restrict m = (float *)(scratch + 58368), *restrict l = (float *)(scratch + 58624);
-	size_t *restrict lim = (size_t *)(scratch + 58880);
+	float *restrict kc = (float *)(scratch + 41984);
+	float *restrict vp = (float *)(scratch + 58368);
+	float *restrict m = (float *)(scratch + 74752), *restrict l = (float *)(scratch + 75008);
+	size_t *restrict lim = (size_t *)(scratch + 75264);
 	_Alignas(64) float alpha[4], mxb[4];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -658,10 +659,13 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 4) {
 			const size_t mt = rows - r0 < 4 ? rows - r0 : 4;
 			size_t j = 0;
@@ -679,11 +683,11 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			size_t kn[1];
 			kn[0] = nt;
 			for (; j + 4 <= kn[0]; j += 4)
-				mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 512, st + j * 4, mxb);
+				mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 512, st + j * 4, mxb); break;
-			case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 512, st + j * 4, mxb); break;
-			case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 512, st + j * 4, mxb); break;
+			case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+			case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+			case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

@@ -91,7 +91,7 @@ static inline float32x4_t mha_f32_h8_dk64_causal__neon_exp(float32x4_t x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 62464 bytes per worker, from a->workspace when it
+ * Scratch: 78848 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 {
@@ -103,7 +103,7 @@ static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_causal__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 62464 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
+	return 78848 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -114,14 +114,14 @@ static unsigned char *mha_f32_h8_dk64_causal__neon_scratch(const struct mha_args
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 62527) {
-		const size_t fit = (a->workspace_size - 63) / 62464;
+	if (a->workspace && a->workspace_size >= 78911) {
+		const size_t fit = (a->workspace_size - 63) / 78848;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(62464 * w + 63);
+	*mem = malloc(78848 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -138,7 +138,7 @@ static void mha_f32_h8_dk64_causal__neon_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (62464 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (78848 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64_causal__neon_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -150,7 +150,7 @@ static void mha_f32_h8_dk64_causal__neon_task(void *task, size_t i, size_t worke
 {
 	const struct mha_f32_h8_dk64_causal__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 62464 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 78848 : NULL);
 }
 
 static void mha_f32_h8_dk64_causal__neon_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -210,7 +210,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 			qt[d * 80 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
@@ -260,7 +260,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_0(const float *restrict qt, 
 	}
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x3
  * accumulators in registers.
@@ -304,7 +304,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_1(const float *restrict qt, 
 	}
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers.
@@ -340,7 +340,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_2(const float *restrict qt, 
 	}
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
@@ -368,7 +368,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_3(const float *restrict qt, 
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
@@ -396,7 +396,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_0(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
@@ -437,7 +437,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_0(const float *restrict qt, 
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x3
  * accumulators in registers.
@@ -463,7 +463,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_1(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
@@ -497,7 +497,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_1(const float *restrict qt, 
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers.
@@ -519,7 +519,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_2(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
@@ -546,7 +546,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_2(const float *restrict qt, 
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
@@ -564,7 +564,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_3(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 	}
@@ -584,7 +584,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_3(const float *restrict qt, 
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
@@ -616,14 +616,14 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_0(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
@@ -672,7 +672,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_0(const float *restrict qt, 
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x3
  * accumulators in registers.
@@ -701,13 +701,13 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_1(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
@@ -748,7 +748,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_1(const float *restrict qt, 
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers.
@@ -772,12 +772,12 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_2(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
@@ -810,7 +810,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_2(const float *restrict qt, 
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
@@ -829,11 +829,11 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_3(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 	}
@@ -858,7 +858,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_3(const float *restrict qt, 
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
@@ -894,21 +894,21 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_0(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
@@ -965,7 +965,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_0(const float *restrict qt, 
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x3
  * accumulators in registers.
@@ -997,19 +997,19 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_1(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
@@ -1057,7 +1057,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_1(const float *restrict qt, 
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers.
@@ -1083,17 +1083,17 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_2(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
@@ -1132,7 +1132,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_2(const float *restrict qt, 
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
@@ -1152,15 +1152,15 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_3(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 	}
@@ -1190,7 +1190,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_3(const float *restrict qt, 
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x4
  * accumulators in registers. */
@@ -1230,28 +1230,28 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_0 = vfmaq_f32(a1_0, q0, kb);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_0 = vfmaq_f32(a2_0, q0, kb);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_0 = vfmaq_f32(a3_0, q0, kb);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_0 = vfmaq_f32(a4_0, q0, kb);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
@@ -1316,7 +1316,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0(const float *restrict qt, 
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x3
  * accumulators in registers.
@@ -1351,25 +1351,25 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_1(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_1 = vfmaq_f32(a1_1, q1, kb);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_1 = vfmaq_f32(a2_1, q1, kb);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_1 = vfmaq_f32(a3_1, q1, kb);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_1 = vfmaq_f32(a4_1, q1, kb);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
@@ -1424,7 +1424,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_1(const float *restrict qt, 
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers.
@@ -1452,22 +1452,22 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_2(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_2 = vfmaq_f32(a1_2, q2, kb);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_2 = vfmaq_f32(a2_2, q2, kb);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_2 = vfmaq_f32(a3_2, q2, kb);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_2 = vfmaq_f32(a4_2, q2, kb);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
@@ -1512,7 +1512,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_2(const float *restrict qt, 
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
@@ -1533,19 +1533,19 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_3(const float *restrict qt, 
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
 			a1_3 = vfmaq_f32(a1_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1024 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
 			a2_3 = vfmaq_f32(a2_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[1536 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
 			a3_3 = vfmaq_f32(a3_3, q3, kb);
 		}
 		{
-			const float32x4_t kb = vdupq_n_f32(k[2048 + d]);
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
 			a4_3 = vfmaq_f32(a4_3, q3, kb);
 		}
 	}
@@ -1922,7 +1922,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 62464
+ * row's limit are masked.  This is work item w, in one worker's 78848
  * bytes of scratch. */
 static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1952,9 +1952,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
 	float *restrict st = (float *)(scratch + 40960);
-	float *restrict vp = (float *)(scratch + 45056);
-	float *restrict m = (float *)(scratch + 61440), *restrict l = (float *)(scratch + 61696);
-	size_t *restrict lim = (size_t *)(scratch + 61952);
+	float *restrict kc = (float *)(scratch + 45056);
+	float *restrict vp = (float *)(scratch + 61440);
+	float *restrict m = (float *)(scratch + 77824), *restrict l = (float *)(scratch + 78080);
+	size_t *restrict lim = (size_t *)(scratch + 78336);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1979,10 +1980,13 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 16) {
 			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 			size_t j = 0;
@@ -2012,42 +2016,42 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 			}
 			kn[3] = nt;
 			for (; j + 5 <= kn[0]; j += 5)
-				mha_f32_h8_dk64_causal__neon_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_causal__neon_qk5_0(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_causal__neon_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_causal__neon_qk1_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[0];
 			for (; j + 5 <= kn[1]; j += 5)
-				mha_f32_h8_dk64_causal__neon_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_causal__neon_qk5_1(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk64_causal__neon_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_causal__neon_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_causal__neon_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_causal__neon_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_causal__neon_qk1_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_causal__neon_qk2_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_causal__neon_qk3_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_causal__neon_qk4_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[1];
 			for (; j + 5 <= kn[2]; j += 5)
-				mha_f32_h8_dk64_causal__neon_qk5_2(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_causal__neon_qk5_2(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[2] - j) {
-			case 1: mha_f32_h8_dk64_causal__neon_qk1_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_causal__neon_qk2_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_causal__neon_qk3_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_causal__neon_qk4_2(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_causal__neon_qk1_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_causal__neon_qk2_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_causal__neon_qk3_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_causal__neon_qk4_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[2];
 			for (; j + 5 <= kn[3]; j += 5)
-				mha_f32_h8_dk64_causal__neon_qk5_3(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_causal__neon_qk5_3(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[3] - j) {
-			case 1: mha_f32_h8_dk64_causal__neon_qk1_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_causal__neon_qk2_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_causal__neon_qk3_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_causal__neon_qk4_3(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_causal__neon_qk1_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_causal__neon_qk2_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_causal__neon_qk3_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_causal__neon_qk4_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

@@ -94,7 +94,7 @@ static inline __m256 mha_f32_h8_dk64_s128_causal__avx2_exp(__m256 x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 96256 bytes per worker, from a->workspace when it
+ * Scratch: 112640 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_s128_causal__avx2_workers(const struct mha_args *a)
 {
@@ -106,7 +106,7 @@ static size_t mha_f32_h8_dk64_s128_causal__avx2_workers(const struct mha_args *a
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_s128_causal__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 96256 * mha_f32_h8_dk64_s128_causal__avx2_workers(a) + 63;
+	return 112640 * mha_f32_h8_dk64_s128_causal__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -117,14 +117,14 @@ static unsigned char *mha_f32_h8_dk64_s128_causal__avx2_scratch(const struct mha
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 96319) {
-		const size_t fit = (a->workspace_size - 63) / 96256;
+	if (a->workspace && a->workspace_size >= 112703) {
+		const size_t fit = (a->workspace_size - 63) / 112640;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(96256 * w + 63);
+	*mem = malloc(112640 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -141,7 +141,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (96256 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (112640 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64_s128_causal__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -153,7 +153,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_task(void *task, size_t i, size_t 
 {
 	const struct mha_f32_h8_dk64_s128_causal__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 96256 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 112640 : NULL);
 }
 
 static void mha_f32_h8_dk64_s128_causal__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -228,7 +228,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict 
 			qt[d * 144 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -260,7 +260,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1_0(const float *restrict
 	}
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
@@ -286,7 +286,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1_1(const float *restrict
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -306,7 +306,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_0(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
@@ -329,7 +329,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_0(const float *restrict
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
@@ -347,7 +347,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_1(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 	}
@@ -363,7 +363,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_1(const float *restrict
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -385,12 +385,12 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_0(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
@@ -417,7 +417,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_0(const float *restrict
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
@@ -436,11 +436,11 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_1(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 	}
@@ -459,7 +459,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_1(const float *restrict
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -483,17 +483,17 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_0(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
@@ -524,7 +524,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_0(const float *restrict
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
@@ -544,15 +544,15 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_1(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 	}
@@ -574,7 +574,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_1(const float *restrict
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -600,22 +600,22 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_0(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
@@ -650,7 +650,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_0(const float *restrict
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
@@ -671,19 +671,19 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_1(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 	}
@@ -708,7 +708,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_1(const float *restrict
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -736,27 +736,27 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_0(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
 			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
@@ -795,7 +795,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_0(const float *restrict
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 16 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
@@ -817,23 +817,23 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_1(const float *restrict
 			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
 			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1024 + d]);
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
 			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[1536 + d]);
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
 			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2048 + d]);
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
 			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m256 kb = _mm256_set1_ps(k[2560 + d]);
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
 			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
 		}
 	}
@@ -1037,7 +1037,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pv4(const float *restrict p
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 96256
+ * row's limit are masked.  This is work item w, in one worker's 112640
  * bytes of scratch. */
 static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1068,9 +1068,10 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 36864);
 	float *restrict st = (float *)(scratch + 73728);
-	float *restrict vp = (float *)(scratch + 77824);
-	float *restrict m = (float *)(scratch + 94208), *restrict l = (float *)(scratch + 94720);
-	size_t *restrict lim = (size_t *)(scratch + 95232);
+	float *restrict kc = (float *)(scratch + 77824);
+	float *restrict vp = (float *)(scratch + 94208);
+	float *restrict m = (float *)(scratch + 110592), *restrict l = (float *)(scratch + 111104);
+	size_t *restrict lim = (size_t *)(scratch + 111616);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1095,10 +1096,13 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 16) {
 			const size_t mt = rows - r0 < 16 ? rows - r0 : 16;
 			size_t j = 0;
@@ -1118,24 +1122,24 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 			}
 			kn[1] = nt;
 			for (; j + 6 <= kn[0]; j += 6)
-				mha_f32_h8_dk64_s128_causal__avx2_qk6_0(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal__avx2_qk6_0(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5_0(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[0];
 			for (; j + 6 <= kn[1]; j += 6)
-				mha_f32_h8_dk64_s128_causal__avx2_qk6_1(qt + r0, kb + j * 512, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal__avx2_qk6_1(qt + r0, kb + j * 64, st + j * 16, mxb);
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5_1(qt + r0, kb + j * 512, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx2_qk1_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx2_qk2_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx2_qk3_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx2_qk4_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

@@ -94,7 +94,7 @@ static inline __m512 mha_f32_h8_dk64_s128_causal__avx512_exp(__m512 x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 100352 bytes per worker, from a->workspace when it
+ * Scratch: 116736 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_s128_causal__avx512_workers(const struct mha_args *a)
 {
@@ -106,7 +106,7 @@ static size_t mha_f32_h8_dk64_s128_causal__avx512_workers(const struct mha_args 
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_s128_causal__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 100352 * mha_f32_h8_dk64_s128_causal__avx512_workers(a) + 63;
+	return 116736 * mha_f32_h8_dk64_s128_causal__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -117,14 +117,14 @@ static unsigned char *mha_f32_h8_dk64_s128_causal__avx512_scratch(const struct m
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 100415) {
-		const size_t fit = (a->workspace_size - 63) / 100352;
+	if (a->workspace && a->workspace_size >= 116799) {
+		const size_t fit = (a->workspace_size - 63) / 116736;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(100352 * w + 63);
+	*mem = malloc(116736 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -141,7 +141,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (100352 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (116736 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64_s128_causal__avx512_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -153,7 +153,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_task(void *task, size_t i, size_
 {
 	const struct mha_f32_h8_dk64_s128_causal__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 100352 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 116736 : NULL);
 }
 
 static void mha_f32_h8_dk64_s128_causal__avx512_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -197,7 +197,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
 			qt[d * 144 + r] = 0.0f;
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
@@ -229,7 +229,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restri
 	}
 }
 
-/* Scores of 1 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
@@ -255,7 +255,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restri
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
@@ -275,7 +275,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
@@ -298,7 +298,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 	}
 }
 
-/* Scores of 2 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
@@ -316,7 +316,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 	}
@@ -332,7 +332,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
@@ -354,12 +354,12 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
@@ -386,7 +386,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 	}
 }
 
-/* Scores of 3 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
@@ -405,11 +405,11 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 	}
@@ -428,7 +428,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
@@ -452,17 +452,17 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
@@ -493,7 +493,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 	}
 }
 
-/* Scores of 4 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
@@ -513,15 +513,15 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 	}
@@ -543,7 +543,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
@@ -569,22 +569,22 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
@@ -619,7 +619,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 	}
 }
 
-/* Scores of 5 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
@@ -640,19 +640,19 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 	}
@@ -677,7 +677,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
@@ -705,27 +705,27 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
@@ -764,7 +764,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 	}
 }
 
-/* Scores of 6 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
@@ -786,23 +786,23 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 	}
@@ -830,7 +830,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 	}
 }
 
-/* Scores of 7 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x2
  * accumulators in registers. */
@@ -860,32 +860,32 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_0 = _mm512_fmadd_ps(q0, kb, a6_0);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
@@ -928,7 +928,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 	}
 }
 
-/* Scores of 7 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x1
  * accumulators in registers.
@@ -951,27 +951,27 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
 	}
@@ -1002,7 +1002,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 	}
 }
 
-/* Scores of 8 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x2
  * accumulators in registers. */
@@ -1034,37 +1034,37 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_0 = _mm512_fmadd_ps(q0, kb, a6_0);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3584 + d]);
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
 			a7_0 = _mm512_fmadd_ps(q0, kb, a7_0);
 			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
 		}
@@ -1111,7 +1111,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 	}
 }
 
-/* Scores of 8 keys (rows 512 floats apart) against 32 packed queries:
+/* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x1
  * accumulators in registers.
@@ -1135,31 +1135,31 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
 			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1024 + d]);
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
 			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[1536 + d]);
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
 			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2048 + d]);
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
 			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[2560 + d]);
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
 			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3072 + d]);
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
 			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
 		}
 		{
-			const __m512 kb = _mm512_set1_ps(k[3584 + d]);
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
 			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
 		}
 	}
@@ -1323,7 +1323,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 100352
+ * row's limit are masked.  This is work item w, in one worker's 116736
  * bytes of scratch. */
 static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1354,9 +1354,10 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 36864);
 	float *restrict st = (float *)(scratch + 73728);
-	float *restrict vp = (float *)(scratch + 81920);
-	float *restrict m = (float *)(scratch + 98304), *restrict l = (float *)(scratch + 98816);
-	size_t *restrict lim = (size_t *)(scratch + 99328);
+	float *restrict kc = (float *)(scratch + 81920);
+	float *restrict vp = (float *)(scratch + 98304);
+	float *restrict m = (float *)(scratch + 114688), *restrict l = (float *)(scratch + 115200);
+	size_t *restrict lim = (size_t *)(scratch + 115712);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1381,10 +1382,13 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		const float *kb = kh + j0 * 512;
+		/* the block's keys and values dense */
+		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
+			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
 			memcpy(vp + j * 64, vh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		for (size_t r0 = 0; r0 < rows; r0 += 32) {
 			const size_t mt = rows - r0 < 32 ? rows - r0 : 32;
 			size_t j = 0;
@@ -1404,28 +1408,28 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			}
 			kn[1] = nt;
 			for (; j + 8 <= kn[0]; j += 8)
-				mha_f32_h8_dk64_s128_causal__avx512_qk8_0(qt + r0, kb + j * 512, st + j * 32, mxb);
+				mha_f32_h8_dk64_s128_causal__avx512_qk8_0(qt + r0, kb + j * 64, st + j * 32, mxb);
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_0(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			j = kn[0];
 			for (; j + 8 <= kn[1]; j += 8)
-				mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0, kb + j * 512, st + j * 32, mxb);
+				mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0, kb + j * 64, st + j * 32, mxb);
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0, kb + j * 512, st + j * 32, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			/* mask only where a row's limit falls inside the block,

@@ -138,7 +138,7 @@ local function scratch_and_stack(S, P)
 		put("st", 4 * P.bk * P.mq)
 		-- f16 or bf16 keys and values (--kv-dtype): each block converted
 		-- once, to floats, for every query tile of the work item
-		if S.kv_dtype ~= "f32" then
+		if S.kv_dtype ~= "f32" or P.pack_k then
 			put("kc", 4 * P.bk * S.dk)
 		end
 		if P.vstride ~= S.dv or S.kv_dtype ~= "f32" then
@@ -352,10 +352,15 @@ local function plan(S, T)
 		-- output blocks, scores, a dense copy of a value block when the
 		-- layout strides values, row state; at most 4 MiB per worker,
 		-- shrinking the default key block for large dv
+		-- keys copied densely per block where the layout strides them
+		-- (f32; 16-bit keys are converted into the same buffer): rows
+		-- h*dk floats apart share a few L1 sets, which each query tile's
+		-- pass over the block keeps evicting (1.03x on h8 dk64 s128)
+		P.pack_k = S.kv_dtype == "f32" and P.kstride ~= S.dk
 		local function stack_floats(bk)
 			local conv = S.kv_dtype ~= "f32"
 			local vp = (P.vstride ~= S.dv or conv) and bk * S.dv or 0
-			local kp = conv and bk * S.dk or 0
+			local kp = (conv or P.pack_k) and bk * S.dk or 0
 			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq
 		end
 		if S.block_kv == 0 then
