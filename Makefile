@@ -286,7 +286,7 @@ $(TL)/%/all-cc.o: $(TL)/%/all.c $(TARGETS_MK)
 	@$(CC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
 $(TL)/%/all-gcc.o: $(TL)/%/all.c $(TARGETS_MK)
 	@echo "  GCC     $<"
-	@$(GCC) $(KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
+	@$(GCC) $(KFLAGS) -fopenmp $(MHA_CFLAGS_$*) -I. -c $< -o $@
 
 # The kernels of tests/dispatch.list as one --target list: this machine's
 # architecture's targets by rank, best first; each built with no ISA flags
@@ -432,7 +432,7 @@ $(BUILD)/tests/test_layer_cc: $(LAYER_TEST_OBJS) $(TARGETS_MK) \
 $(BUILD)/tests/test_layer_gcc: $(LAYER_TEST_OBJS) $(TARGETS_MK) \
 		$(foreach t,$(HOST_TARGETS),$(TL)/$t/all-gcc.o)
 	@echo "  LD      $@"
-	@$(CC) $(filter %.o,$^) $(TEST_LIBS) -o $@
+	@$(GCC) $(filter %.o,$^) $(TEST_LIBS) -fopenmp -o $@
 # runs build/mhagen tune; picked kernels are loaded with dlopen and checked
 $(BUILD)/tests/test_tune: $(BUILD)/tests/test_tune.o $(BUILD)/tests/files.o \
 		$(BUILD)/tests/check.o $(RT_OBJS) | $(MHAGEN)

@@ -165,21 +165,24 @@ $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
 bench-kv: $(BENCH)/kvdecode
 	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
 
-# ---- the layer (mhagen --embed 768 --h 12, s 128 and 512): its projection
-# GEMMs against cblas_sgemm and its forward against sgemm + its attention +
-# sgemm, one pinned thread (bench/layer_bench.c); part of make bench, or
-# alone with make bench-layer.  Never a test.
-BENCH_LAYERS := l1 l2
+# ---- the layer (mhagen --embed 768 --h 12 and --embed 1024 --h 16, s 128
+# and 512): its projection GEMMs against cblas_sgemm and its forward against
+# sgemm + its attention + sgemm, one pinned thread, and the forward on two
+# OpenMP threads (bench/layer_bench.c); part of make bench, or alone with
+# make bench-layer.  Never a test.
+BENCH_LAYERS := l1 l2 l3 l4
 BENCH_LAYER_l1 := --embed 768 --h 12 --seq 128
 BENCH_LAYER_l2 := --embed 768 --h 12 --seq 512
+BENCH_LAYER_l3 := --embed 1024 --h 16 --seq 128
+BENCH_LAYER_l4 := --embed 1024 --h 16 --seq 512
 .PHONY: bench-layer
-$(BENCH)/layer_%.c: $(MHAGEN) | $(BENCH)
-	@echo "  GEN     $@  (mhagen $(BENCH_LAYER_$*) --target $(BENCH_TARGET))"
-	@$(MHAGEN) $(BENCH_LAYER_$*) --target $(BENCH_TARGET) --name layer_$* -o $@
+$(BENCH)/layer_%.c: $(MHAGEN) $(BENCH)/flags | $(BENCH)
+	@echo "  GEN     $@  (mhagen $(BENCH_LAYER_$*) $(BENCH_GENFLAGS))"
+	@$(MHAGEN) $(BENCH_LAYER_$*) $(BENCH_GENFLAGS) --name layer_$* -o $@
 $(BENCH)/layer_bench: bench/layer_bench.c $(BENCH_LAYERS:%=$(BENCH)/layer_%.c) \
 		$(BENCH)/peak.o $(BENCH)/peak512.o $(RT_OBJS) $(TARGETS_MK)
-	@echo "  CC      $< ($(BENCH_KFLAGS))"
-	@$(CC) $(KFLAGS) $(BENCH_KFLAGS) -D_POSIX_C_SOURCE=200809L -I$(BENCH) \
+	@echo "  CC      $< ($(BENCH_CFLAGS))"
+	@$(CC) $(KFLAGS) $(BENCH_CFLAGS) -D_POSIX_C_SOURCE=200809L -I$(BENCH) \
 		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) $< \
 		$(BENCH)/peak.o $(BENCH)/peak512.o $(RT_OBJS) -lopenblas -lm -o $@
 bench-layer: $(BENCH)/layer_bench

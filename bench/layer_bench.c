@@ -1,13 +1,15 @@
-/* The layer (mhagen --embed 768 --h 12) against OpenBLAS, one thread: each
- * projection GEMM of the generated layer against cblas_sgemm on the same
- * shape, in GFLOP/s and % of this core's FMA peak (bench/peak.c, peak512.c
- * for AVX-512), and the
- * whole forward against the same layer composed from cblas_sgemm and the
- * layer's own attention kernel.  Medians of BENCH_RUNS runs, in one
- * process.  Compiled with the layers' target flags; includes the two
- * generated layers (their static GEMMs and attention are reached from
- * here).  Never a test. */
+/* The layer (mhagen --embed 768 --h 12, --embed 1024 --h 16) against
+ * OpenBLAS, one thread: each projection GEMM of the generated layer against
+ * cblas_sgemm on the same shape, in GFLOP/s and % of this core's FMA peak
+ * (bench/peak.c, peak512.c for AVX-512), and the whole forward against the
+ * same layer composed from cblas_sgemm and the layer's own attention
+ * kernel; with OpenMP (--threads openmp), the forward on two threads too.
+ * Medians of BENCH_RUNS runs, in one process.  Compiled with the layers'
+ * target flags; includes the generated layers (their static GEMMs and
+ * attention are reached from here).  Never a test. */
+#define _GNU_SOURCE
 #include <cblas.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,11 +17,18 @@
 #include "../runtime/mha_time.h"
 #include "bench.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "layer_l1.c"
 #include "layer_l2.c"
+#include "layer_l3.c"
+#include "layer_l4.c"
 
-#define E 768
 #define BENCH_RUNS 21
+
+static cpu_set_t all_cpus; /* the affinity the bench started with */
 
 static float *buf(size_t n)
 {
@@ -37,7 +46,7 @@ typedef void gemm_fn(size_t m, const float *restrict a, size_t lda,
 typedef void attn_fn(const struct mha_args *restrict a);
 
 /* One layer of s rows: its GEMMs and forward against OpenBLAS's. */
-static void bench_layer(const char *tag, size_t s, gemm_fn *in_proj,
+static void bench_layer(const char *tag, size_t E, size_t s, gemm_fn *in_proj,
                         gemm_fn *out_proj, mha_layer_fn *forward,
                         mha_layer_pack_fn *pack, mha_layer_size_fn *packed_floats,
                         mha_layer_workspace_fn *workspace, attn_fn *attn,
@@ -122,13 +131,13 @@ static void bench_layer(const char *tag, size_t s, gemm_fn *in_proj,
 			to[r] = t1 - t0;
 			tb[r] = mha_now() - t1;
 		}
-		printf("%s in_proj  s%-4zu %dx%d: ours %.3f ms %.1f GFLOP/s %.1f%% of peak | "
+		printf("%s in_proj  s%-4zu %zux%zu: ours %.3f ms %.1f GFLOP/s %.1f%% of peak | "
 		       "sgemm %.3f ms %.1f GFLOP/s %.1f%% | ours/sgemm speed %.2fx\n",
 		       tag, s, 3 * E, E, ours * 1e3, f_in / ours * 1e-9,
 		       100.0 * f_in / ours * 1e-9 / peak, blas * 1e3,
 		       f_in / blas * 1e-9, 100.0 * f_in / blas * 1e-9 / peak,
 		       blas / ours);
-		printf("%s out_proj s%-4zu %dx%d:  ours %.3f ms %.1f GFLOP/s %.1f%% of peak | "
+		printf("%s out_proj s%-4zu %zux%zu:  ours %.3f ms %.1f GFLOP/s %.1f%% of peak | "
 		       "sgemm %.3f ms %.1f GFLOP/s %.1f%% | ours/sgemm speed %.2fx\n",
 		       tag, s, E, E, mha_median(to, BENCH_RUNS) * 1e3,
 		       f_out / mha_median(to, BENCH_RUNS) * 1e-9,
@@ -140,6 +149,22 @@ static void bench_layer(const char *tag, size_t s, gemm_fn *in_proj,
 		printf("%s forward  s%-4zu: ours %.3f ms (%.1f GFLOP/s) | sgemm + our "
 		       "attention + sgemm %.3f ms | %.2fx\n", tag, s, fw * 1e3,
 		       (f_in + f_out + f_attn) / fw * 1e-9, comp * 1e3, comp / fw);
+#ifdef _OPENMP
+		/* two threads over every CPU, then back to one, pinned */
+		sched_setaffinity(0, sizeof all_cpus, &all_cpus);
+		omp_set_num_threads(2);
+		forward(&a);
+		for (int r = 0; r < BENCH_RUNS; ++r) {
+			double t0 = mha_now();
+			forward(&a);
+			to[r] = mha_now() - t0;
+		}
+		omp_set_num_threads(1);
+		mha_pin_cpu(0);
+		printf("%s forward  s%-4zu on 2 threads: %.3f ms | %.2fx the 1-thread "
+		       "forward\n", tag, s, mha_median(to, BENCH_RUNS) * 1e3,
+		       fw / mha_median(to, BENCH_RUNS));
+#endif
 	}
 	free(x); free(y); free(z); free(w_in); free(b_in); free(w_o); free(b_o);
 	free(packed); free(out); free(o); free(wsp); free(aws);
@@ -147,18 +172,37 @@ static void bench_layer(const char *tag, size_t s, gemm_fn *in_proj,
 
 int main(void)
 {
+	sched_getaffinity(0, sizeof all_cpus, &all_cpus);
+#ifdef _OPENMP
+	/* start OpenMP's second thread while every CPU is allowed (it keeps
+	 * the affinity of the moment), then one thread, pinned */
+	omp_set_num_threads(2);
+#pragma omp parallel
+	{
+		(void)omp_get_thread_num();
+	}
+	omp_set_num_threads(1);
+#endif
 	mha_pin_cpu(0);
 	{
 		struct mha_args m1 = {.batch = 1, .seq_q = 128, .seq_kv = 128};
 		struct mha_args m2 = {.batch = 1, .seq_q = 512, .seq_kv = 512};
-		bench_layer("e768 h12", 128, layer_l1_gemm_768x2304,
+		bench_layer("e768 h12", 768, 128, layer_l1_gemm_768x2304,
 		            layer_l1_gemm_768x768, layer_l1_forward, layer_l1_pack,
 		            layer_l1_packed_floats, layer_l1_workspace,
 		            layer_l1_attn_run, layer_l1_attn_scratch_bytes(&m1));
-		bench_layer("e768 h12", 512, layer_l2_gemm_768x2304,
+		bench_layer("e768 h12", 768, 512, layer_l2_gemm_768x2304,
 		            layer_l2_gemm_768x768, layer_l2_forward, layer_l2_pack,
 		            layer_l2_packed_floats, layer_l2_workspace,
 		            layer_l2_attn_run, layer_l2_attn_scratch_bytes(&m2));
+		bench_layer("e1024 h16", 1024, 128, layer_l3_gemm_1024x3072,
+		            layer_l3_gemm_1024x1024, layer_l3_forward, layer_l3_pack,
+		            layer_l3_packed_floats, layer_l3_workspace,
+		            layer_l3_attn_run, layer_l3_attn_scratch_bytes(&m1));
+		bench_layer("e1024 h16", 1024, 512, layer_l4_gemm_1024x3072,
+		            layer_l4_gemm_1024x1024, layer_l4_forward, layer_l4_pack,
+		            layer_l4_packed_floats, layer_l4_workspace,
+		            layer_l4_attn_run, layer_l4_attn_scratch_bytes(&m2));
 	}
 	return 0;
 }

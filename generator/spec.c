@@ -727,9 +727,6 @@ static int layer(struct mha_spec *s, char *err)
 	if (strchr(s->target, ','))
 		return mhagen_fail(err, "--target %s: a layer takes one target",
 		                   s->target);
-	if (s->threads)
-		return mhagen_fail(err, "--threads openmp: not with --embed (the "
-		                   "layer's projections run on one thread yet)");
 	if (!s->kdim)
 		s->kdim = s->embed;
 	if (!s->vdim)

@@ -242,8 +242,6 @@ const struct bad bad_cases[] = {
 	{{{"--embed", "64", "--h", "8", "--packed", "qkv"}}, "--packed: not with --embed"},
 	{{{"--embed", "64", "--h", "8", "--varlen", "padded"}}, "--varlen: not with --embed"},
 	{{{"--embed", "64", "--h", "8", "--kv-dtype", "f16"}}, "--kv-dtype: not with --embed"},
-	{{{"--embed", "64", "--h", "8", "--threads", "openmp"}},
-	 "--threads openmp: not with --embed"},
 	{{{"--embed", "64", "--h", "8", "--target", "avx2,scalar"}},
 	 "--target avx2,scalar: a layer takes one target"},
 	{{{"--embed", "64", "--h", "8", "--proj-bias", "no"}},
