@@ -80,6 +80,8 @@ static const char usage[] =
 "  --kdim N, --vdim N  the key and value inputs' widths (default E; need\n"
 "                      --cross)\n"
 "  --proj-bias B       true (default) or false: bias=False\n"
+"  --kv-heads N        with --embed: k and v projected to N heads\n"
+"                      (grouped-query projections)\n"
 "tuning knobs:\n";
 
 /* The second half of the usage, after the knobs. */

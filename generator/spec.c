@@ -387,6 +387,8 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 	if (s->embed) {
 		/* a layer: its widths, the head dims follow from them */
 		mha_append(buf, n, "mha_layer_f32_e%ld_h%ld", s->embed, s->h);
+		if (s->kv_heads != s->h)
+			mha_append(buf, n, "_kv%ld", s->kv_heads);
 		if (s->kdim != s->embed)
 			mha_append(buf, n, "_kdim%ld", s->kdim);
 		if (s->vdim != s->embed)
@@ -479,6 +481,8 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 	buf[0] = '\0';
 	if (s->embed) {
 		mha_append(buf, n, "mhagen --embed %ld --h %ld", s->embed, s->h);
+		if (s->kv_heads != s->h)
+			mha_append(buf, n, " --kv-heads %ld", s->kv_heads);
 		if (s->kdim != s->embed)
 			mha_append(buf, n, " --kdim %ld", s->kdim);
 		if (s->vdim != s->embed)
@@ -675,7 +679,8 @@ static int varlen(const struct mha_spec *s, char *err)
 }
 
 /* The whole layer (--embed E): nn.MultiheadAttention's heads split E, so
- * dk = dv = E / h and kv_heads = h; key and value inputs of other widths
+ * dk = dv = E / h; kv_heads = h unless --kv-heads asks for grouped-query
+ * projections (k and v of kv_heads heads); key and value inputs of other widths
  * (--kdim, --vdim) come only with --cross; the attention features the layer
  * does not carry yet are refused.  Without --embed the layer's keys are
  * refused.  0 or -1 with err. */
@@ -683,7 +688,7 @@ static int layer(struct mha_spec *s, char *err)
 {
 	static const char *const layer_only[] = {"kdim", "vdim", "cross",
 		"proj-bias"};
-	static const char *const derived[] = {"dk", "dv", "kv-heads"};
+	static const char *const derived[] = {"dk", "dv"};
 	static const char *const not_yet[] = {"packed", "varlen", "lse",
 		"alibi", "max-bias", "sinks", "softcap", "window", "window-left",
 		"window-right", "kv-dtype"};
@@ -700,8 +705,7 @@ static int layer(struct mha_spec *s, char *err)
 	for (size_t i = 0; i < sizeof derived / sizeof *derived; ++i)
 		if (mha_spec_is_set(s, derived[i]))
 			return mhagen_fail(err, "--%s: a layer's heads are --embed / "
-			                   "--h wide, all of them query and key/value "
-			                   "heads; drop --%s", derived[i], derived[i]);
+			                   "--h wide; drop --%s", derived[i], derived[i]);
 	for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; ++i)
 		if (mha_spec_is_set(s, not_yet[i]))
 			return mhagen_fail(err, "--%s: not with --embed (the layer "
@@ -734,7 +738,8 @@ static int layer(struct mha_spec *s, char *err)
 	if (!mha_spec_is_set(s, "proj-bias"))
 		s->proj_bias = 1;
 	s->dk = s->dv = s->embed / s->h;
-	s->kv_heads = s->h;
+	if (!s->kv_heads)
+		s->kv_heads = s->h;
 	return 0;
 }
 

@@ -245,7 +245,11 @@ static inline void mha_call(mha_kernel_fn *fn, mha_weights_fn *wfn,
  * q/k/v_proj_weight; with --kdim or --vdim other than E it reads
  * q_proj_weight [E][E], k_proj_weight [E][kdim], v_proj_weight [E][vdim]
  * and ignores in_proj_weight.  in_proj_bias [3E] and out_proj_bias [E] are
- * read unless the layer was generated with --proj-bias false (bias=False). */
+ * read unless the layer was generated with --proj-bias false (bias=False).
+ * With --kv-heads K (grouped-query projections: k and v of K heads, KE =
+ * K * E / h floats) the k and v parts are KE rows: in_proj_weight
+ * [E + 2 KE][E], k_proj_weight [KE][kdim], v_proj_weight [KE][vdim],
+ * in_proj_bias [E + 2 KE]. */
 struct mha_layer_params {
 	const float *in_proj_weight;
 	const float *in_proj_bias;

@@ -33,18 +33,20 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 {
 	const struct mha_attn *at = &l->attn;
 	const size_t E = l->embed, h = at->h, dk = E / h, batch = x->batch;
+	/* k and v: kv_heads heads (grouped-query projections), KE floats */
+	const size_t KE = at->kv_heads * dk, group = h / at->kv_heads;
 	const size_t seq_q = x->seq_q, seq_kv = l->cross ? x->seq_kv : seq_q;
 	const size_t tq = batch * seq_q, tkv = batch * seq_kv;
 	const int same = l->kdim == E && l->vdim == E;
 	const float *wq = same ? p->in_proj_weight : p->q_proj_weight;
 	const float *wk = same ? p->in_proj_weight + E * E : p->k_proj_weight;
-	const float *wv = same ? p->in_proj_weight + 2 * E * E : p->v_proj_weight;
+	const float *wv = same ? p->in_proj_weight + (E + KE) * E : p->v_proj_weight;
 	const float *bi = l->proj_bias ? p->in_proj_bias : NULL;
 	const struct mha_args m = {.batch = batch, .seq_q = seq_q,
 		.seq_kv = seq_kv, .kv_len = x->kv_len, .bias = x->bias,
 		.bool_mask = x->bool_mask, .key_mask = x->key_mask};
-	double *q = malloc(sizeof *q * (tq * 2 + tkv * 2) * E + 1);
-	double *k = q + tq * E, *v = k + tkv * E, *o = v + tkv * E;
+	double *q = malloc(sizeof *q * (tq * 2 * E + tkv * 2 * KE) + 1);
+	double *k = q + tq * E, *v = k + tkv * KE, *o = v + tkv * KE;
 	double *s = malloc(sizeof *s * (seq_kv + 1));
 
 	double *avg = x->weights ? calloc(tq * seq_kv + 1, sizeof *avg) : NULL;
@@ -56,9 +58,9 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 			x->head_weights[i] = 0.0f;
 	project(q, x->query, tq, E, wq, bi, E);
 	project(k, l->cross ? x->key : x->query, tkv, l->cross ? l->kdim : E,
-	        wk, bi ? bi + E : NULL, E);
+	        wk, bi ? bi + E : NULL, KE);
 	project(v, l->cross ? x->value : x->query, tkv, l->cross ? l->vdim : E,
-	        wv, bi ? bi + 2 * E : NULL, E);
+	        wv, bi ? bi + E + KE : NULL, KE);
 	for (size_t b = 0; b < batch; ++b)
 		for (size_t hh = 0; hh < h; ++hh)
 			for (size_t i = 0; i < seq_q; ++i) {
@@ -72,7 +74,7 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 				         (size_t)x->kv_len[b] < n)
 					n = (size_t)x->kv_len[b];
 				for (size_t j = first; j < n; ++j) {
-					const double *kj = k + row_of(l, batch, seq_kv, b, j) * E + hh * dk;
+					const double *kj = k + row_of(l, batch, seq_kv, b, j) * KE + hh / group * dk;
 					double d = 0.0;
 					s[j] = -INFINITY;
 					if (mha_ref_hidden(at, &m, b, hh, i, j))
@@ -91,7 +93,7 @@ void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
 				if (mx == -INFINITY)
 					continue; /* no key: zeros, weights 0 */
 				for (size_t j = first; j < n; ++j) {
-					const double *vj = v + row_of(l, batch, seq_kv, b, j) * E + hh * dk;
+					const double *vj = v + row_of(l, batch, seq_kv, b, j) * KE + hh / group * dk;
 					const double e = s[j] == -INFINITY ? 0.0 : exp(s[j] - mx);
 					sum += e;
 					for (size_t c = 0; c < dk; ++c)

@@ -1073,17 +1073,21 @@ local function layer_plan(spec, T)
 	local function add(tag, K, N, w, b)
 		proj[#proj + 1] = {tag = tag, K = K, N = N, w = w, b = b}
 	end
+	-- k and v are kv_heads heads wide (grouped-query projections: KE <
+	-- E), in_proj_weight [E + 2 KE][E] and in_proj_bias [E + 2 KE]
+	local KE = spec.kv_heads * (E // spec.h)
+	L.ke = KE
 	local same = spec.kdim == E and spec.vdim == E
 	if not spec.cross then
-		add("qkv", E, 3 * E, "p->in_proj_weight", "p->in_proj_bias")
+		add("qkv", E, E + 2 * KE, "p->in_proj_weight", "p->in_proj_bias")
 	elseif same then
 		add("q", E, E, "p->in_proj_weight", "p->in_proj_bias")
-		add("k", E, E, "p->in_proj_weight + " .. E * E, "p->in_proj_bias + " .. E)
-		add("v", E, E, "p->in_proj_weight + " .. 2 * E * E, "p->in_proj_bias + " .. 2 * E)
+		add("k", E, KE, "p->in_proj_weight + " .. E * E, "p->in_proj_bias + " .. E)
+		add("v", E, KE, "p->in_proj_weight + " .. (E + KE) * E, "p->in_proj_bias + " .. E + KE)
 	else
 		add("q", E, E, "p->q_proj_weight", "p->in_proj_bias")
-		add("k", spec.kdim, E, "p->k_proj_weight", "p->in_proj_bias + " .. E)
-		add("v", spec.vdim, E, "p->v_proj_weight", "p->in_proj_bias + " .. 2 * E)
+		add("k", spec.kdim, KE, "p->k_proj_weight", "p->in_proj_bias + " .. E)
+		add("v", spec.vdim, KE, "p->v_proj_weight", "p->in_proj_bias + " .. E + KE)
 	end
 	add("out", E, E, "p->out_proj_weight", "p->out_proj_bias")
 	-- where each projection's panels and bias lie in the packed floats

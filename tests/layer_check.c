@@ -48,6 +48,8 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	const size_t E = l->embed, B = c->batch, sq = c->seq_q;
 	const size_t skv = l->cross ? c->seq_kv : sq;
 	const size_t kd = l->cross ? l->kdim : E, vd = l->cross ? l->vdim : E;
+	/* k and v widths: kv_heads heads (grouped-query projections) */
+	const size_t KE = at->kv_heads * (E / at->h), NI = E + 2 * KE;
 	const size_t planes = ((at->mask_dims & MHA_DIMS_BATCH) ? B : 1) *
 	                      ((at->mask_dims & MHA_DIMS_HEAD) ? at->h : 1);
 	const size_t np = k->packed_floats();
@@ -71,11 +73,11 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	b.out = check_alloc(b.nout);
 	b.out2 = check_alloc(b.nout);
 	b.ref = check_alloc(b.nout);
-	b.w_in = check_alloc(3 * E * E);
-	b.b_in = check_alloc(3 * E);
+	b.w_in = check_alloc(NI * E);
+	b.b_in = check_alloc(NI);
 	b.wq = check_alloc(E * E);
-	b.wk = check_alloc(E * kd);
-	b.wv = check_alloc(E * vd);
+	b.wk = check_alloc(KE * kd);
+	b.wv = check_alloc(KE * vd);
 	b.wo = check_alloc(E * E);
 	b.bo = check_alloc(E);
 	b.packed = check_alloc(np);
@@ -96,11 +98,11 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	fill(b.query, b.nq, in_amp, &s);
 	fill(b.key, b.nk, in_amp, &s);
 	fill(b.value, b.nv, in_amp, &s);
-	fill(b.w_in, 3 * E * E, w_amp, &s);
-	fill(b.b_in, 3 * E, 0.5f, &s);
+	fill(b.w_in, NI * E, w_amp, &s);
+	fill(b.b_in, NI, 0.5f, &s);
 	fill(b.wq, E * E, w_amp, &s);
-	fill(b.wk, E * kd, w_amp * sqrtf((float)E / (float)kd), &s);
-	fill(b.wv, E * vd, w_amp * sqrtf((float)E / (float)vd), &s);
+	fill(b.wk, KE * kd, w_amp * sqrtf((float)E / (float)kd), &s);
+	fill(b.wv, KE * vd, w_amp * sqrtf((float)E / (float)vd), &s);
 	fill(b.wo, E * E, 1.0f / sqrtf((float)E), &s);
 	fill(b.bo, E, 0.5f, &s);
 	fill(b.bias, b.nmask, 2.0f, &s);
@@ -244,11 +246,11 @@ done:
 	check_free(b.out, b.nout);
 	check_free(b.out2, b.nout);
 	check_free(b.ref, b.nout);
-	check_free(b.w_in, 3 * E * E);
-	check_free(b.b_in, 3 * E);
+	check_free(b.w_in, NI * E);
+	check_free(b.b_in, NI);
 	check_free(b.wq, E * E);
-	check_free(b.wk, E * kd);
-	check_free(b.wv, E * vd);
+	check_free(b.wk, KE * kd);
+	check_free(b.wv, KE * vd);
 	check_free(b.wo, E * E);
 	check_free(b.bo, E);
 	check_free(b.packed, np);
