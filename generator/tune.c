@@ -327,8 +327,9 @@ static void summary(const struct tuning *t)
  * opened, so a refused command leaves no file behind. */
 static int refused(const struct mha_spec *spec, char *err)
 {
-	/* the harness (runtime/harness) passes the 9 arguments and checks
-	 * against a reference without score modifiers */
+	/* the harness (runtime/harness) passes q, k and v (f32, or f16/bf16
+	 * keys and values), the lengths, kv_len and one bias through NAME_args
+	 * and checks against a reference without score modifiers */
 	if (spec->softcap > 0.0 || spec->alibi || spec->max_bias > 0.0 ||
 	    spec->sinks)
 		return mhagen_fail(err, "tune: --softcap, --alibi, --max-bias and "
@@ -341,13 +342,13 @@ static int refused(const struct mha_spec *spec, char *err)
 		                   "bias in their place and use its knobs");
 	if (spec->varlen)
 		return mhagen_fail(err, "tune: --varlen kernels cannot be tuned "
-		                   "yet (the harness passes the 9 arguments); tune "
+		                   "yet (the harness passes no per-sequence lengths); tune "
 		                   "the spec without --varlen and use its knobs");
-	if (spec->kv_dtype)
-		return mhagen_fail(err, "tune: --kv-dtype kernels cannot be tuned "
-		                   "yet (the harness passes float keys and values "
-		                   "through the 9 arguments); tune the spec without "
-		                   "--kv-dtype and use its knobs");
+	if (spec->kv_dtype && spec->packed)
+		return mhagen_fail(err, "tune: --kv-dtype with --packed cannot be "
+		                   "tuned yet (the harness stores separate keys and "
+		                   "values); tune the spec without --packed and use "
+		                   "its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",

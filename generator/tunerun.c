@@ -298,7 +298,7 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
                        struct mha_result *res)
 {
 	char *argv[MAXARGS], ccbuf[128], flagbuf[256], wrap[256];
-	char a[16][64];
+	char a[17][64];
 	char line[512];
 	int n, rc, sig = 0, w = 0;
 	long sq = s->seq_q ? s->seq_q : 256, skv = s->seq_kv ? s->seq_kv : sq;
@@ -356,17 +356,18 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	snprintf(a[12], 64, "%g", seconds);
 	snprintf(a[13], 64, "%d", r->threads <= 1);
 	snprintf(a[14], 64, "ref");
+	snprintf(a[15], 64, "%d", s->kv_dtype);
 	/* the wrapper's words first, when there is one */
 	snprintf(wrap, sizeof wrap, "%s", r->wrapper);
-	if (split(wrap, argv, &w) || w + 17 >= MAXARGS) {
+	if (split(wrap, argv, &w) || w + 18 >= MAXARGS) {
 		snprintf(res->reason, sizeof res->reason, "--run-wrapper: too many "
 		         "words");
 		return 0;
 	}
 	argv[w] = "./variant";
-	for (int i = 0; i < 15; ++i)
+	for (int i = 0; i < 16; ++i)
 		argv[w + i + 1] = a[i];
-	argv[w + 16] = NULL;
+	argv[w + 17] = NULL;
 	rc = run(r, argv, RUN_LIMIT, &sig);
 	if (rc < 0)
 		return -1;

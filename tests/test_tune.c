@@ -372,6 +372,76 @@ Test(tune, records_resume_reject_and_pick)
 	}
 }
 
+/* A bf16 KV cache (--kv-dtype): the harness stores keys and values as
+ * bf16 and checks each variant against the reference on the same stored
+ * values (block-kv 32 planted wrong: recorded failed); the picked kernel,
+ * generated from the database, passes the reference too. */
+Test(tune, kv_dtype)
+{
+	char db[128], tdir[128], kc[128], so[128], *text;
+	size_t n;
+	struct run r;
+
+	path(db, sizeof db, "kv.jsonl");
+	path(tdir, sizeof tdir, "templates");
+	path(kc, sizeof kc, "kv.c");
+	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
+	               "\tif spec.block_kv == 32 then spec.scale = spec.scale * 2 end\n"
+	               "\tlocal vars = kernel_vars(spec, T)\n");
+	{
+		const char *args[] = {"tune", "--h", "4", "--kv-heads", "2", "--dk",
+		                      "16", "--seq", "1", "--seq-kv", "40", "--kv-dtype",
+		                      "bf16", "--target", "scalar", "--algo", "rows",
+		                      "--unroll-max", "16", "--kv-split", "1",
+		                      "--search", "exhaustive", "--db", db, "--budget",
+		                      "120", "--template-dir", tdir, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	text = files_read(db, &n);
+	cr_assert_not_null(text);
+	cr_assert(strstr(text, "\"spec\":\"--h 4 --kv-heads 2 --dk 16 --seq 1 "
+	                       "--seq-kv 40 --kv-dtype bf16"), "%s", text);
+	cr_assert(strstr(text, "\"block-kv\":32") &&
+	          strstr(text, "\"status\":\"failed\"") &&
+	          strstr(text, "differs from the reference"),
+	          "the planted block-kv 32 was not recorded failed: %s", text);
+	cr_assert(strstr(text, "\"status\":\"ok\""), "%s", text);
+	free(text);
+	{
+		const char *args[] = {"--h", "4", "--kv-heads", "2", "--dk", "16",
+		                      "--seq", "1", "--seq-kv", "40", "--kv-dtype",
+		                      "bf16", "--target", "scalar", "--algo", "rows",
+		                      "--unroll-max", "16", "--kv-split", "1",
+		                      "--tuning-db", db, "--name", "mha_tuned16",
+		                      "-o", kc, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	path(so, sizeof so, "tuned16.so");
+	{
+		const char *cc = getenv("CC") && *getenv("CC") ? getenv("CC") : "clang";
+		char cmd[512], msg[512];
+		void *h;
+		struct mha_kernel k = {.name = "mha_tuned16", .target = "scalar",
+		                       .cpu = "", .seq_q = 1, .seq_kv = 40,
+		                       .a = {.h = 4, .kv_heads = 2, .dk = 16, .dv = 16,
+		                             .scale = 0.25f,
+		                             .kv_dtype = MHA_DTYPE_BF16}};
+		snprintf(cmd, sizeof cmd, "%s -std=c11 -O2 -shared -fPIC -o '%s' '%s'",
+		         cc, so, kc);
+		cr_assert_eq(system(cmd), 0, "%s", cmd);
+		h = dlopen(so, RTLD_NOW);
+		cr_assert_not_null(h, "%s", dlerror());
+		*(void **)&k.args = dlsym(h, "mha_tuned16_args");
+		cr_assert_not_null(k.args);
+		cr_assert_eq(check_kernel(&k, 3, msg, sizeof msg), 0, "%s", msg);
+		dlclose(h);
+	}
+}
+
 /* Ctrl-C: the tuner stops, every record written is whole, status 130. */
 Test(tune, interrupt_keeps_records)
 {
@@ -487,6 +557,8 @@ Test(tune, errors)
 		  NULL}, "--varlen kernels cannot be tuned yet"},
 		{{"tune", "--sweep", "h=1,2", "--dk", "8", "--mask", "bool", "--db",
 		  "DB", NULL}, "boolean and key masks and --mask-dims cannot be tuned yet"},
+		{{"tune", "--h", "2", "--dk", "8", "--kv-dtype", "f16", "--packed", "kv",
+		  "--db", "DB", NULL}, "--kv-dtype with --packed cannot be tuned yet"},
 		{{"tune", "--h", "2", "--dk", "8", "--mask", "softcap", "--db", "DB", NULL},
 		 "--mask: unknown mask 'softcap'"},
 		{{"tune", "--h", "2", "--dk", "8", "--softcap", "30", "--db", "DB", NULL},

@@ -3,13 +3,15 @@
  * `mhagen tune` from sources embedded in mhagen, run as a child process.
  *
  * usage: harness H KV_HEADS DK DV SEQ_Q SEQ_KV MASK ALIGN LAYOUT SCALE WINDOW
- *                FIXED SECONDS PIN CACHE
+ *                FIXED SECONDS PIN CACHE KV_DTYPE
  * LAYOUT is "L,P": enum mha_layout, enum mha_packed (with qkv packing the
  * keys' length is the queries'); SEQ_Q/SEQ_KV are the lengths to run at; FIXED is 1 when the kernel was
  * generated for exactly those lengths (else it is also checked at others);
  * SECONDS is about how long the timed runs may take; PIN 1 pins to CPU 0;
  * CACHE is a path prefix under which reference outputs are kept between
- * runs for the same spec (the inputs are the same every time).
+ * runs for the same spec (the inputs are the same every time); KV_DTYPE is
+ * enum mha_dtype: keys and values stored as f32, f16 or bf16 (the
+ * reference reads the same stored values).
  *
  * Prints one line: "ok MEDIAN MIN MAX RUNS FLOPS" (seconds, useful flops
  * per call) with status 0, or "fail REASON" with status 1. */
@@ -23,7 +25,7 @@
 #include "../mha_ref.h"
 #include "../mha_time.h"
 
-mha_kernel_fn mha_tune_kernel;
+mha_args_fn mha_tune_kernel_args;
 
 #define MAX_RUNS 101
 
@@ -44,6 +46,9 @@ struct inputs {
 	size_t batch, sq, skv, nq, nk, nv, no;
 	float *q, *k, *v, *bias;
 	float *packed; /* with packing: q (qkv), k and v point into it */
+	/* --kv-dtype: k and v as stored, 16 bits each (k, v then hold the
+	 * stored values as floats) */
+	uint16_t *k16, *v16;
 	int32_t *kv_len;
 };
 
@@ -60,6 +65,20 @@ static void release(struct inputs *in)
 	}
 	mha_free(in->bias);
 	free(in->kv_len);
+	free(in->k16);
+	free(in->v16);
+}
+
+/* x (n floats) stored as dtype into h (f16 or bf16 bits), and x set to
+ * the stored values. */
+static void store16(int dtype, float *x, uint16_t *h, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		h[i] = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x[i])
+		                              : mha_bf16_from_float(x[i]);
+		x[i] = dtype == MHA_DTYPE_F16 ? mha_f16_to_float(h[i])
+		                              : mha_bf16_to_float(h[i]);
+	}
 }
 
 /* The largest |x| of tensor t of in, its own heads only. */
@@ -138,6 +157,14 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		in->k[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
 	for (size_t i = 0; !in->packed && i < in->nv; ++i)
 		in->v[i] = unit(&seed);
+	if (a->kv_dtype) {
+		in->k16 = malloc(sizeof *in->k16 * (in->nk + 1));
+		in->v16 = malloc(sizeof *in->v16 * (in->nv + 1));
+		if (!in->k16 || !in->v16)
+			return -1;
+		store16(a->kv_dtype, in->k, in->k16, in->nk);
+		store16(a->kv_dtype, in->v, in->v16, in->nv);
+	}
 	for (size_t b = 0; b < batch; ++b)
 		in->kv_len[b] = (int32_t)(b + 1 == batch ? skv : (skv * 2 + 1) / 3);
 	if (in->bias)
@@ -152,7 +179,8 @@ static struct mha_args args(const struct mha_attn *a, const struct inputs *in,
                             float *out)
 {
 	return (struct mha_args){
-		.q = in->q, .k = in->k, .v = in->v, .out = out,
+		.q = in->q, .k = in->k16 ? (const void *)in->k16 : in->k,
+		.v = in->v16 ? (const void *)in->v16 : in->v, .out = out,
 		.batch = in->batch, .seq_q = in->sq, .seq_kv = in->skv,
 		.kv_len = (a->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
 		.bias = in->bias,
@@ -195,7 +223,7 @@ static void call(const struct mha_attn *a, const struct inputs *in, float *out)
 {
 	struct mha_args x = args(a, in, out);
 
-	mha_call(mha_tune_kernel, NULL, &x);
+	mha_tune_kernel_args(&x);
 }
 
 /* Compare the kernel with the reference on one input set; 0, or -1 with
@@ -279,8 +307,8 @@ int main(int argc, char **argv)
 	float *out;
 	int runs = 0;
 
-	if (argc != 16) {
-		printf("fail harness: expected 15 arguments\n");
+	if (argc != 17) {
+		printf("fail harness: expected 16 arguments\n");
 		return 1;
 	}
 	memset(&a, 0, sizeof a); /* no score modifiers: tune refuses them */
@@ -314,6 +342,7 @@ int main(int argc, char **argv)
 	budget = strtod(argv[13], NULL);
 	pin = atoi(argv[14]);
 	cache = argv[15];
+	a.kv_dtype = atoi(argv[16]);
 	if (pin)
 		mha_pin_cpu(0);
 
