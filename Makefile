@@ -32,8 +32,9 @@ CRIT_LIBS = $(shell $(PKG_CONFIG) --libs criterion)
 
 TEMPLATES := $(sort $(wildcard templates/*.lua templates/*.in templates/targets/*.lua))
 # the kernel contract, embedded with the templates: kernels carry its
-# struct mha_args (templates/main.lua reads it)
-CONTRACT := runtime/mha_abi.h
+# struct mha_args (templates/main.lua reads it), and the decoder step's
+# stores into a 16-bit cache
+CONTRACT := runtime/mha_abi.h runtime/mha_kvstore.h
 GEN_OBJS := $(BUILD)/generator/spec.o $(BUILD)/generator/knobs.o \
             $(BUILD)/generator/cli.o $(BUILD)/generator/gen.o \
             $(BUILD)/generator/fail.o $(BUILD)/generator/templates_embed.o \
@@ -45,7 +46,7 @@ TUNE_OBJS := $(BUILD)/generator/tune.o $(BUILD)/generator/tunedb.o \
              $(BUILD)/generator/tuneprogress.o \
              $(BUILD)/generator/harness_embed.o $(BUILD)/runtime/mha_time.o
 # sources the tuner writes out to build its measuring harness
-HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h \
+HARNESS := runtime/harness/tune_harness.c runtime/mha_abi.h runtime/mha_ref.c runtime/mha_ref.h runtime/mha_kvstore.h \
            runtime/mha_buf.c runtime/mha_buf.h runtime/mha_time.c runtime/mha_time.h
 RT_OBJS := $(BUILD)/runtime/mha_ref.o $(BUILD)/runtime/mha_buf.o \
            $(BUILD)/runtime/mha_cpu.o $(BUILD)/runtime/mha_time.o \
@@ -446,7 +447,7 @@ $(BUILD)/tests/test_search: $(BUILD)/tests/test_search.o \
 	@$(CC) $^ $(CRIT_LIBS) -lm -o $@
 # the Python package against the reference, which it loads as a shared object
 $(BUILD)/tests/libpyref.so: tests/pyref.c runtime/mha_ref.c runtime/mha_ref.h \
-		runtime/mha_abi.h | $(BUILD)/tests
+		runtime/mha_abi.h runtime/mha_kvstore.h | $(BUILD)/tests
 	@echo "  CC      $@"
 	@$(CC) $(WARN) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -fPIC -shared \
 		tests/pyref.c runtime/mha_ref.c -lm -o $@

@@ -531,6 +531,9 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_int(L, "vdim", s->vdim);
 	set_bool(L, "cross", s->cross);
 	set_bool(L, "proj_bias", s->proj_bias);
+	set_int(L, "kv_cache", s->kv_cache);
+	set_bool(L, "add_bias_kv", s->add_bias_kv);
+	set_bool(L, "add_zero_attn", s->add_zero_attn);
 	set_str(L, "target", s->target);
 	set_str(L, "name", s->name);
 	for (int k = 0; k < MHA_KNOB_N; ++k) {

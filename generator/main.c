@@ -82,6 +82,13 @@ static const char usage[] =
 "  --proj-bias B       true (default) or false: bias=False\n"
 "  --kv-heads N        with --embed: k and v projected to N heads\n"
 "                      (grouped-query projections)\n"
+"  --add-bias-kv       bias_k and bias_v: a key and value after the\n"
+"                      inputs' (add_bias_kv=True; params bias_k, bias_v)\n"
+"  --add-zero-attn     a zero key and value after them (add_zero_attn)\n"
+"  --kv-cache N        the decoder step: the new tokens' k and v stored in\n"
+"                      the caller's cache of N positions (k_cache, v_cache\n"
+"                      [batch][N][kv_heads * E / h] of --kv-dtype) at\n"
+"                      cache_len[b], their queries over it, causal\n"
 "tuning knobs:\n";
 
 /* The second half of the usage, after the knobs. */

@@ -75,6 +75,9 @@ static const struct key {
 	{"vdim", K_INT, offsetof(struct mha_spec, vdim), 1, MHAGEN_MAX_EMBED},
 	{"cross", K_BOOL, offsetof(struct mha_spec, cross), 0, 0},
 	{"proj-bias", K_BOOL, offsetof(struct mha_spec, proj_bias), 0, 0},
+	{"add-bias-kv", K_BOOL, offsetof(struct mha_spec, add_bias_kv), 0, 0},
+	{"add-zero-attn", K_BOOL, offsetof(struct mha_spec, add_zero_attn), 0, 0},
+	{"kv-cache", K_INT, offsetof(struct mha_spec, kv_cache), 1, MHAGEN_MAX_SEQ},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 
@@ -386,9 +389,18 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 	buf[0] = '\0';
 	if (s->embed) {
 		/* a layer: its widths, the head dims follow from them */
-		mha_append(buf, n, "mha_layer_f32_e%ld_h%ld", s->embed, s->h);
+		mha_append(buf, n, "mha_layer_f32_");
+		if (s->kv_dtype)
+			mha_append(buf, n, "%skv_", mha_dtype_words[s->kv_dtype]);
+		mha_append(buf, n, "e%ld_h%ld", s->embed, s->h);
 		if (s->kv_heads != s->h)
 			mha_append(buf, n, "_kv%ld", s->kv_heads);
+		if (s->kv_cache)
+			mha_append(buf, n, "_cache%ld", s->kv_cache);
+		if (s->add_bias_kv)
+			mha_append(buf, n, "_biaskv");
+		if (s->add_zero_attn)
+			mha_append(buf, n, "_zeroattn");
 		if (s->kdim != s->embed)
 			mha_append(buf, n, "_kdim%ld", s->kdim);
 		if (s->vdim != s->embed)
@@ -491,6 +503,12 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 			mha_append(buf, n, " --cross");
 		if (!s->proj_bias)
 			mha_append(buf, n, " --proj-bias false");
+		if (s->kv_cache)
+			mha_append(buf, n, " --kv-cache %ld", s->kv_cache);
+		if (s->add_bias_kv)
+			mha_append(buf, n, " --add-bias-kv");
+		if (s->add_zero_attn)
+			mha_append(buf, n, " --add-zero-attn");
 	} else {
 		mha_append(buf, n, "mhagen --h %ld", s->h);
 		if (s->kv_heads != s->h)
@@ -678,6 +696,47 @@ static int varlen(const struct mha_spec *s, char *err)
 	return 0;
 }
 
+/* The decoder step (--embed with --kv-cache N): self-attention of the new
+ * tokens over a caller-owned cache of N positions per batch item, rows
+ * [batch][N][kv_heads][E / h] (bshd); causal, bottom-right per item (new
+ * token s of item b sees the cache_len[b] cached positions and the new
+ * tokens up to s).  The masks and settings it does not take are refused.
+ * 0 or -1 with err. */
+static int decoder_step(struct mha_spec *s, char *err)
+{
+	if (s->cross)
+		return mhagen_fail(err, "--kv-cache: the decoder step is "
+		                   "self-attention (its keys and values are the new "
+		                   "tokens' and the cache's); drop --cross");
+	if (s->layout != MHA_LAYOUT_BSHD)
+		return mhagen_fail(err, "--kv-cache: the step's inputs and cache "
+		                   "are [batch][seq][E] rows (bshd, batch_first="
+		                   "True); --layout %s does not apply",
+		                   mha_layout_words[s->layout]);
+	if (s->mask & ~MHA_MASK_CAUSAL)
+		return mhagen_fail(err, "--kv-cache: the step is causal over the "
+		                   "cache's lengths (cache_len); --mask takes only "
+		                   "causal here");
+	if (s->align == MHA_ALIGN_TOP_LEFT)
+		return mhagen_fail(err, "--causal-align top-left: the step's new "
+		                   "tokens follow the cache (bottom-right)");
+	if (s->seq_kv)
+		return mhagen_fail(err, "--seq-kv: the step's keys are the cache's "
+		                   "positions; its size is --kv-cache");
+	if (s->add_bias_kv || s->add_zero_attn)
+		return mhagen_fail(err, "--%s: not with --kv-cache (the step's "
+		                   "keys are the cache's)", s->add_bias_kv ?
+		                   "add-bias-kv" : "add-zero-attn");
+	if (s->weights)
+		return mhagen_fail(err, "--weights: not with --kv-cache (the "
+		                   "decoder step returns no attention weights)");
+	if (s->seq_q > s->kv_cache)
+		return mhagen_fail(err, "--seq %ld: more new tokens than the cache "
+		                   "holds (--kv-cache %ld)", s->seq_q, s->kv_cache);
+	s->mask |= MHA_MASK_CAUSAL;
+	return 0;
+}
+
 /* The whole layer (--embed E): nn.MultiheadAttention's heads split E, so
  * dk = dv = E / h; kv_heads = h unless --kv-heads asks for grouped-query
  * projections (k and v of kv_heads heads); key and value inputs of other widths
@@ -687,11 +746,11 @@ static int varlen(const struct mha_spec *s, char *err)
 static int layer(struct mha_spec *s, char *err)
 {
 	static const char *const layer_only[] = {"kdim", "vdim", "cross",
-		"proj-bias"};
+		"proj-bias", "kv-cache", "add-bias-kv", "add-zero-attn"};
 	static const char *const derived[] = {"dk", "dv"};
 	static const char *const not_yet[] = {"packed", "varlen", "lse",
 		"alibi", "max-bias", "sinks", "softcap", "window", "window-left",
-		"window-right", "kv-dtype"};
+		"window-right"};
 
 	if (!s->embed) {
 		for (size_t i = 0; i < sizeof layer_only / sizeof *layer_only; ++i)
@@ -717,6 +776,8 @@ static int layer(struct mha_spec *s, char *err)
 		return mhagen_fail(err, "--embed: heads of %ld / %ld = %ld floats "
 		                   "exceed the head dim limit %d; more --h",
 		                   s->embed, s->h, s->embed / s->h, MHAGEN_MAX_D);
+	if (s->kv_cache && decoder_step(s, err))
+		return -1;
 	if (!s->cross && (mha_spec_is_set(s, "kdim") ||
 	                  mha_spec_is_set(s, "vdim") || s->seq_kv))
 		return mhagen_fail(err, "--%s: self-attention's keys and values "
@@ -731,6 +792,10 @@ static int layer(struct mha_spec *s, char *err)
 	if (strchr(s->target, ','))
 		return mhagen_fail(err, "--target %s: a layer takes one target",
 		                   s->target);
+	if (s->kv_dtype && !s->kv_cache)
+		return mhagen_fail(err, "--kv-dtype %s: a layer stores k and v only "
+		                   "in its KV cache; add --kv-cache N (the decoder "
+		                   "step)", mha_dtype_words[s->kv_dtype]);
 	if (!s->kdim)
 		s->kdim = s->embed;
 	if (!s->vdim)
@@ -758,7 +823,7 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 	if (s->h % s->kv_heads)
 		return mhagen_fail(err, "--kv-heads: %ld does not divide --h %ld",
 		            s->kv_heads, s->h);
-	if (s->seq_q && !s->seq_kv)
+	if (s->seq_q && !s->seq_kv && !s->kv_cache)
 		s->seq_kv = s->seq_q;
 	if (!(s->mask & MHA_MASK_CAUSAL) && s->align != MHA_ALIGN_BOTTOM_RIGHT)
 		return mhagen_fail(err, "--causal-align: needs a causal --mask");

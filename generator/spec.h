@@ -45,6 +45,11 @@ struct mha_spec {
 	int cross;               /* query and key/value inputs apart */
 	int proj_bias;           /* in_proj_bias, out_proj.bias (1 after
 	                          * finish unless --proj-bias false) */
+	int add_bias_kv;         /* bias_k, bias_v: a key and value after the
+	                          * inputs' (add_bias_kv=True) */
+	int add_zero_attn;       /* a zero key and value after them */
+	long kv_cache;           /* > 0: the decoder step over a KV cache of
+	                          * this many positions (--kv-cache) */
 	/* tuning knobs (generator/knobs.c); 0 means the target's default
 	 * (decided in templates) */
 	long block_kv;           /* keys per block */

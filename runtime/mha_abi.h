@@ -256,6 +256,9 @@ struct mha_layer_params {
 	const float *q_proj_weight, *k_proj_weight, *v_proj_weight;
 	const float *out_proj_weight;   /* out_proj.weight [E][E] */
 	const float *out_proj_bias;     /* out_proj.bias [E] */
+	/* --add-bias-kv (add_bias_kv=True): bias_k, bias_v [KE] (PyTorch's
+	 * [1, 1, E]), the key and value every row sees after the inputs' */
+	const float *bias_k, *bias_v;
 };
 /* One forward call.  Rows of E floats (kdim, vdim for key, value) in the
  * layer's layout: bshd [batch][seq][E] (batch_first=True), sbhd
@@ -277,11 +280,24 @@ struct mha_layer_args {
 	void *workspace;             /* scratch the caller owns, or NULL */
 	size_t workspace_size;       /* its bytes: NAME_workspace(a) or more */
 	/* --weights (need_weights=True): the softmax weights, written when
-	 * set; 0 where masked, a row that sees no key all 0 */
+	 * set; 0 where masked, a row that sees no key all 0.  With
+	 * --add-bias-kv and --add-zero-attn each row has seq_kv + 1 or + 2
+	 * columns, bias_k's then the zero key's last, as PyTorch's */
 	float *weights;              /* [batch][seq_q][seq_kv], averaged over
 	                              * the heads (average_attn_weights=True) */
 	float *head_weights;         /* [batch][h][seq_q][seq_kv], per head
 	                              * (average_attn_weights=False) */
+	/* --kv-cache N (the decoder step): the caller's cache, [batch][N]
+	 * rows of kv_heads * E / h elements of the layer's --kv-dtype
+	 * (floats, or uint16_t f16/bf16 bits), keys and values apart;
+	 * cache_len[b] positions of item b are filled.  The step writes the
+	 * seq_q new tokens' k and v at positions cache_len[b] on and attends
+	 * over the cache_len[b] + seq_q positions; it does not change
+	 * cache_len (the caller adds seq_q).  With some cache_len[b] < 0 or
+	 * cache_len[b] + seq_q > N it writes nothing to the cache, sets every
+	 * element of out to NaN and errno to ERANGE. */
+	void *k_cache, *v_cache;
+	const int32_t *cache_len;
 };
 #endif
 /* mha_layer: end */
@@ -303,6 +319,10 @@ struct mha_layer {
 	int cross;                 /* 1: query and key/value inputs apart */
 	int proj_bias;             /* 1: in_proj_bias and out_proj.bias */
 	int weights;               /* 1: --weights, need_weights */
+	int add_bias_kv;           /* 1: bias_k, bias_v after the keys */
+	int add_zero_attn;         /* 1: a zero key and value after them */
+	size_t kv_cache;           /* > 0: the decoder step over a cache of
+	                            * this many positions (--kv-cache) */
 	struct mha_attn attn;      /* the attention: h, dk = dv = E / h, mask,
 	                            * layout (of the inputs), scale */
 };

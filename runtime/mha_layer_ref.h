@@ -18,4 +18,14 @@
 void mha_ref_layer(const struct mha_layer *l, const struct mha_layer_params *p,
                    const struct mha_layer_args *x);
 
+/* The decoder step of layer l (l->kv_cache > 0) in double: new_kv
+ * [batch * seq_q][2 KE] gets the new tokens' k then v projections (KE =
+ * kv_heads * E / h), and x->out the step's output, the attention reading
+ * every key and value from x->k_cache and x->v_cache as they hold them
+ * (l->attn.kv_dtype) -- the cached positions and the new tokens' as the
+ * step under test stored them, which the caller checks against new_kv. */
+void mha_ref_layer_step(const struct mha_layer *l,
+                        const struct mha_layer_params *p,
+                        const struct mha_layer_args *x, double *new_kv);
+
 #endif

@@ -4,6 +4,7 @@
 #define MHA_REF_H
 
 #include "mha_abi.h"
+#include "mha_kvstore.h"
 
 /* The end n of the keys query row i may see before padding, and through
  * *first the first of them (0 without a window): keys [*first, n), none
@@ -76,8 +77,7 @@ double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i);
  * magnitudes past FLT_MAX's rounding become inf.  A NaN stays a quiet NaN
  * (the payload's high bits kept), with its sign. */
 float mha_f16_to_float(uint16_t h);
-uint16_t mha_f16_from_float(float f);
 float mha_bf16_to_float(uint16_t h);
-uint16_t mha_bf16_from_float(float f);
+/* mha_f16_from_float, mha_bf16_from_float: runtime/mha_kvstore.h */
 
 #endif

@@ -1043,6 +1043,20 @@ local function layer_structs()
 	return body
 end
 
+-- The decoder step's store of a float into the cache's --kv-dtype
+-- (rounded to nearest even; f16 overflow to inf, NaN kept quiet), as
+-- runtime/mha_kvstore.h converts between its marks: one static function,
+-- NAME_store.
+local function kv_store(name, dtype)
+	local text = mhagen.source("runtime/mha_kvstore.h")
+	local body = text:match("/%* mha_store " .. dtype .. ": begin %*/\n(.-)/%* mha_store " .. dtype .. ": end %*/")
+	if not body then
+		error("runtime/mha_kvstore.h: no " .. dtype .. " store between its marks", 0)
+	end
+	local fn = body:gsub("^static inline uint16_t mha_" .. dtype .. "_from_float%(", "static uint16_t " .. name .. "_store(")
+	return fn
+end
+
 -- The L2 bytes a projection keeps a block of packed weight panels in, so
 -- that each block is read from memory once for all the rows.
 local GEMM_L2 = 512 * 1024
@@ -1066,6 +1080,19 @@ local function layer_plan(spec, T)
 	-- self-attention: one GEMM writes the q, k and v heads of a position
 	-- side by side, the attention's --packed qkv rows
 	A.packed = spec.cross and "none" or "qkv"
+	-- add_bias_kv, add_zero_attn: keys after the inputs' that every row
+	-- sees, folded into each row's result by its log-sum-exp
+	L.extra = (spec.add_bias_kv and 1 or 0) + (spec.add_zero_attn and 1 or 0)
+	if L.extra > 0 then
+		A.lse = true
+	end
+	if spec.kv_cache > 0 then
+		-- the decoder step: the new tokens' q (copied out of the fused
+		-- rows) over the caller's cache, [batch][kv_cache] rows of the
+		-- kv heads in their storage type, each item's keys its cached
+		-- positions and the new tokens (FlashAttention's kvcache)
+		A.packed, A.varlen, A.seq_kv, A.kv_cache = "none", "padded", spec.kv_cache, 0
+	end
 	L.attn = A
 	-- the projections: tag, inputs K, outputs N, the C expressions of
 	-- their weights and bias in struct mha_layer_params p
@@ -1119,6 +1146,11 @@ local function layer_plan(spec, T)
 		L.proj[p.tag] = p
 		L.proj[#L.proj + 1] = p
 	end
+	if spec.add_bias_kv then
+		-- bias_k then bias_v, KE floats each
+		L.bkv_at = at
+		at = at + (2 * KE + 15) // 16 * 16
+	end
 	L.packed = at
 	return L
 end
@@ -1140,16 +1172,20 @@ local function layer(spec, what)
 	local vars = base_vars(spec)
 	vars.T, vars.L, vars.A, vars.AP = T, L, L.attn, V.P
 	vars.layer_structs, vars.args_struct = layer_structs, args_struct
+	vars.kv_store = function()
+		return kv_store(spec.name, spec.kv_dtype)
+	end
 	if what == "header" then
 		return engine.render("templates/layer.h.in", vars)
 	elseif what == "registry" then
 		local A = L.attn
-		local line = string.format("MHA_LAYER(%s, \"%s\", \"%s\", %d, %d, .embed = %d, .kdim = %d, .vdim = %d, .cross = %d, .proj_bias = %d, .weights = %d, " ..
-			".attn = {.h = %d, .kv_heads = %d, .dk = %d, .dv = %d, .mask = %du, .align = %d, .layout = %d, .scale = %s, .mask_dims = %d})\n",
-			spec.name, spec.target, table.concat(T.cpu, " "), spec.seq_q, spec.seq_kv,
-			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0, spec.weights and 1 or 0,
+		local line = string.format("MHA_LAYER(%s, \"%s\", \"%s\", %d, %d, .embed = %d, .kdim = %d, .vdim = %d, .cross = %d, .proj_bias = %d, .weights = %d, .kv_cache = %d, .add_bias_kv = %d, .add_zero_attn = %d, " ..
+			".attn = {.h = %d, .kv_heads = %d, .dk = %d, .dv = %d, .mask = %du, .align = %d, .layout = %d, .scale = %s, .mask_dims = %d, .kv_dtype = %d})\n",
+			spec.name, spec.target, table.concat(T.cpu, " "), spec.seq_q, spec.kv_cache > 0 and 0 or spec.seq_kv,
+			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0, spec.weights and 1 or 0, spec.kv_cache, spec.add_bias_kv and 1 or 0, spec.add_zero_attn and 1 or 0,
 			A.h, A.kv_heads, A.dk, A.dv, A.mask_bits, A.align == "top-left" and 1 or 0,
-			({bshd = 0, bhsd = 1, sbhd = 2})[A.layout], string.format("%a", A.scale), A.mask_dims)
+			({bshd = 0, bhsd = 1, sbhd = 2})[A.layout], string.format("%a", A.scale), A.mask_dims,
+			({f32 = 0, f16 = 1, bf16 = 2})[A.kv_dtype])
 		if T.guard == "" then
 			return line
 		end

@@ -2,12 +2,14 @@
  * mha_layer_ref.c): cases, inputs that break them, tolerances. */
 #include "layer_check.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../runtime/mha_layer_ref.h"
+#include "../runtime/mha_ref.h"
 #include "check.h"
 
 /* One call's lengths and how its inputs are drawn. */
@@ -30,7 +32,7 @@ static void fill(float *p, size_t n, float amp, uint64_t *s)
 struct bufs {
 	size_t nq, nk, nv, nout, nmask, nkeys;
 	float *query, *key, *value, *out, *out2, *ref, *bias;
-	float *w_in, *b_in, *wq, *wk, *wv, *wo, *bo, *packed;
+	float *w_in, *b_in, *wq, *wk, *wv, *wo, *bo, *packed, *bias_k, *bias_v;
 	/* --weights: averaged and per head, the workspace call's average,
 	 * the reference's */
 	size_t nw, nhw;
@@ -38,6 +40,32 @@ struct bufs {
 	uint8_t *bool_mask, *key_mask;
 	int32_t *kv_len;
 };
+
+/* Layer k's forward on a with a workspace of exactly NAME_workspace(a)
+ * bytes at an odd address (a->workspace left NULL after).  0, or -1 with
+ * msg when it wrote past the workspace. */
+static int forward_in_workspace(const struct mha_layer_kernel *k,
+                                struct mha_layer_args *a, char *msg, size_t n)
+{
+	const size_t ws = k->workspace(a);
+	unsigned char *mem = malloc(ws + 2);
+	int bad;
+
+	if (!mem)
+		abort();
+	mem[ws + 1] = 0xa5;
+	a->workspace = mem + 1;
+	a->workspace_size = ws;
+	k->forward(a);
+	bad = mem[ws + 1] != 0xa5;
+	free(mem);
+	a->workspace = NULL;
+	a->workspace_size = 0;
+	if (bad)
+		snprintf(msg, n, "%s: wrote past its workspace of %zu bytes",
+		         k->name, ws);
+	return bad ? -1 : 0;
+}
 
 /* Run case c on layer k; 0 or -1 with msg. */
 static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c,
@@ -53,6 +81,9 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	const size_t planes = ((at->mask_dims & MHA_DIMS_BATCH) ? B : 1) *
 	                      ((at->mask_dims & MHA_DIMS_HEAD) ? at->h : 1);
 	const size_t np = k->packed_floats();
+	/* the weights' columns: the keys, then add_bias_kv's and
+	 * add_zero_attn's */
+	const size_t wn = skv + (size_t)l->add_bias_kv + (size_t)l->add_zero_attn;
 	uint64_t s = c->seed;
 	struct bufs b = {0};
 	/* the weights' scale: q and k elements of about 1, or with hot inputs
@@ -81,8 +112,10 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	b.wo = check_alloc(E * E);
 	b.bo = check_alloc(E);
 	b.packed = check_alloc(np);
-	b.nw = l->weights ? B * sq * skv + 1 : 1;
-	b.nhw = l->weights ? B * at->h * sq * skv + 1 : 1;
+	b.nw = l->weights ? B * sq * wn + 1 : 1;
+	b.nhw = l->weights ? B * at->h * sq * wn + 1 : 1;
+	b.bias_k = check_alloc(KE);
+	b.bias_v = check_alloc(KE);
 	b.w = check_alloc(b.nw);
 	b.w2 = check_alloc(b.nw);
 	b.wref = check_alloc(b.nw);
@@ -105,6 +138,9 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 	fill(b.wv, KE * vd, w_amp * sqrtf((float)E / (float)vd), &s);
 	fill(b.wo, E * E, 1.0f / sqrtf((float)E), &s);
 	fill(b.bo, E, 0.5f, &s);
+	/* bias_k: a key of the projections' size (scores of a few), bias_v */
+	fill(b.bias_k, KE, 2.0f * in_amp, &s);
+	fill(b.bias_v, KE, 1.0f, &s);
 	fill(b.bias, b.nmask, 2.0f, &s);
 	for (size_t i = 0; i < b.nmask; ++i) {
 		/* one in eight hidden, by -inf bias and by byte */
@@ -126,7 +162,8 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			.in_proj_weight = b.w_in, .in_proj_bias = b.b_in,
 			.q_proj_weight = b.wq, .k_proj_weight = b.wk,
 			.v_proj_weight = b.wv, .out_proj_weight = b.wo,
-			.out_proj_bias = b.bo};
+			.out_proj_bias = b.bo, .bias_k = b.bias_k,
+			.bias_v = b.bias_v};
 		struct mha_layer_args a = {
 			.query = b.query, .key = l->cross ? b.key : NULL,
 			.value = l->cross ? b.value : NULL, .out = b.out,
@@ -139,8 +176,6 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			.weights = l->weights ? b.w : NULL,
 			.head_weights = l->weights ? b.hw : NULL};
 		struct mha_layer_args r = a;
-		size_t ws;
-		unsigned char *mem;
 		double scale = 0.0;
 
 		k->pack(b.packed, &p);
@@ -198,34 +233,14 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 		(void)worst_at;
 		/* a workspace of exactly NAME_workspace bytes at an odd address:
 		 * the same bits, nothing past it written */
-		ws = k->workspace(&a);
-		mem = malloc(ws + 2);
-		if (!mem)
-			abort();
-		mem[ws + 1] = 0xa5;
-		a.workspace = mem + 1;
 		a.out = b.out2;
 		if (l->weights) {
 			/* the average alone: per-head weights in the scratch */
 			a.head_weights = NULL;
 			a.weights = b.w2;
-			ws = k->workspace(&a);
-			free(mem);
-			mem = malloc(ws + 2);
-			if (!mem)
-				abort();
-			mem[ws + 1] = 0xa5;
-			a.workspace = mem + 1;
 		}
-		a.workspace_size = ws;
-		k->forward(&a);
-		if (mem[ws + 1] != 0xa5) {
-			snprintf(msg, n, "%s: wrote past its workspace of %zu bytes",
-			         k->name, ws);
-			free(mem);
+		if (forward_in_workspace(k, &a, msg, n))
 			goto done;
-		}
-		free(mem);
 		if (memcmp(b.out, b.out2, b.nout * sizeof *b.out) != 0 ||
 		    (l->weights && memcmp(b.w, b.w2, (b.nw - 1) * sizeof *b.w))) {
 			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
@@ -254,6 +269,8 @@ done:
 	check_free(b.wo, E * E);
 	check_free(b.bo, E);
 	check_free(b.packed, np);
+	check_free(b.bias_k, KE);
+	check_free(b.bias_v, KE);
 	check_free(b.bias, b.nmask);
 	check_free(b.w, b.nw);
 	check_free(b.w2, b.nw);
@@ -266,8 +283,221 @@ done:
 	return rc;
 }
 
+/* Element i of a cache of kv_dtype as a float. */
+static float cache_get(const struct mha_attn *at, const void *c, size_t i)
+{
+	return (float)mha_ref_kv(at, c, i);
+}
+
+/* Store f at element i of a cache of kv_dtype, rounded as the step does. */
+static void cache_put(const struct mha_attn *at, void *c, size_t i, float f)
+{
+	if (at->kv_dtype == MHA_DTYPE_F16)
+		((uint16_t *)c)[i] = mha_f16_from_float(f);
+	else if (at->kv_dtype == MHA_DTYPE_BF16)
+		((uint16_t *)c)[i] = mha_bf16_from_float(f);
+	else
+		((float *)c)[i] = f;
+}
+
+/* One decoder step (--kv-cache) of layer k on batch B, sq new tokens each,
+ * over caches whose lengths are drawn (one item's cache full but for the
+ * new tokens, one empty), their unfilled positions NaN: the step reads only
+ * what it should.  Checks: the new k and v stored within the storage
+ * type's rounding of the reference's projections, nothing else in the
+ * caches changed, out within tolerance of the reference reading the caches
+ * as stored, the same bits with an exact workspace, and a cache_len that
+ * does not fit refused (out NaN, errno ERANGE, the caches untouched).  0 or
+ * -1 with msg. */
+static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
+                    int hot, uint64_t seed, char *msg, size_t n)
+{
+	const struct mha_layer *l = &k->l;
+	const struct mha_attn *at = &l->attn;
+	const size_t E = l->embed, KE = at->kv_heads * (E / at->h);
+	const size_t NI = E + 2 * KE, M = l->kv_cache, np = k->packed_floats();
+	const size_t es = at->kv_dtype == MHA_DTYPE_F32 ? 4 : 2;
+	const size_t nc = B * M * KE;
+	/* half an ulp of the storage type, relative */
+	const double half = at->kv_dtype == MHA_DTYPE_F16 ? 0x1p-11 :
+	                    at->kv_dtype == MHA_DTYPE_BF16 ? 0x1p-8 : 0.0;
+	const float in_amp = hot ? 3.0f : 1.0f;
+	const float w_amp = (hot ? 4.0f : 1.0f) / sqrtf((float)E);
+	float *query = check_alloc(B * sq * E), *out = check_alloc(B * sq * E);
+	float *out2 = check_alloc(B * sq * E), *ref = check_alloc(B * sq * E);
+	float *w_in = check_alloc(NI * E), *b_in = check_alloc(NI);
+	float *wo = check_alloc(E * E), *bo = check_alloc(E);
+	float *packed = check_alloc(np);
+	unsigned char *kc = malloc(nc * es + 1), *vc = malloc(nc * es + 1);
+	unsigned char *kc0 = malloc(nc * es + 1), *vc0 = malloc(nc * es + 1);
+	unsigned char *kc1 = malloc(nc * es + 1), *vc1 = malloc(nc * es + 1);
+	double *new_kv = malloc(sizeof *new_kv * B * sq * 2 * KE + 1);
+	int32_t *len = malloc(sizeof *len * B);
+	uint64_t s = seed;
+	double scale = 0.0;
+	int rc = -1;
+
+	if (!kc || !vc || !kc0 || !vc0 || !kc1 || !vc1 || !new_kv || !len)
+		abort();
+	fill(query, B * sq * E, in_amp, &s);
+	fill(w_in, NI * E, w_amp, &s);
+	fill(b_in, NI, 0.5f, &s);
+	fill(wo, E * E, 1.0f / sqrtf((float)E), &s);
+	fill(bo, E, 0.5f, &s);
+	for (size_t b = 0; b < B; ++b)
+		len[b] = (int32_t)(b == 0 ? M - sq : b == 1 ? 0 :
+		                   check_rng_next(&s) % (M - sq + 1));
+	for (size_t b = 0; b < B; ++b)
+		for (size_t pos = 0; pos < M; ++pos)
+			for (size_t c = 0; c < KE; ++c) {
+				const size_t i = (b * M + pos) * KE + c;
+				const int held = pos < (size_t)len[b];
+				/* earlier tokens' k and v, of the projections' size */
+				cache_put(at, kc, i, held ? 2.0f * in_amp * check_rng_unit(&s) : NAN);
+				cache_put(at, vc, i, held ? 2.0f * in_amp * check_rng_unit(&s) : NAN);
+			}
+	memcpy(kc0, kc, nc * es);
+	memcpy(vc0, vc, nc * es);
+	{
+		const struct mha_layer_params p = {.in_proj_weight = w_in,
+			.in_proj_bias = b_in, .out_proj_weight = wo,
+			.out_proj_bias = bo};
+		struct mha_layer_args a = {.query = query, .out = out, .batch = B,
+			.seq_q = sq, .packed = packed, .k_cache = kc, .v_cache = vc,
+			.cache_len = len};
+		struct mha_layer_args r = a;
+
+		k->pack(packed, &p);
+		k->forward(&a);
+		r.out = ref;
+		mha_ref_layer_step(l, &p, &r, new_kv);
+		for (size_t b = 0; b < B; ++b)
+			for (size_t pos = 0; pos < M; ++pos) {
+				const size_t t = pos - (size_t)len[b]; /* new token t */
+				const size_t row = (b * M + pos) * KE;
+				double rs = 0.0;
+
+				if (pos < (size_t)len[b] || t >= sq) {
+					if (memcmp(kc + row * es, kc0 + row * es, KE * es) ||
+					    memcmp(vc + row * es, vc0 + row * es, KE * es)) {
+						snprintf(msg, n, "%s: batch %zu seq_q %zu: item %zu's "
+						         "cache position %zu (cache_len %d) changed",
+						         k->name, B, sq, b, pos, (int)len[b]);
+						goto done;
+					}
+					continue;
+				}
+				for (size_t c = 0; c < 2 * KE; ++c)
+					rs = fmax(rs, fabs(new_kv[(b * sq + t) * 2 * KE + c]));
+				for (size_t c = 0; c < 2 * KE; ++c) {
+					const double want = new_kv[(b * sq + t) * 2 * KE + c];
+					const float got = cache_get(at, c < KE ? kc : vc,
+					                            row + c % KE);
+					const double tol = half * fabs(want) + 2e-5 * rs + 1e-6;
+					if (!(fabs(got - want) <= tol)) {
+						snprintf(msg, n, "%s: batch %zu seq_q %zu seed %llu: "
+						         "item %zu's new token %zu stored %s[%zu] = %g, "
+						         "reference %g (tolerance %g)", k->name, B, sq,
+						         (unsigned long long)seed, b, t,
+						         c < KE ? "k" : "v", c % KE, (double)got, want,
+						         tol);
+						goto done;
+					}
+				}
+			}
+		for (size_t i = 0; i < B * sq * E; ++i)
+			scale = fmax(scale, fabs(ref[i]));
+		for (size_t row = 0; row < B * sq; ++row) {
+			double rs = 0.0;
+			for (size_t e = 0; e < E; ++e)
+				rs = fmax(rs, fabs(ref[row * E + e]));
+			for (size_t e = 0; e < E; ++e) {
+				const size_t i = row * E + e;
+				const double tol = 2e-3 * rs + 1e-4 * scale + 1e-6;
+				if (!(fabs((double)out[i] - ref[i]) <= tol)) {
+					snprintf(msg, n, "%s: batch %zu seq_q %zu%s seed %llu: "
+					         "out[%zu] (row %zu, col %zu) = %g, reference %g "
+					         "(tolerance %g)", k->name, B, sq, hot ? " hot" : "",
+					         (unsigned long long)seed, i, row, e,
+					         (double)out[i], (double)ref[i], tol);
+					goto done;
+				}
+			}
+		}
+		/* again with exactly NAME_workspace bytes at an odd address: the
+		 * same bits in out and the caches */
+		memcpy(kc1, kc, nc * es);
+		memcpy(vc1, vc, nc * es);
+		a.out = out2;
+		if (forward_in_workspace(k, &a, msg, n))
+			goto done;
+		if (memcmp(out, out2, B * sq * E * sizeof *out) ||
+		    memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
+			         "differs from the malloc one", k->name, B, sq);
+			goto done;
+		}
+		/* an item whose new tokens do not fit: refused, nothing written */
+		len[B - 1] = (int32_t)(M - sq + 1);
+		errno = 0;
+		k->forward(&a);
+		for (size_t i = 0; i < B * sq * E; ++i)
+			if (!isnan(out2[i]) || errno != ERANGE ||
+			    memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+				snprintf(msg, n, "%s: batch %zu seq_q %zu: cache_len %d past "
+				         "the cache of %zu not refused (out NaN, errno "
+				         "ERANGE, the caches as they were)", k->name, B, sq,
+				         (int)len[B - 1], M);
+				goto done;
+			}
+		if (!check_intact(out) || !check_intact(out2) ||
+		    !check_intact(packed)) {
+			snprintf(msg, n, "%s: wrote before a buffer", k->name);
+			goto done;
+		}
+	}
+	rc = 0;
+done:
+	check_free(query, B * sq * E);
+	check_free(out, B * sq * E);
+	check_free(out2, B * sq * E);
+	check_free(ref, B * sq * E);
+	check_free(w_in, NI * E);
+	check_free(b_in, NI);
+	check_free(wo, E * E);
+	check_free(bo, E);
+	check_free(packed, np);
+	free(kc);
+	free(vc);
+	free(kc0);
+	free(vc0);
+	free(kc1);
+	free(vc1);
+	free(new_kv);
+	free(len);
+	return rc;
+}
+
 int check_layer(const struct mha_layer_kernel *k, char *msg, size_t n)
 {
+	/* decoder steps: batch, new tokens (one: the decode; a few: a
+	 * prompt's chunk or speculative tokens) */
+	static const size_t steps[][2] = {{1, 1}, {2, 1}, {3, 4}, {4, 7}};
+
+	if (k->l.kv_cache) {
+		for (size_t i = 0; i < sizeof steps / sizeof steps[0]; ++i)
+			for (int hot = 0; hot < 2; ++hot) {
+				const size_t sq = k->seq_q ? k->seq_q : steps[i][1];
+				if (sq > k->l.kv_cache)
+					continue;
+				if (run_step(k, steps[i][0], sq, hot,
+				             0x9e3779b97f4a7c15ull * (i * 2 + (size_t)hot + 1),
+				             msg, n))
+					return -1;
+			}
+		return 0;
+	}
+
 	/* lengths: one row, below, at and past the micro-tiles (rows of the
 	 * projections: batch x seq, 6 or 12 at a time), query and key lengths
 	 * apart for cross-attention */

@@ -325,6 +325,28 @@ Test(cli, layer, .fini = cleanup)
 	cr_assert(strstr(h, "bias=False, batch_first=True"), "%s", h);
 }
 
+/* A decoder step: its name carries the cache's type and size, and the
+ * command its header comment states (causal made explicit) writes the same
+ * bytes. */
+Test(cli, layer_step)
+{
+	struct run r = run(&(struct args){{"--embed", "48", "--h", "6",
+		"--kv-heads", "2", "--kv-cache", "33", "--kv-dtype", "bf16",
+		"--target", "scalar"}});
+	struct run s = run(&(struct args){{"--embed", "48", "--h", "6",
+		"--kv-heads", "2", "--kv-cache", "33", "--mask", "causal",
+		"--kv-dtype", "bf16", "--target", "scalar"}});
+
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "void mha_layer_f32_bf16kv_e48_h6_kv2_cache33_causal__scalar_forward("),
+	          "no forward");
+	cr_assert(strstr(r.out, "mhagen --embed 48 --h 6 --kv-heads 2 --kv-cache 33 --mask causal --kv-dtype bf16 --target scalar\n"),
+	          "no command");
+	cr_assert(strstr(r.out, "_store(float f)"), "no bf16 store");
+	cr_assert(r.nout == s.nout && memcmp(r.out, s.out, r.nout) == 0,
+	          "the stated command writes other bytes");
+}
+
 Test(cli, spec_file)
 {
 	struct run f = run(&(struct args){{"--spec", FIX "good.spec"}});
