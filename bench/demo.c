@@ -17,8 +17,9 @@
 
 typedef void attn_fn(const struct mha_args *x);
 
-static const struct mha_attn attn = {H, H, DK, DK, 0, MHA_ALIGN_BOTTOM_RIGHT,
-                                     MHA_LAYOUT_BSHD, 0, 0.125};
+static const struct mha_attn attn = {.h = H, .kv_heads = H, .dk = DK,
+                                     .dv = DK, .align = MHA_ALIGN_BOTTOM_RIGHT,
+                                     .layout = MHA_LAYOUT_BSHD, .scale = 0.125};
 
 static void kernel(const struct mha_args *x)
 {
