@@ -64,10 +64,13 @@ deps:
 # The two commands of the README: each installs what is missing first.
 demo: deps
 	@$(MAKE) --no-print-directory -j2 demo-run
+# test runs the demo too (its kernel against the reference), so that what
+# make demo builds cannot break unseen.
 test: deps
-	@$(MAKE) --no-print-directory -j2 check-build robust-build
+	@$(MAKE) --no-print-directory -j2 check-build robust-build $(DEMO)/demo
 	@$(MAKE) --no-print-directory robust
 	@$(MAKE) --no-print-directory check
+	@$(MAKE) --no-print-directory demo-run
 	@$(MAKE) --no-print-directory install-check
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
