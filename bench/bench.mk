@@ -170,11 +170,15 @@ bench-kv: $(BENCH)/kvdecode
 # sgemm + its attention + sgemm, one pinned thread, and the forward on two
 # OpenMP threads (bench/layer_bench.c); part of make bench, or alone with
 # make bench-layer.  Never a test.
-BENCH_LAYERS := l1 l2 l3 l4
+# l5, l6: a decoder step (--kv-cache) of an 8B-class GQA block, one token
+# over 4095 cached positions, f32 and f16 caches
+BENCH_LAYERS := l1 l2 l3 l4 l5 l6
 BENCH_LAYER_l1 := --embed 768 --h 12 --seq 128
 BENCH_LAYER_l2 := --embed 768 --h 12 --seq 512
 BENCH_LAYER_l3 := --embed 1024 --h 16 --seq 128
 BENCH_LAYER_l4 := --embed 1024 --h 16 --seq 512
+BENCH_LAYER_l5 := --embed 4096 --h 32 --kv-heads 8 --kv-cache 4096 --seq 1
+BENCH_LAYER_l6 := --embed 4096 --h 32 --kv-heads 8 --kv-cache 4096 --seq 1 --kv-dtype f16
 .PHONY: bench-layer
 $(BENCH)/layer_%.c: $(MHAGEN) $(BENCH)/flags | $(BENCH)
 	@echo "  GEN     $@  (mhagen $(BENCH_LAYER_$*) $(BENCH_GENFLAGS))"

@@ -4,12 +4,14 @@
  * (bench/peak.c, peak512.c for AVX-512), and the whole forward against the
  * same layer composed from cblas_sgemm and the layer's own attention
  * kernel; with OpenMP (--threads openmp), the forward on two threads too.
+ * A decoder step (--kv-cache) against a plain read of the bytes it reads.
  * Medians of BENCH_RUNS runs, in one process.  Compiled with the layers'
  * target flags; includes the generated layers (their static GEMMs and
  * attention are reached from here).  Never a test. */
 #define _GNU_SOURCE
 #include <cblas.h>
 #include <sched.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,8 @@
 #include "layer_l2.c"
 #include "layer_l3.c"
 #include "layer_l4.c"
+#include "layer_l5.c"
+#include "layer_l6.c"
 
 #define BENCH_RUNS 21
 
@@ -170,6 +174,100 @@ static void bench_layer(const char *tag, size_t E, size_t s, gemm_fn *in_proj,
 	free(packed); free(out); free(o); free(wsp); free(aws);
 }
 
+/* A step's buffers: its packed weights, input, output and caches. */
+struct step {
+	float *x, *y, *packed;
+	void *kc, *vc;
+	size_t es, bytes; /* the caches' element bytes; the bytes a step reads */
+	int32_t len;
+	struct mha_layer_args a;
+};
+
+/* Layer (pack, packed_floats) of embed E, KE floats of k and v a row, over
+ * a cache of M positions of es bytes each, M - 1 of them filled. */
+static void step_init(struct step *s, size_t E, size_t KE, size_t M, size_t es,
+                      mha_layer_pack_fn *pack, mha_layer_size_fn *packed_floats)
+{
+	float *w_in = buf((E + 2 * KE) * E), *b_in = buf(E + 2 * KE);
+	float *w_o = buf(E * E), *b_o = buf(E);
+	const struct mha_layer_params p = {.in_proj_weight = w_in,
+		.in_proj_bias = b_in, .out_proj_weight = w_o, .out_proj_bias = b_o};
+
+	s->x = buf(E);
+	s->y = buf(E);
+	s->packed = buf(packed_floats());
+	s->kc = malloc(M * KE * es);
+	s->vc = malloc(M * KE * es);
+	if (!s->kc || !s->vc)
+		abort();
+	/* written, so that the reads are of memory (not of the zero page):
+	 * floats in [-0.5, 0.5), or f16 values in [0.125, 0.25) */
+	for (size_t i = 0; i < M * KE; ++i)
+		if (es == 2) {
+			((uint16_t *)s->kc)[i] = (uint16_t)(0x3000u | (i * 2654435761u >> 7 & 0x3ffu));
+			((uint16_t *)s->vc)[i] = (uint16_t)(0x3000u | (i * 40503u >> 3 & 0x3ffu));
+		} else {
+			((float *)s->kc)[i] = (float)((i * 2654435761u) % 1000) / 1000.0f - 0.5f;
+			((float *)s->vc)[i] = (float)((i * 40503u) % 1000) / 1000.0f - 0.5f;
+		}
+	pack(s->packed, &p);
+	free(w_in); free(b_in); free(w_o); free(b_o);
+	s->es = es;
+	s->bytes = packed_floats() * sizeof(float) + 2 * M * KE * es;
+	s->len = (int32_t)(M - 1);
+	s->a = (struct mha_layer_args){.query = s->x, .out = s->y, .batch = 1,
+		.seq_q = 1, .packed = s->packed, .k_cache = s->kc,
+		.v_cache = s->vc, .cache_len = &s->len};
+}
+
+/* Decoder steps (--kv-cache M) with an f32 and an f16 cache, one token of
+ * one sequence after M - 1 cached positions, called in turn: their times,
+ * their ratio, and the GB/s of the bytes each must read (the packed
+ * weights, the cache's M keys and values) against a plain read of as many
+ * bytes, medians in one run. */
+static void bench_steps(const char *tag, size_t E, size_t KE, size_t M,
+                        mha_layer_fn *f32, mha_layer_pack_fn *pack32,
+                        mha_layer_size_fn *floats32, mha_layer_fn *f16,
+                        mha_layer_pack_fn *pack16, mha_layer_size_fn *floats16)
+{
+	struct step s[2];
+	mha_layer_fn *fn[2] = {f32, f16};
+	double t[2][BENCH_RUNS], r[BENCH_RUNS], ms[2], rd;
+	size_t nr;
+	float *plain, sink = 0.0f;
+
+	step_init(&s[0], E, KE, M, 4, pack32, floats32);
+	step_init(&s[1], E, KE, M, 2, pack16, floats16);
+	nr = (s[0].bytes / sizeof(float) + 63) / 64 * 64;
+	plain = buf(nr);
+	fn[0](&s[0].a);
+	fn[1](&s[1].a);
+	for (int i = 0; i < BENCH_RUNS; ++i) {
+		for (int c = 0; c < 2; ++c) {
+			double t0 = mha_now();
+			fn[c](&s[c].a);
+			t[c][i] = mha_now() - t0;
+		}
+		r[i] = bench_read_gbs(plain, nr, &sink);
+	}
+	rd = mha_median(r, BENCH_RUNS);
+	for (int c = 0; c < 2; ++c) {
+		const double gbs = (double)s[c].bytes / mha_median(t[c], BENCH_RUNS) / 1e9;
+		ms[c] = mha_median(t[c], BENCH_RUNS) * 1e3;
+		printf("%s step, %zu cached + 1 (%s cache): %.3f ms | reads %.1f MB at "
+		       "%.1f GB/s, %.0f%% of a plain read's %.1f GB/s%s\n", tag, M - 1,
+		       c ? "f16" : "f32", ms[c], (double)s[c].bytes / 1e6, gbs,
+		       100.0 * gbs / rd, rd, sink == 1.0f ? " " : "");
+	}
+	printf("%s step: the f16 cache's time %.3fx the f32 cache's\n", tag,
+	       ms[1] / ms[0]);
+	for (int c = 0; c < 2; ++c) {
+		free(s[c].x); free(s[c].y); free(s[c].packed);
+		free(s[c].kc); free(s[c].vc);
+	}
+	free(plain);
+}
+
 int main(void)
 {
 	sched_getaffinity(0, sizeof all_cpus, &all_cpus);
@@ -204,5 +302,8 @@ int main(void)
 		            layer_l4_packed_floats, layer_l4_workspace,
 		            layer_l4_attn_run, layer_l4_attn_scratch_bytes(&m2));
 	}
+	bench_steps("e4096 h32 kv8", 4096, 1024, 4096, layer_l5_forward,
+	            layer_l5_pack, layer_l5_packed_floats, layer_l6_forward,
+	            layer_l6_pack, layer_l6_packed_floats);
 	return 0;
 }
