@@ -1068,7 +1068,8 @@ local GEMM_L2 = 512 * 1024
 -- columns, [ceil(N / NR)][K][NR] then the bias padded to the panels.
 local function layer_plan(spec, T)
 	local D = T.defaults
-	local L = {W = T.width, mr = D.gemm_mr, nv = D.gemm_nv}
+	-- gemv_u: k per step of the one-row GEMM (accumulators per vector)
+	local L = {W = T.width, mr = D.gemm_mr, nv = D.gemm_nv, gemv_u = 4}
 	L.nr = L.nv * L.W
 	local E = spec.embed
 	local A = {}
