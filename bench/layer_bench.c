@@ -34,6 +34,9 @@
 
 static cpu_set_t all_cpus; /* the affinity the bench started with */
 
+/* The GEMMs' settings: no host parallel-for (this thread, or OpenMP's) */
+static const struct mha_layer_args one;
+
 static float *buf(size_t n)
 {
 	float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
@@ -45,7 +48,8 @@ static float *buf(size_t n)
 	return p;
 }
 
-typedef void gemm_fn(size_t m, const float *restrict a, size_t lda,
+typedef void gemm_fn(const struct mha_layer_args *h, size_t m,
+                     const float *restrict a, size_t lda,
                      const float *restrict w, float *restrict c, size_t ldc);
 typedef void attn_fn(const struct mha_args *restrict a);
 
@@ -79,7 +83,7 @@ static void bench_layer(const char *tag, size_t E, size_t s, gemm_fn *in_proj,
 	a.workspace_size = ws;
 	for (int r = -2; r < BENCH_RUNS; ++r) {
 		double t0 = mha_now(), t1, t2, t3, t4;
-		in_proj(s, x, E, packed, y, 3 * E);
+		in_proj(&one, s, x, E, packed, y, 3 * E);
 		t1 = mha_now();
 		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)s, 3 * E, E,
 		            1.0f, x, E, w_in, E, 0.0f, y, 3 * E);
@@ -128,7 +132,7 @@ static void bench_layer(const char *tag, size_t E, size_t s, gemm_fn *in_proj,
 			double t0 = mha_now(), t1;
 			/* the output projection's panels follow the in-projection's
 			 * 3E x E and 3E bias floats (E a multiple of the panels) */
-			out_proj(s, z, E, packed + (size_t)3 * E * E + 3 * E, out, E);
+			out_proj(&one, s, z, E, packed + (size_t)3 * E * E + 3 * E, out, E);
 			t1 = mha_now();
 			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)s, E, E,
 			            1.0f, z, E, w_o, E, 0.0f, o, E);

@@ -298,6 +298,13 @@ struct mha_layer_args {
 	 * element of out to NaN and errno to ERANGE. */
 	void *k_cache, *v_cache;
 	const int32_t *cache_len;
+	/* the host's parallel-for, as struct mha_args takes it (NULL: OpenMP's
+	 * threads with --threads openmp, else this thread): the projections'
+	 * rows, runs of whole micro-tiles, and the attention's work items; the
+	 * same bits on any number of workers */
+	mha_parallel_fn *parallel;
+	void *pool;
+	size_t workers;
 };
 #endif
 /* mha_layer: end */

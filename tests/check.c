@@ -3,6 +3,7 @@
 #include "check.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -921,4 +922,47 @@ int check_kernel(const struct mha_kernel *k, size_t index, char *msg,
 	if (check_convert(k, msg, msglen))
 		return -1;
 	return 0;
+}
+
+struct pool_thread {
+	struct check_pool *p;
+	size_t worker;
+};
+
+static void *pool_worker(void *arg)
+{
+	const struct pool_thread *t = arg;
+	struct check_pool *p = t->p;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
+		p->ran[i]++;
+		p->fn(p->task, i, t->worker);
+	}
+	return NULL;
+}
+
+void check_pool_parallel(void *pool, size_t n, mha_task_fn *fn, void *task)
+{
+	struct check_pool *p = pool;
+	pthread_t th[8];
+	struct pool_thread pt[8];
+
+	atomic_fetch_add(&p->calls, 1);
+	p->n = n;
+	p->fn = fn;
+	p->task = task;
+	atomic_store(&p->next, 0);
+	p->ran = calloc(n ? n : 1, 1);
+	for (size_t w = 0; w < p->workers; ++w) {
+		pt[w] = (struct pool_thread){p, w};
+		if (pthread_create(&th[w], NULL, pool_worker, &pt[w]))
+			p->bad_worker = 1;
+	}
+	for (size_t w = 0; w < p->workers; ++w)
+		pthread_join(th[w], NULL);
+	for (size_t i = 0; i < n; ++i)
+		if (p->ran[i] != 1)
+			p->bad_worker = 1;
+	free(p->ran);
 }

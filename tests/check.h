@@ -5,6 +5,7 @@
 #define MHA_CHECK_H
 
 #include <stddef.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "../runtime/mha_abi.h"
@@ -79,5 +80,19 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 /* Run every case of kernel k; 0 or -1 with the first failure in msg. */
 int check_kernel(const struct mha_kernel *k, size_t index, char *msg,
                  size_t msglen);
+
+/* A host's thread pool as the contract's parallel-for (struct mha_args'
+ * parallel, with pool pointing at it): `workers` (at most 8) threads take
+ * items from a shared counter; it counts its calls and records a worker
+ * that failed to start or an item not run exactly once. */
+struct check_pool {
+	size_t workers, n;
+	mha_task_fn *fn;
+	void *task;
+	atomic_size_t next, calls;
+	unsigned char *ran; /* ran[i]: times item i ran */
+	int bad_worker;
+};
+void check_pool_parallel(void *pool, size_t n, mha_task_fn *fn, void *task);
 
 #endif

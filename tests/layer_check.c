@@ -67,6 +67,34 @@ static int forward_in_workspace(const struct mha_layer_kernel *k,
 	return bad ? -1 : 0;
 }
 
+/* Layer k's forward on a with the host's parallel-for (3 workers): 0 when
+ * out (n floats) has the bits of want and the pool ran its tasks properly,
+ * else -1 with msg. */
+static int forward_on_pool(const struct mha_layer_kernel *k,
+                           struct mha_layer_args a, const float *want,
+                           size_t nout, char *msg, size_t n)
+{
+	struct check_pool p = {.workers = 3};
+	int rc = 0;
+
+	a.parallel = check_pool_parallel;
+	a.pool = &p;
+	a.workers = p.workers;
+	for (size_t i = 0; i < nout; ++i)
+		a.out[i] = NAN;
+	k->forward(&a);
+	if (p.bad_worker || atomic_load(&p.calls) == 0) {
+		snprintf(msg, n, "%s: the host's parallel-for was %s", k->name,
+		         p.bad_worker ? "misused" : "not called");
+		rc = -1;
+	} else if (memcmp(a.out, want, nout * sizeof *want)) {
+		snprintf(msg, n, "%s: batch %zu seq_q %zu: the host's parallel-for "
+		         "changed the bits of out", k->name, a.batch, a.seq_q);
+		rc = -1;
+	}
+	return rc;
+}
+
 /* Run case c on layer k; 0 or -1 with msg. */
 static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c,
                     char *msg, size_t n)
@@ -247,6 +275,10 @@ static int run_case(const struct mha_layer_kernel *k, const struct layer_case *c
 			         "differs from the malloc one", k->name, B, sq);
 			goto done;
 		}
+		/* the projections' rows and the attention's items on a host's
+		 * pool: the same bits */
+		if (forward_on_pool(k, a, b.out, b.nout, msg, n))
+			goto done;
 		if (!check_intact(b.out) || !check_intact(b.out2) ||
 		    !check_intact(b.packed)) {
 			snprintf(msg, n, "%s: wrote before a buffer", k->name);
@@ -435,6 +467,14 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 		    memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
 			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
 			         "differs from the malloc one", k->name, B, sq);
+			goto done;
+		}
+		/* on a host's pool: the same bits (the same k and v stored again) */
+		if (forward_on_pool(k, a, out, B * sq * E, msg, n))
+			goto done;
+		if (memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+			snprintf(msg, n, "%s: the host's parallel-for changed the caches",
+			         k->name);
 			goto done;
 		}
 		/* an item whose new tokens do not fit: refused, nothing written */

@@ -416,60 +416,6 @@ static void *call_on_thread(void *p)
 }
 #endif
 
-/* A host's thread pool as the contract's parallel-for: `workers` threads
- * take items from a shared counter; it records who ran what. */
-struct pool {
-	size_t workers, n;
-	mha_task_fn *fn;
-	void *task;
-	atomic_size_t next, calls;
-	unsigned char *ran; /* ran[i]: times item i ran */
-	int bad_worker;
-};
-
-struct pool_thread {
-	struct pool *p;
-	size_t worker;
-};
-
-static void *pool_worker(void *arg)
-{
-	const struct pool_thread *t = arg;
-	struct pool *p = t->p;
-	size_t i;
-
-	while ((i = atomic_fetch_add(&p->next, 1)) < p->n) {
-		p->ran[i]++;
-		p->fn(p->task, i, t->worker);
-	}
-	return NULL;
-}
-
-static void pool_parallel(void *pool, size_t n, mha_task_fn *fn, void *task)
-{
-	struct pool *p = pool;
-	pthread_t th[8];
-	struct pool_thread pt[8];
-
-	atomic_fetch_add(&p->calls, 1);
-	p->n = n;
-	p->fn = fn;
-	p->task = task;
-	atomic_store(&p->next, 0);
-	p->ran = calloc(n ? n : 1, 1);
-	for (size_t w = 0; w < p->workers; ++w) {
-		pt[w] = (struct pool_thread){p, w};
-		if (pthread_create(&th[w], NULL, pool_worker, &pt[w]))
-			p->bad_worker = 1;
-	}
-	for (size_t w = 0; w < p->workers; ++w)
-		pthread_join(th[w], NULL);
-	for (size_t i = 0; i < n; ++i)
-		if (p->ran[i] != 1)
-			p->bad_worker = 1;
-	free(p->ran);
-}
-
 /* Whether n floats hold the same bits. */
 static int same_bits(const float *x, const float *y, size_t n)
 {
@@ -575,9 +521,9 @@ int props_embedding(const struct mha_kernel *k, char *msg, size_t len)
 	/* the host's parallel-for with 3 workers, with and without a
 	 * workspace for them, and for the weights */
 	for (int with_ws = 0; with_ws < 2; ++with_ws) {
-		struct pool p = {.workers = 3};
+		struct check_pool p = {.workers = 3};
 		struct mha_args x = c.x;
-		x.parallel = pool_parallel;
+		x.parallel = check_pool_parallel;
 		x.pool = &p;
 		x.workers = p.workers;
 		x.workspace = NULL;
@@ -608,14 +554,14 @@ int props_embedding(const struct mha_kernel *k, char *msg, size_t len)
 		}
 	}
 	if (k->weights) {
-		struct pool p = {.workers = 3};
+		struct check_pool p = {.workers = 3};
 		struct mha_args x = c.x, y = c.x;
 		x.workspace = y.workspace = NULL;
 		x.workspace_size = y.workspace_size = 0;
 		y.out = in.out1;
 		y.weights = w1;
 		k->args(&y);
-		x.parallel = pool_parallel;
+		x.parallel = check_pool_parallel;
 		x.pool = &p;
 		x.workers = p.workers;
 		x.weights = w2;
