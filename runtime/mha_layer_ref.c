@@ -170,21 +170,13 @@ void mha_ref_layer_step(const struct mha_layer *l,
 	const float *bi = l->proj_bias ? p->in_proj_bias : NULL;
 	double *q = malloc(sizeof *q * (2 * tq * E) + 1), *o = q + tq * E;
 	double *s = malloc(sizeof *s * (M + 1));
-	double *kv = malloc(sizeof *kv * tq * KE + 1);
 
-	if (!q || !s || !kv)
+	if (!q || !s)
 		abort();
 	project(q, x->query, tq, E, p->in_proj_weight, bi, E);
-	project(kv, x->query, tq, E, p->in_proj_weight + E * E,
-	        bi ? bi + E : NULL, KE);
-	for (size_t r = 0; r < tq; ++r)
-		for (size_t c = 0; c < KE; ++c)
-			new_kv[r * 2 * KE + c] = kv[r * KE + c];
-	project(kv, x->query, tq, E, p->in_proj_weight + (E + KE) * E,
-	        bi ? bi + E + KE : NULL, KE);
-	for (size_t r = 0; r < tq; ++r)
-		for (size_t c = 0; c < KE; ++c)
-			new_kv[r * 2 * KE + KE + c] = kv[r * KE + c];
+	/* k then v: in_proj_weight's (and in_proj_bias's) rows after q's */
+	project(new_kv, x->query, tq, E, p->in_proj_weight + E * E,
+	        bi ? bi + E : NULL, 2 * KE);
 	for (size_t b = 0; b < batch; ++b)
 		for (size_t hh = 0; hh < h; ++hh)
 			for (size_t i = 0; i < sq; ++i) {
@@ -218,5 +210,4 @@ void mha_ref_layer_step(const struct mha_layer *l,
 	out_project(l, p, o, tq, x->out);
 	free(q);
 	free(s);
-	free(kv);
 }
