@@ -298,21 +298,21 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		              a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
 	if (a->kv_dtype)
 		n += snprintf(buf + n, size - (size_t)n, " %skv",
-		              a->kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+		              a->kv_dtype == MHA_DTYPE_F16 ? "f16" :
+		              a->kv_dtype == MHA_DTYPE_BF16 ? "bf16" : "q8");
 	if (nb > 1)
 		snprintf(buf + n, size - (size_t)n, " batch%zu", nb);
 }
 
-/* x (n floats) stored as dtype (f16 or bf16) into h, and x set to the
+/* x (n floats) stored as dtype (f16, bf16, q8) at h, and x set to the
  * stored values. */
-static void store16(int dtype, float *x, uint16_t *h, size_t n)
+static void store16(int dtype, float *x, void *h, size_t n)
 {
-	for (size_t i = 0; i < n; ++i) {
-		h[i] = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x[i])
-		                              : mha_bf16_from_float(x[i]);
-		x[i] = dtype == MHA_DTYPE_F16 ? mha_f16_to_float(h[i])
-		                              : mha_bf16_to_float(h[i]);
-	}
+	const struct mha_attn a = {.kv_dtype = dtype};
+
+	mha_kv_store(dtype, x, h, n);
+	for (size_t i = 0; i < n; ++i)
+		x[i] = (float)mha_ref_kv(&a, h, i);
 }
 
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
@@ -464,10 +464,11 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	uint8_t *bm = a->mask & MHA_MASK_BOOL ? malloc(nb) : NULL;
 	uint8_t *km = a->mask & MHA_MASK_KEYS ? malloc(sh->seq_kv) : NULL;
 	struct mha_guarded out = {0};
-	/* --kv-dtype: k and v's bits, half as many bytes */
-	const size_t esize = a->kv_dtype ? 2 : sizeof(float);
-	uint16_t *k16 = a->kv_dtype ? malloc(nk * 2 + 64) : NULL;
-	uint16_t *v16 = a->kv_dtype ? malloc(nv * 2 + 64) : NULL;
+	/* --kv-dtype: k and v as stored, fewer bytes */
+	const size_t kvbytes = mha_kv_bytes(a->kv_dtype, nk) +
+	                       mha_kv_bytes(a->kv_dtype, nv);
+	void *k16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nk) + 64) : NULL;
+	void *v16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nv) + 64) : NULL;
 	struct job j = {sh, batch, REFERENCE, q, k, v, k, v, ref, s, bias, bm, km};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
@@ -493,7 +494,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	}
 	label(r->label, sizeof r->label, sh);
 	r->flops = useful_flops(sh);
-	r->bytes = (double)(nk + nv) * (double)esize;
+	r->bytes = (double)kvbytes;
 	r->build = find_build(sh->name);
 	fill(q, nq, &seed);
 	fill(k, nk, &seed);
@@ -531,7 +532,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 
 	if (sh->seq_q == 1) {
 		fprintf(stderr, " bandwidth");
-		r->bw = measure_bandwidth_of((nk + nv) * esize / sizeof(float));
+		r->bw = measure_bandwidth_of(kvbytes / sizeof(float));
 	}
 	r->ref_runs = tref > REF_SLOW ? REF_FEW : MIN_RUNS;
 	fprintf(stderr, " reference-x%zu\n", r->ref_runs);

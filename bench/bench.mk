@@ -6,7 +6,7 @@ BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
 BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17 \
-                k18 k19 k20 k21 k22 k23 k24 k25
+                k18 k19 k20 k21 k22 k23 k24 k25 k26 k27
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -41,6 +41,10 @@ BENCH_k22 := --h 8 --dk 64 --seq 512 --mask causal --kv-dtype f16
 BENCH_k23 := --h 8 --dk 64 --seq 128
 BENCH_k24 := --h 12 --dk 64 --seq 197
 BENCH_k25 := --h 32 --dk 128 --seq 2048 --mask causal
+# keys and values in ggml's q8_0 blocks: decode reading 34 bytes per 32
+# elements, plain and grouped-query
+BENCH_k26 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype q8
+BENCH_k27 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype q8
 BENCH_BATCH_k23 := 8
 BENCH_BATCH_k24 := 4
 BENCH_PLAIN_k6 := k5
@@ -60,6 +64,8 @@ BENCH_PLAIN_k19 := k5
 BENCH_PLAIN_k20 := k6
 BENCH_PLAIN_k21 := k3
 BENCH_PLAIN_k22 := k3
+BENCH_PLAIN_k26 := k5
+BENCH_PLAIN_k27 := k6
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
@@ -156,10 +162,11 @@ $(BENCH)/bench: $(BENCH_OBJS) $(BENCH_KOBJS) $(RT_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
 
-# f16 and bf16 KV-cache decode against f32 and a plain read of 64 MiB,
+# f16, bf16 and q8 KV-cache decode against f32 and a plain read of 64 MiB,
 # calls alternating (bench/kvdecode.c)
 $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
-		$(BENCH)/bench_k18.o $(BENCH)/bench_k19.o $(BENCH)/bench_k20.o $(RT_OBJS)
+		$(BENCH)/bench_k18.o $(BENCH)/bench_k19.o $(BENCH)/bench_k20.o \
+		$(BENCH)/bench_k26.o $(BENCH)/bench_k27.o $(RT_OBJS)
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) $(filter %.c %.o,$^) -lm -o $@
 bench-kv: $(BENCH)/kvdecode

@@ -1,6 +1,7 @@
-/* make bench-kv: decode h32 dk128 q1 kv2048 with f16 and bf16 KV caches
- * against the f32 kernel, and grouped-query decode (h32 kv8) with an f16
- * cache against f32, the kernels of make bench (k5, k18, k19; k6, k20).
+/* make bench-kv: decode h32 dk128 q1 kv2048 with f16, bf16 and q8 KV
+ * caches against the f32 kernel, and grouped-query decode (h32 kv8) with
+ * f16 and q8 caches against f32, the kernels of make bench (k5, k18, k19,
+ * k26; k6, k20, k27).
  * The calls alternate, one of each per round, so that load from elsewhere
  * falls on all alike; each reads its K and V from memory (the call before
  * read at least as many other bytes).  Medians of ROUNDS calls of this
@@ -22,7 +23,9 @@
 #include "../runtime/mha_time.h"
 
 mha_args_fn bench_k5_args, bench_k6_args, bench_k18_args, bench_k19_args,
-	bench_k20_args;
+	bench_k20_args, bench_k26_args, bench_k27_args;
+
+#define NK 7 /* kernels */
 
 #define MAX_ROUNDS 201
 
@@ -56,8 +59,10 @@ int main(int argc, char **argv)
 	float *o = mha_alloc(h * dk);
 	uint16_t *k16 = malloc(n * 2), *v16 = malloc(n * 2);
 	uint16_t *kb = malloc(n * 2), *vb = malloc(n * 2);
+	const size_t n8 = mha_kv_bytes(MHA_DTYPE_Q8, n);
+	void *k8 = malloc(n8), *v8 = malloc(n8);
 	uint64_t s = 1;
-	static double t[5][MAX_ROUNDS], tr[MAX_ROUNDS];
+	static double t[NK][MAX_ROUNDS], tr[MAX_ROUNDS];
 	const size_t nr = (size_t)8 << 20; /* 64 MiB of plain reads */
 	uint64_t *big = malloc(nr * 8), sink = 0;
 	/* the kernels, their K and V, and the bytes they read (GQA: a
@@ -71,12 +76,15 @@ int main(int argc, char **argv)
 	} ks[] = {
 		{"decode f32", bench_k5_args, k, v, n * 8.0, 0},
 		{"decode f16 cache", bench_k18_args, k16, v16, n * 4.0, 0},
+		{"decode q8 cache", bench_k26_args, k8, v8, n8 * 2.0, 0},
 		{"decode bf16 cache", bench_k19_args, kb, vb, n * 4.0, 0},
-		{"GQA kv8 f32", bench_k6_args, k, v, n * 2.0, 3},
-		{"GQA kv8 f16 cache", bench_k20_args, k16, v16, n * 1.0, 3},
+		{"GQA kv8 f32", bench_k6_args, k, v, n * 2.0, 4},
+		{"GQA kv8 f16 cache", bench_k20_args, k16, v16, n * 1.0, 4},
+		{"GQA kv8 q8 cache", bench_k27_args, k8, v8, n8 * 0.5, 4},
 	};
 
-	if (!q || !k || !v || !o || !k16 || !v16 || !kb || !vb || !big || rounds < 1 ||
+	if (!q || !k || !v || !o || !k16 || !v16 || !kb || !vb || !k8 || !v8 ||
+	    !big || rounds < 1 ||
 	    rounds > MAX_ROUNDS) {
 		fprintf(stderr, "usage: kvdecode [ROUNDS, 1 to %d]\n", MAX_ROUNDS);
 		return 2;
@@ -91,12 +99,14 @@ int main(int argc, char **argv)
 		kb[i] = mha_bf16_from_float(k[i]);
 		vb[i] = mha_bf16_from_float(v[i]);
 	}
+	mha_kv_store(MHA_DTYPE_Q8, k, k8, n);
+	mha_kv_store(MHA_DTYPE_Q8, v, v8, n);
 	for (size_t i = 0; i < h * dk; ++i)
 		q[i] = 0.01f * (float)(i % 7);
 	for (size_t i = 0; i < nr; ++i)
 		big[i] = i;
 	for (int r = -1; r < rounds; ++r) { /* round -1 warms up */
-		for (int i = 0; i < 5; ++i) {
+		for (int i = 0; i < NK; ++i) {
 			const struct mha_args a = {.q = q, .k = ks[i].k, .v = ks[i].v,
 			                           .out = o, .batch = 1, .seq_q = 1,
 			                           .seq_kv = skv};
@@ -113,7 +123,7 @@ int main(int argc, char **argv)
 	const double rd = nr * 8.0 / mha_median(tr, (size_t)rounds) * 1e-9;
 	printf("plain read of 64 MiB: %.2f GB/s%s\n", rd, sink == 1 ? " " : "");
 	printf("%-20s %9s %9s %9s %9s\n", "kernel", "ms", "GB/s", "of read", "x f32");
-	for (int i = 0; i < 5; ++i) {
+	for (int i = 0; i < NK; ++i) {
 		const double m = mha_median(t[i], (size_t)rounds);
 		const double b = mha_median(t[ks[i].base], (size_t)rounds);
 		printf("%-20s %9.3f %9.2f %8.0f%% %9.3f\n", ks[i].name, m * 1e3,

@@ -30,11 +30,18 @@
 typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
+/* --kv-dtype q8: one block of 32 elements, ggml's block_q8_0 byte for
+ * byte (d: f16 bits; element i is d * qs[i]) */
+struct mha_q8_0 {
+	uint16_t d;
+	int8_t qs[32];
+};
 struct mha_args {
 	const float *q;
 	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
-	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
-	 * --packed kv, k is the packed buffer of that type */
+	 * kernel without --kv-dtype), uint16_t bits (f16, bf16) or struct
+	 * mha_q8_0 blocks (q8); with --packed kv, k is the packed buffer of
+	 * that type */
 	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;

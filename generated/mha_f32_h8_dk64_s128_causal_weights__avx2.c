@@ -32,11 +32,18 @@
 typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
+/* --kv-dtype q8: one block of 32 elements, ggml's block_q8_0 byte for
+ * byte (d: f16 bits; element i is d * qs[i]) */
+struct mha_q8_0 {
+	uint16_t d;
+	int8_t qs[32];
+};
 struct mha_args {
 	const float *q;
 	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
-	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
-	 * --packed kv, k is the packed buffer of that type */
+	 * kernel without --kv-dtype), uint16_t bits (f16, bf16) or struct
+	 * mha_q8_0 blocks (q8); with --packed kv, k is the packed buffer of
+	 * that type */
 	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;
@@ -1347,15 +1354,15 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_wpv(const float *re
 		__m256 a7 = _mm256_setzero_ps();
 		for (size_t j = lo; j < n; ++j) {
 			const __m256 pj = _mm256_set1_ps(w[j]);
-			const float *vj = v + j * 512 + c;
-			a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 0), a0);
-			a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 8), a1);
-			a2 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 16), a2);
-			a3 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 24), a3);
-			a4 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 32), a4);
-			a5 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 40), a5);
-			a6 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 48), a6);
-			a7 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + 56), a7);
+			const float *vj = v + j * 512;
+			a0 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 0), a0);
+			a1 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 8), a1);
+			a2 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 16), a2);
+			a3 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 24), a3);
+			a4 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 32), a4);
+			a5 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 40), a5);
+			a6 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 48), a6);
+			a7 = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + c + 56), a7);
 		}
 		_mm256_storeu_ps(o + c + 0, a0);
 		_mm256_storeu_ps(o + c + 8, a1);

@@ -33,7 +33,7 @@ const char *const mha_mask_words[MHA_MASK_N] = {
 const char *const mha_layout_words[] = {"bshd", "bhsd", "sbhd", NULL};
 const char *const mha_packed_words[] = {"none", "qkv", "kv", NULL};
 const char *const mha_varlen_words[] = {"none", "padded", "packed", NULL};
-const char *const mha_dtype_words[] = {"f32", "f16", "bf16", NULL};
+const char *const mha_dtype_words[] = {"f32", "f16", "bf16", "q8", NULL};
 
 /* Every spec key but the knobs (generator/knobs.c); flags are "--" + key,
  * spec files use the key itself. */
@@ -252,7 +252,7 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 	case K_DTYPE:
 		if (parse_word(key, val, mha_dtype_words, &s->kv_dtype, err))
 			return mhagen_fail(err, "--kv-dtype: unknown value '%s' (f32, "
-			                   "f16 or bf16)", val);
+			                   "f16, bf16 or q8)", val);
 		return 0;
 	case K_TARGET: {
 		/* a name of a target table, or a comma list of them, checked
@@ -836,6 +836,11 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		return -1;
 	if (varlen(s, err))
 		return -1;
+	if (s->kv_dtype == MHA_DTYPE_Q8 && (s->dk % 32 || s->dv % 32))
+		return mhagen_fail(err, "--kv-dtype q8: blocks of 32 elements along "
+		                   "each key and value row (ggml's q8_0), so --dk "
+		                   "(%ld) and --dv (%ld) are multiples of 32", s->dk,
+		                   s->dv);
 	if (s->kv_dtype && s->packed == MHA_PACKED_QKV)
 		return mhagen_fail(err, "--kv-dtype %s: not with --packed qkv (q "
 		                   "stays f32, in the same rows as k and v); use "

@@ -91,8 +91,13 @@ enum mha_varlen { MHA_VARLEN_NONE = 0, MHA_VARLEN_PADDED = 1,
  * floats, or 16-bit elements passed as uint16_t bits: f16 (IEEE 754
  * binary16: 1 sign, 5 exponent, 10 fraction bits) or bf16 (bfloat16: the
  * high half of a float's bits).  The kernel converts each element exactly
- * to float (every f16 and bf16 value is a float) and computes in float. */
-enum mha_dtype { MHA_DTYPE_F32 = 0, MHA_DTYPE_F16 = 1, MHA_DTYPE_BF16 = 2 };
+ * to float (every f16 and bf16 value is a float) and computes in float.
+ * q8 is ggml's q8_0, read in place: each run of 32 elements along a row is
+ * one struct mha_q8_0 (34 bytes: an f16 scale d, then 32 int8 values q;
+ * element i is d * q[i], exactly a float), so head dims are multiples of 32
+ * and a row of dk elements is dk / 32 blocks. */
+enum mha_dtype { MHA_DTYPE_F32 = 0, MHA_DTYPE_F16 = 1, MHA_DTYPE_BF16 = 2,
+	MHA_DTYPE_Q8 = 3 };
 
 /* The attention problem a kernel solves, independent of how it is computed:
  * the generation-time facts a caller needs to size and check its buffers. */
@@ -157,11 +162,18 @@ typedef void mha_weights_fn(const float *q, const float *k, const float *v,
 typedef void mha_task_fn(void *task, size_t i, size_t worker);
 typedef void mha_parallel_fn(void *pool, size_t n, mha_task_fn *fn,
                              void *task);
+/* --kv-dtype q8: one block of 32 elements, ggml's block_q8_0 byte for
+ * byte (d: f16 bits; element i is d * qs[i]) */
+struct mha_q8_0 {
+	uint16_t d;
+	int8_t qs[32];
+};
 struct mha_args {
 	const float *q;
 	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
-	 * kernel without --kv-dtype) or uint16_t bits (f16, bf16); with
-	 * --packed kv, k is the packed buffer of that type */
+	 * kernel without --kv-dtype), uint16_t bits (f16, bf16) or struct
+	 * mha_q8_0 blocks (q8); with --packed kv, k is the packed buffer of
+	 * that type */
 	const void *k, *v;
 	float *out;
 	size_t batch, seq_q, seq_kv;

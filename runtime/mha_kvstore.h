@@ -2,14 +2,18 @@
  * nearest, ties to even.  f16: magnitudes from 65520 on become inf (65504
  * is the largest finite), below 2^-14 subnormals; bf16: past FLT_MAX's
  * rounding inf.  A NaN stays a quiet NaN, its sign and the payload's high
- * bits kept.  The reference's conversions (runtime/mha_ref.h), and the
- * decoder step's (mhagen --kv-cache): a generated layer carries a copy of
- * the function between its marks, renamed. */
+ * bits kept.  Into a q8 cache (--kv-dtype q8): 32 floats as one ggml q8_0
+ * block.  The reference's conversions (runtime/mha_ref.h), and the decoder
+ * step's (mhagen --kv-cache): a generated layer carries a copy of the
+ * functions between their marks, renamed. */
 #ifndef MHA_KVSTORE_H
 #define MHA_KVSTORE_H
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "mha_abi.h"
 
 /* mha_store f16: begin */
 static inline uint16_t mha_f16_from_float(float f)
@@ -57,5 +61,27 @@ static inline uint16_t mha_bf16_from_float(float f)
 	return (uint16_t)(u >> 16);
 }
 /* mha_store bf16: end */
+
+/* mha_store q8: begin */
+/* x[0..31] as one q8_0 block, as ggml's quantize_row_q8_0_ref: the scale
+ * d = max |x| / 127 (stored as f16), each value round(x * (1 / d)), 0 for
+ * an all-zero block; with an inf or NaN among x, d is NaN and the values 0
+ * (every element reads as NaN). */
+static inline void mha_q8_from_floats(const float *x, struct mha_q8_0 *b)
+{
+	float amax = 0.0f, d, id;
+	int finite = 1;
+
+	for (int i = 0; i < 32; ++i) {
+		finite &= isfinite(x[i]) != 0;
+		amax = fmaxf(amax, fabsf(x[i]));
+	}
+	d = finite ? amax / 127.0f : NAN;
+	id = finite && d != 0.0f ? 1.0f / d : 0.0f;
+	b->d = mha_f16_from_float(d);
+	for (int i = 0; i < 32; ++i)
+		b->qs[i] = finite ? (int8_t)roundf(x[i] * id) : 0;
+}
+/* mha_store q8: end */
 
 #endif

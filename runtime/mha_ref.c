@@ -261,8 +261,58 @@ double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i)
 		return mha_f16_to_float(((const uint16_t *)p)[i]);
 	case MHA_DTYPE_BF16:
 		return mha_bf16_to_float(((const uint16_t *)p)[i]);
+	case MHA_DTYPE_Q8: {
+		const struct mha_q8_0 *b = (const struct mha_q8_0 *)p + i / 32;
+		return (double)mha_f16_to_float(b->d) * b->qs[i % 32];
+	}
 	default:
 		return ((const float *)p)[i];
+	}
+}
+
+size_t mha_kv_bytes(int dtype, size_t n)
+{
+	switch (dtype) {
+	case MHA_DTYPE_F16:
+	case MHA_DTYPE_BF16:
+		return 2 * n;
+	case MHA_DTYPE_Q8:
+		return n / 32 * sizeof(struct mha_q8_0);
+	default:
+		return 4 * n;
+	}
+}
+
+const void *mha_kv_at(int dtype, const void *p, size_t n)
+{
+	return (const char *)p + mha_kv_bytes(dtype, n);
+}
+
+void mha_kv_store(int dtype, const float *x, void *dst, size_t n)
+{
+	if (dtype == MHA_DTYPE_Q8) {
+		for (size_t b = 0; b < n / 32; ++b) {
+			struct mha_q8_0 q;
+			float v[32];
+
+			memcpy(v, (const char *)x + 128 * b, sizeof v);
+			mha_q8_from_floats(v, &q);
+			memcpy((char *)dst + sizeof q * b, &q, sizeof q);
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; ++i) {
+		float f;
+		uint16_t u;
+
+		memcpy(&f, (const char *)x + 4 * i, sizeof f);
+		if (dtype == MHA_DTYPE_F32) {
+			memcpy((char *)dst + 4 * i, &f, sizeof f);
+			continue;
+		}
+		u = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(f)
+		                           : mha_bf16_from_float(f);
+		memcpy((char *)dst + 2 * i, &u, sizeof u);
 	}
 }
 
@@ -286,10 +336,7 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
 		xp.k = xp.q + mha_ref_base(a, MHA_TENSOR_K);
 		xp.v = xp.q + mha_ref_base(a, MHA_TENSOR_V);
 	} else if (a->packed == MHA_PACKED_KV)
-		xp.v = a->kv_dtype ? (const void *)((const uint16_t *)xp.k +
-		                                    mha_ref_base(a, MHA_TENSOR_V))
-		                   : (const void *)((const float *)xp.k +
-		                                    mha_ref_base(a, MHA_TENSOR_V));
+		xp.v = mha_kv_at(a->kv_dtype, xp.k, mha_ref_base(a, MHA_TENSOR_V));
 	seq_q = x->seq_q;
 	seq_kv = x->seq_kv;
 	s = malloc((seq_kv ? seq_kv : 1) * sizeof *s);

@@ -65,9 +65,20 @@ size_t mha_ref_offset(const struct mha_attn *a, enum mha_tensor t,
                       size_t batch, size_t seq, size_t b, size_t s,
                       size_t head);
 
-/* Element i of k or v stored as a->kv_dtype (floats, or f16 or bf16 bits),
- * exactly. */
+/* Element i of k or v stored as a->kv_dtype (floats, f16 or bf16 bits, or
+ * q8_0 blocks: element i in block i / 32), exactly. */
 double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i);
+
+/* The bytes of n elements stored as dtype (enum mha_dtype; q8: n a multiple
+ * of 32), and p advanced by n such elements. */
+size_t mha_kv_bytes(int dtype, size_t n);
+const void *mha_kv_at(int dtype, const void *p, size_t n);
+
+/* n floats x stored as dtype at dst (dst may be x itself: the conversion
+ * runs forward, each float, or each q8 block's 32, read before bytes are
+ * written); q8 by mha_q8_from_floats (runtime/mha_kvstore.h): ggml's
+ * quantize_row_q8_0_ref, and a block with an inf or NaN reads as NaN. */
+void mha_kv_store(int dtype, const float *x, void *dst, size_t n);
 
 /* The conversions of --kv-dtype.  To float: exact (every f16 and bf16 value
  * is a float; f16 subnormals become normal floats, a NaN stays a NaN with

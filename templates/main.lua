@@ -86,6 +86,9 @@ local function hexf(x)
 	return string.format("%a", x) .. "f"
 end
 
+-- --kv-dtype's words as runtime/mha_abi.h's enum mha_dtype numbers them
+local KV_DTYPES = {f32 = 0, f16 = 1, bf16 = 2, q8 = 3}
+
 -- Tensor t ("q", "k", "v" or "out") of spec S: its head dim, its heads,
 -- the floats of one position's row (its heads; with --packed the whole
 -- packed row) and where its heads start in that row.
@@ -548,7 +551,8 @@ local function inputs(S)
 		local ty, name = a:match("^(.-)([%w_]+)$")
 		ty = ty:gsub(" $", "")
 		if (name == "k" or name == "v") and S.kv_dtype ~= "f32" then
-			ty = "const uint16_t *" -- f16 or bf16 bits (--kv-dtype)
+			-- f16 or bf16 bits, or q8_0 blocks (--kv-dtype)
+			ty = S.kv_dtype == "q8" and "const struct mha_q8_0 *" or "const uint16_t *"
 		end
 		list[#list + 1] = {name, ty}
 	end
@@ -788,7 +792,7 @@ local function registry_line(S, T, stack)
 		attn[#attn + 1] = ".varlen = " .. (S.varlen == "padded" and 1 or 2)
 	end
 	if S.kv_dtype ~= "f32" then
-		attn[#attn + 1] = ".kv_dtype = " .. (S.kv_dtype == "f16" and 1 or 2)
+		attn[#attn + 1] = ".kv_dtype = " .. KV_DTYPES[S.kv_dtype]
 	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
@@ -819,9 +823,35 @@ local function base_vars(spec)
 	vars.plain = plain_form(spec)
 	-- how k and v are stored (--kv-dtype): the C type of their elements,
 	-- and its name for comments
-	vars.KT = spec.kv_dtype == "f32" and "float" or "uint16_t"
+	vars.KT = spec.kv_dtype == "f32" and "float" or
+	          spec.kv_dtype == "q8" and "struct mha_q8_0" or "uint16_t"
 	vars.kv_desc = spec.kv_dtype == "f32" and "floats" or
+	               spec.kv_dtype == "q8" and "q8_0 blocks of 32 elements" or
 	               (spec.kv_dtype .. " elements (uint16_t bits)")
+	-- k or v pointer p advanced by e elements (a C expression): with q8
+	-- by e / 32 blocks (every row and head starts a block); kv_step the
+	-- same distance alone
+	vars.kv_step = function(e)
+		return spec.kv_dtype == "q8" and ("(" .. e .. ") / 32") or e
+	end
+	vars.kv_at = function(p, e)
+		return p .. " + " .. vars.kv_step(e)
+	end
+	-- prefetching n elements from p + e: the loop's bound and step on c,
+	-- and the address; elements step apart, with q8 bytes, a line (64)
+	-- at a time
+	vars.pf_span = function(n, step)
+		if spec.kv_dtype == "q8" then
+			return n // 32 * 34, 64
+		end
+		return n, step
+	end
+	vars.pf_at = function(p, e)
+		if spec.kv_dtype == "q8" then
+			return "(const char *)(" .. vars.kv_at(p, e) .. ") + c"
+		end
+		return vars.kv_at(p, e .. " + c")
+	end
 	-- "const T name = a->name;" for every input the kernel reads; with
 	-- --packed, k and v (qkv) or v (kv) point into the packed buffer, and
 	-- with qkv seq_kv is seq_q
@@ -831,7 +861,7 @@ local function base_vars(spec)
 		from.v = "a->q + " .. select(4, geometry(spec, "v"))
 		from.seq_kv = "a->seq_q"
 	elseif spec.packed == "kv" then
-		from.v = "(const " .. vars.KT .. " *)a->k + " .. select(4, geometry(spec, "v"))
+		from.v = vars.kv_at("(const " .. vars.KT .. " *)a->k", select(4, geometry(spec, "v")))
 	end
 	vars.unpack = function(indent)
 		local out = {}
@@ -936,13 +966,58 @@ local function kernel_vars(spec, T)
 	-- a vector of W keys' or values' elements from p (a pointer to their
 	-- storage type, any alignment), as floats: loadu, or the target's
 	-- conversion from f16 or bf16 (--kv-dtype); kv_load_part the first n
+	-- q8: p ("row + off", off in elements) as its block, a C lvalue, and
+	-- the lane of the vector's first element in it (a whole vector lies
+	-- within one block)
+	local function q8_at(p)
+		local row, off = p:match("^(.-) %+ (.+)$")
+		row, off = row or p, tonumber(off) or off or 0
+		if type(off) == "number" then
+			return row .. "[" .. off // 32 .. "]", tostring(off % 32)
+		end
+		return row .. "[(" .. off .. ") / 32]", "(" .. off .. ") % 32"
+	end
 	vars.kv_load = function(p)
 		if spec.kv_dtype == "f32" then
 			return T.loadu(p)
+		elseif spec.kv_dtype == "q8" then
+			return T.load_q8(q8_at(p))
 		end
 		return T["load_" .. spec.kv_dtype](p)
 	end
+	-- acc + s * (the vector at p), s a broadcast weight: with q8 s times
+	-- the block's scale once (the same expression for each vector of the
+	-- block, which the compiler computes once), then the FMA with the
+	-- int8 values, one multiply a block instead of one a vector
+	vars.kv_fma = function(s, p, acc)
+		if spec.kv_dtype ~= "q8" then
+			return T.fma(s, vars.kv_load(p), acc)
+		end
+		local b, i = q8_at(p)
+		return T.fma(T.mul(s, T.q8_scale(b)), T.q8_ints(b, i), acc)
+	end
+	-- q8 keys: the statements summing q . k into vectors t0 and t1 (their
+	-- hsum of the sum is the dot product), qv(c) q's vector c, row the key
+	-- row: per block the int8 values' dot product in one FMA chain, then
+	-- one FMA by the block's scale into t0 or t1 in turn
+	vars.q8_dot = function(indent, qv, row)
+		local W = T.width
+		local per, out = 32 // W, {}
+		out[#out + 1] = T.vec .. " t0 = " .. T.zero() .. ", t1 = " .. T.zero() .. ";"
+		for b = 0, spec.dk // 32 - 1 do
+			local blk = row .. "[" .. b .. "]"
+			out[#out + 1] = "{"
+			out[#out + 1] = "\t" .. T.vec .. " u = " .. T.mul(qv(b * per), T.q8_ints(blk, "0")) .. ";"
+			for c = 1, per - 1 do
+				out[#out + 1] = "\tu = " .. T.fma(qv(b * per + c), T.q8_ints(blk, tostring(c * W)), "u") .. ";"
+			end
+			out[#out + 1] = "\tt" .. b % 2 .. " = " .. T.fma("u", T.q8_scale(blk), "t" .. b % 2) .. ";"
+			out[#out + 1] = "}"
+		end
+		return table.concat(out, "\n" .. indent)
+	end
 	vars.kv_load_part = function(p, n)
+		assert(spec.kv_dtype ~= "q8", "q8 rows are whole vectors")
 		if spec.kv_dtype == "f32" then
 			return T.load_part(p, n)
 		end
@@ -1047,11 +1122,19 @@ end
 -- (rounded to nearest even; f16 overflow to inf, NaN kept quiet), as
 -- runtime/mha_kvstore.h converts between its marks: one static function,
 -- NAME_store.
-local function kv_store(name, dtype)
+local kv_store
+function kv_store(name, dtype)
 	local text = mhagen.source("runtime/mha_kvstore.h")
 	local body = text:match("/%* mha_store " .. dtype .. ": begin %*/\n(.-)/%* mha_store " .. dtype .. ": end %*/")
 	if not body then
 		error("runtime/mha_kvstore.h: no " .. dtype .. " store between its marks", 0)
+	end
+	if dtype == "q8" then
+		-- the block's store, and the f16 store of its scale it calls
+		local q8 = body:gsub("static inline void mha_q8_from_floats%(", "static void " .. name .. "_store(")
+		q8 = q8:gsub("mha_f16_from_float%(", name .. "_f16(")
+		local f16 = kv_store(name, "f16"):gsub(name .. "_store%(", name .. "_f16(")
+		return f16 .. "\n" .. q8
 	end
 	local fn = body:gsub("^static inline uint16_t mha_" .. dtype .. "_from_float%(", "static uint16_t " .. name .. "_store(")
 	return fn
@@ -1186,7 +1269,7 @@ local function layer(spec, what)
 			spec.embed, spec.kdim, spec.vdim, spec.cross and 1 or 0, spec.proj_bias and 1 or 0, spec.weights and 1 or 0, spec.kv_cache, spec.add_bias_kv and 1 or 0, spec.add_zero_attn and 1 or 0,
 			A.h, A.kv_heads, A.dk, A.dv, A.mask_bits, A.align == "top-left" and 1 or 0,
 			({bshd = 0, bhsd = 1, sbhd = 2})[A.layout], string.format("%a", A.scale), A.mask_dims,
-			({f32 = 0, f16 = 1, bf16 = 2})[A.kv_dtype])
+			KV_DTYPES[A.kv_dtype])
 		if T.guard == "" then
 			return line
 		end

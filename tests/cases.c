@@ -211,7 +211,15 @@ const struct bad bad_cases[] = {
 	{{{"--spec", FIX "good.spec", "--kv-heads", "3"}},
 	 "--kv-heads: 3 does not divide --h 8"},
 	{{{HD, "--kv-dtype", "f8"}},
-	 "--kv-dtype: unknown value 'f8' (f32, f16 or bf16)"},
+	 "--kv-dtype: unknown value 'f8' (f32, f16, bf16 or q8)"},
+	{{{"--h", "2", "--dk", "48", "--kv-dtype", "q8"}},
+	 "--kv-dtype q8: blocks of 32 elements along each key and value row "
+	 "(ggml's q8_0), so --dk (48) and --dv (48) are multiples of 32"},
+	{{{"--h", "2", "--dk", "64", "--dv", "40", "--kv-dtype", "q8"}},
+	 "so --dk (64) and --dv (40) are multiples of 32"},
+	{{{"--embed", "192", "--h", "4", "--kv-cache", "64", "--kv-dtype", "q8"}},
+	 "--kv-dtype q8: blocks of 32 elements along each key and value row "
+	 "(ggml's q8_0), so --dk (48) and --dv (48) are multiples of 32"},
 	{{{"--h", "2", "--dk", "8", "--seq", "9", "--packed", "qkv",
 	   "--kv-dtype", "f16"}},
 	 "--kv-dtype f16: not with --packed qkv (q stays f32, in the same "

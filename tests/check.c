@@ -81,45 +81,42 @@ static void bytes_free(struct bytes *m)
 		check_free(m->base, (m->n + 3) / 4);
 }
 
-/* n 16-bit elements (f16 or bf16 keys and values, --kv-dtype) ending where
- * a buffer of check_alloc ends, so that a read past them faults. */
+/* n keys' or values' elements stored as a --kv-dtype (f16 or bf16 bits,
+ * q8_0 blocks) ending where a buffer of check_alloc ends, so that a read
+ * past them faults. */
 struct half {
-	uint16_t *p;
+	void *p;
 	float *base;
-	size_t n;
+	size_t nf;
 };
 
-static int half_init(struct half *h, size_t n)
+static int half_init(struct half *h, int dtype, size_t n)
 {
-	const size_t nf = (n + 1) / 2;
+	const size_t bytes = mha_kv_bytes(dtype, n);
 
-	h->base = check_alloc(nf);
+	h->nf = (bytes + 3) / 4;
+	h->base = check_alloc(h->nf);
 	if (!h->base)
 		return -1;
-	h->p = (uint16_t *)h->base + 2 * nf - n;
-	h->n = n;
+	h->p = (char *)h->base + 4 * h->nf - bytes;
 	return 0;
 }
 
 static void half_free(struct half *h)
 {
 	if (h->base)
-		check_free(h->base, (h->n + 1) / 2);
+		check_free(h->base, h->nf);
 }
 
-/* x (n floats) stored as dtype into h[0..n-1], and x set to the stored
- * values, so that x holds what the kernel reads. */
-static void half_store(int dtype, float *x, uint16_t *h, size_t n)
+/* x (n floats) stored as dtype at h, and x set to the stored values, so
+ * that x holds what the kernel reads. */
+static void half_store(int dtype, float *x, void *h, size_t n)
 {
-	for (size_t i = 0; i < n; ++i) {
-		if (dtype == MHA_DTYPE_F16) {
-			h[i] = mha_f16_from_float(x[i]);
-			x[i] = mha_f16_to_float(h[i]);
-		} else {
-			h[i] = mha_bf16_from_float(x[i]);
-			x[i] = mha_bf16_to_float(h[i]);
-		}
-	}
+	const struct mha_attn a = {.kv_dtype = dtype};
+
+	mha_kv_store(dtype, x, h, n);
+	for (size_t i = 0; i < n; ++i)
+		x[i] = (float)mha_ref_kv(&a, h, i);
 }
 
 uint64_t check_rng_next(uint64_t *s)
@@ -658,7 +655,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 				src = v;
 				n = nv;
 			}
-			if (half_init(h, n)) {
+			if (half_init(h, a.kv_dtype, n)) {
 				snprintf(msg, msglen, "out of memory");
 				goto done;
 			}
@@ -676,7 +673,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.q = q,
 		.k = !a.kv_dtype ? (const void *)kk : (const void *)kh.p,
 		.v = !a.kv_dtype ? (const void *)v : pk ?
-		     (const void *)(kh.p + mha_ref_base(&a, MHA_TENSOR_V)) :
+		     mha_kv_at(a.kv_dtype, kh.p, mha_ref_base(&a, MHA_TENSOR_V)) :
 		     (const void *)vh.p,
 		.out = ref,
 		.batch = c->batch, .seq_q = c->seq_q, .seq_kv = c->seq_kv,
@@ -800,8 +797,10 @@ static const uint16_t specials[] = {
 /* A --kv-dtype kernel's conversion of values, exactly: with one key the
  * softmax weight is 1, so every row that sees it returns the key's value
  * row as floats.  Values cycle through specials[] (NaN and inf among them:
- * the rows that see them get them); keys, queries random.  0, or -1 with a
- * message.  Kernels whose spec fixes seq_kv other than 1 are not probed. */
+ * the rows that see them get them); q8 blocks take them as their f16
+ * scales, times int8 values from -128 to 127.  Keys, queries random.  0, or
+ * -1 with a message.  Kernels whose spec fixes seq_kv other than 1 are not
+ * probed. */
 static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 {
 	const struct mha_attn a = k->a;
@@ -817,7 +816,7 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 	uint8_t *ones = malloc(sq * skv * a.h + 1);
 	float slopes[1024], sinks[1024];
 	int32_t kv_len[1] = {1}, cu_q[2] = {0, (int32_t)sq}, cu_k[2] = {0, 1};
-	uint16_t *vp;
+	void *vp;
 	int rc = -1;
 
 	if (!a.kv_dtype || (k->seq_kv && k->seq_kv != 1) ||
@@ -825,8 +824,8 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 		rc = 0;
 		goto done;
 	}
-	if (!q || !out || !bias || !ones || half_init(&kh, nk) ||
-	    (!a.packed && half_init(&vh, nv))) {
+	if (!q || !out || !bias || !ones || half_init(&kh, a.kv_dtype, nk) ||
+	    (!a.packed && half_init(&vh, a.kv_dtype, nv))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
@@ -839,15 +838,29 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 		slopes[h] = 0.25f;
 		sinks[h] = -INFINITY;
 	}
-	for (size_t i = 0; i < nk; ++i) { /* keys: random, finite */
-		float x = check_rng_unit(&seed);
-		kh.p[i] = a.kv_dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x)
-		                                       : mha_bf16_from_float(x);
+	{ /* keys: random, finite */
+		float *x = malloc(nk * sizeof *x);
+		if (!x) {
+			snprintf(msg, msglen, "out of memory");
+			goto done;
+		}
+		for (size_t i = 0; i < nk; ++i)
+			x[i] = check_rng_unit(&seed);
+		mha_kv_store(a.kv_dtype, x, kh.p, nk);
+		free(x);
 	}
-	vp = a.packed ? kh.p + mha_ref_base(&a, MHA_TENSOR_V) : vh.p;
-	for (size_t h = 0; h < a.kv_heads; ++h)
-		for (size_t d = 0; d < a.dv; ++d)
-			vp[h * a.dv + d] = specials[(h * a.dv + d) % NSPECIAL];
+	vp = a.packed ? (void *)mha_kv_at(a.kv_dtype, kh.p,
+	                                  mha_ref_base(&a, MHA_TENSOR_V)) : vh.p;
+	for (size_t i = 0; i < a.kv_heads * a.dv; ++i) {
+		if (a.kv_dtype != MHA_DTYPE_Q8) {
+			((uint16_t *)vp)[i] = specials[i % NSPECIAL];
+			continue;
+		}
+		struct mha_q8_0 *b = (struct mha_q8_0 *)vp + i / 32;
+		if (i % 32 == 0)
+			b->d = specials[i / 32 % NSPECIAL];
+		b->qs[i % 32] = (int8_t)(uint8_t)(i * 37 + i / 32 * 11);
+	}
 	for (size_t i = 0; i < no; ++i)
 		out[i] = 12345.0f;
 	{
@@ -874,9 +887,11 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 			const size_t o = mha_ref_offset(&a, MHA_TENSOR_OUT, 1, sq, 0, i,
 			                                hh);
 			for (size_t d = 0; d < a.dv; ++d) {
-				const uint16_t bits = vp[hk * a.dv + d];
-				const float want = a.kv_dtype == MHA_DTYPE_F16 ?
-					mha_f16_to_float(bits) : mha_bf16_to_float(bits);
+				const size_t e = hk * a.dv + d;
+				const unsigned bits = a.kv_dtype == MHA_DTYPE_Q8 ?
+					((const struct mha_q8_0 *)vp)[e / 32].d :
+					((const uint16_t *)vp)[e];
+				const float want = (float)mha_ref_kv(&a, vp, e);
 				const float got = out[o + d];
 				int ok = isnan(want) ? isnan(got)
 				       : isinf(want) ? got == want
@@ -884,10 +899,10 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 				         0x1p-22 * fabs((double)want) + 0x1p-148;
 				if (!ok) {
 					snprintf(msg, msglen, "%s: one key: row %zu head %zu "
-					         "column %zu is %a, the value 0x%04x is %a "
-					         "as %s", k->name, i, hh, d, (double)got,
-					         bits, (double)want,
-					         a.kv_dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+					         "column %zu is %a, the value 0x%04x%s is %a",
+					         k->name, i, hh, d, (double)got, bits,
+					         a.kv_dtype == MHA_DTYPE_Q8 ? " (q8 scale)" : "",
+					         (double)want);
 					goto done;
 				}
 			}

@@ -321,15 +321,12 @@ static float cache_get(const struct mha_attn *at, const void *c, size_t i)
 	return (float)mha_ref_kv(at, c, i);
 }
 
-/* Store f at element i of a cache of kv_dtype, rounded as the step does. */
-static void cache_put(const struct mha_attn *at, void *c, size_t i, float f)
+/* Store the n floats f at element i on of a cache of kv_dtype, as the
+ * step does (q8: i and n multiples of 32). */
+static void cache_put(const struct mha_attn *at, void *c, size_t i,
+                      const float *f, size_t n)
 {
-	if (at->kv_dtype == MHA_DTYPE_F16)
-		((uint16_t *)c)[i] = mha_f16_from_float(f);
-	else if (at->kv_dtype == MHA_DTYPE_BF16)
-		((uint16_t *)c)[i] = mha_bf16_from_float(f);
-	else
-		((float *)c)[i] = f;
+	mha_kv_store(at->kv_dtype, f, (void *)mha_kv_at(at->kv_dtype, c, i), n);
 }
 
 /* One decoder step (--kv-cache) of layer k on batch B, sq new tokens each,
@@ -348,11 +345,15 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 	const struct mha_attn *at = &l->attn;
 	const size_t E = l->embed, KE = at->kv_heads * (E / at->h);
 	const size_t NI = E + 2 * KE, M = l->kv_cache, np = k->packed_floats();
-	const size_t es = at->kv_dtype == MHA_DTYPE_F32 ? 4 : 2;
-	const size_t nc = B * M * KE;
-	/* half an ulp of the storage type, relative */
-	const double half = at->kv_dtype == MHA_DTYPE_F16 ? 0x1p-11 :
-	                    at->kv_dtype == MHA_DTYPE_BF16 ? 0x1p-8 : 0.0;
+	const int dt = at->kv_dtype;
+	const size_t nc = B * M * KE, cb = mha_kv_bytes(dt, nc);
+	const size_t rb = mha_kv_bytes(dt, KE); /* a position's row's bytes */
+	/* half an ulp of the storage type, relative; q8: half a step of the
+	 * block (its max / 254) and the f16 rounding of the step, below
+	 * 1 / 200 of the row's largest */
+	const double half = dt == MHA_DTYPE_F16 ? 0x1p-11 :
+	                    dt == MHA_DTYPE_BF16 ? 0x1p-8 : 0.0;
+	const double step = dt == MHA_DTYPE_Q8 ? 1.0 / 200 : 0.0;
 	const float in_amp = hot ? 3.0f : 1.0f;
 	const float w_amp = (hot ? 4.0f : 1.0f) / sqrtf((float)E);
 	float *query = check_alloc(B * sq * E), *out = check_alloc(B * sq * E);
@@ -360,16 +361,18 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 	float *w_in = check_alloc(NI * E), *b_in = check_alloc(NI);
 	float *wo = check_alloc(E * E), *bo = check_alloc(E);
 	float *packed = check_alloc(np);
-	unsigned char *kc = malloc(nc * es + 1), *vc = malloc(nc * es + 1);
-	unsigned char *kc0 = malloc(nc * es + 1), *vc0 = malloc(nc * es + 1);
-	unsigned char *kc1 = malloc(nc * es + 1), *vc1 = malloc(nc * es + 1);
+	unsigned char *kc = malloc(cb + 1), *vc = malloc(cb + 1);
+	unsigned char *kc0 = malloc(cb + 1), *vc0 = malloc(cb + 1);
+	unsigned char *kc1 = malloc(cb + 1), *vc1 = malloc(cb + 1);
+	float *fk = malloc(sizeof *fk * KE), *fv = malloc(sizeof *fv * KE);
 	double *new_kv = malloc(sizeof *new_kv * B * sq * 2 * KE + 1);
 	int32_t *len = malloc(sizeof *len * B);
 	uint64_t s = seed;
 	double scale = 0.0;
 	int rc = -1;
 
-	if (!kc || !vc || !kc0 || !vc0 || !kc1 || !vc1 || !new_kv || !len)
+	if (!kc || !vc || !kc0 || !vc0 || !kc1 || !vc1 || !fk || !fv ||
+	    !new_kv || !len)
 		abort();
 	fill(query, B * sq * E, in_amp, &s);
 	fill(w_in, NI * E, w_amp, &s);
@@ -380,16 +383,18 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 		len[b] = (int32_t)(b == 0 ? M - sq : b == 1 ? 0 :
 		                   check_rng_next(&s) % (M - sq + 1));
 	for (size_t b = 0; b < B; ++b)
-		for (size_t pos = 0; pos < M; ++pos)
+		for (size_t pos = 0; pos < M; ++pos) {
+			const int held = pos < (size_t)len[b];
+			/* earlier tokens' k and v, of the projections' size */
 			for (size_t c = 0; c < KE; ++c) {
-				const size_t i = (b * M + pos) * KE + c;
-				const int held = pos < (size_t)len[b];
-				/* earlier tokens' k and v, of the projections' size */
-				cache_put(at, kc, i, held ? 2.0f * in_amp * check_rng_unit(&s) : NAN);
-				cache_put(at, vc, i, held ? 2.0f * in_amp * check_rng_unit(&s) : NAN);
+				fk[c] = held ? 2.0f * in_amp * check_rng_unit(&s) : NAN;
+				fv[c] = held ? 2.0f * in_amp * check_rng_unit(&s) : NAN;
 			}
-	memcpy(kc0, kc, nc * es);
-	memcpy(vc0, vc, nc * es);
+			cache_put(at, kc, (b * M + pos) * KE, fk, KE);
+			cache_put(at, vc, (b * M + pos) * KE, fv, KE);
+		}
+	memcpy(kc0, kc, cb);
+	memcpy(vc0, vc, cb);
 	{
 		const struct mha_layer_params p = {.in_proj_weight = w_in,
 			.in_proj_bias = b_in, .out_proj_weight = wo,
@@ -410,8 +415,9 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 				double rs = 0.0;
 
 				if (pos < (size_t)len[b] || t >= sq) {
-					if (memcmp(kc + row * es, kc0 + row * es, KE * es) ||
-					    memcmp(vc + row * es, vc0 + row * es, KE * es)) {
+					const size_t at0 = mha_kv_bytes(dt, row);
+					if (memcmp(kc + at0, kc0 + at0, rb) ||
+					    memcmp(vc + at0, vc0 + at0, rb)) {
 						snprintf(msg, n, "%s: batch %zu seq_q %zu: item %zu's "
 						         "cache position %zu (cache_len %d) changed",
 						         k->name, B, sq, b, pos, (int)len[b]);
@@ -425,7 +431,8 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 					const double want = new_kv[(b * sq + t) * 2 * KE + c];
 					const float got = cache_get(at, c < KE ? kc : vc,
 					                            row + c % KE);
-					const double tol = half * fabs(want) + 2e-5 * rs + 1e-6;
+					const double tol = half * fabs(want) + (2e-5 + step) * rs +
+					                   1e-6;
 					if (!(fabs(got - want) <= tol)) {
 						snprintf(msg, n, "%s: batch %zu seq_q %zu seed %llu: "
 						         "item %zu's new token %zu stored %s[%zu] = %g, "
@@ -458,13 +465,13 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 		}
 		/* again with exactly NAME_workspace bytes at an odd address: the
 		 * same bits in out and the caches */
-		memcpy(kc1, kc, nc * es);
-		memcpy(vc1, vc, nc * es);
+		memcpy(kc1, kc, cb);
+		memcpy(vc1, vc, cb);
 		a.out = out2;
 		if (forward_in_workspace(k, &a, msg, n))
 			goto done;
 		if (memcmp(out, out2, B * sq * E * sizeof *out) ||
-		    memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+		    memcmp(kc, kc1, cb) || memcmp(vc, vc1, cb)) {
 			snprintf(msg, n, "%s: batch %zu seq_q %zu: the workspace call "
 			         "differs from the malloc one", k->name, B, sq);
 			goto done;
@@ -472,7 +479,7 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 		/* on a host's pool: the same bits (the same k and v stored again) */
 		if (forward_on_pool(k, a, out, B * sq * E, msg, n))
 			goto done;
-		if (memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+		if (memcmp(kc, kc1, cb) || memcmp(vc, vc1, cb)) {
 			snprintf(msg, n, "%s: the host's parallel-for changed the caches",
 			         k->name);
 			goto done;
@@ -483,7 +490,7 @@ static int run_step(const struct mha_layer_kernel *k, size_t B, size_t sq,
 		k->forward(&a);
 		for (size_t i = 0; i < B * sq * E; ++i)
 			if (!isnan(out2[i]) || errno != ERANGE ||
-			    memcmp(kc, kc1, nc * es) || memcmp(vc, vc1, nc * es)) {
+			    memcmp(kc, kc1, cb) || memcmp(vc, vc1, cb)) {
 				snprintf(msg, n, "%s: batch %zu seq_q %zu: cache_len %d past "
 				         "the cache of %zu not refused (out NaN, errno "
 				         "ERANGE, the caches as they were)", k->name, B, sq,
@@ -513,6 +520,8 @@ done:
 	free(vc0);
 	free(kc1);
 	free(vc1);
+	free(fk);
+	free(fv);
 	free(new_kv);
 	free(len);
 	return rc;

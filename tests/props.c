@@ -31,21 +31,14 @@ struct inputs {
 	size_t nbias; /* floats of bias, bytes of bool_mask: every plane */
 	/* --kv-dtype: k and v as the kernel reads them, f16 or bf16 bits of
 	 * the floats above (the packed buffer's, with --packed kv) */
-	uint16_t *h16, *k16, *v16;
+	void *h16, *k16, *v16;
 };
 
-/* n floats x stored as dtype at h (h may be x itself: the conversion runs
- * forward, each float read before its bytes are written). */
+/* n floats x stored as dtype at h (h may be x itself: mha_kv_store runs
+ * forward). */
 static void store16(int dtype, const void *x, void *h, size_t n)
 {
-	for (size_t i = 0; i < n; ++i) {
-		float f;
-		uint16_t u;
-		memcpy(&f, (const char *)x + 4 * i, sizeof f);
-		u = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(f)
-		                           : mha_bf16_from_float(f);
-		memcpy((char *)h + 2 * i, &u, sizeof u);
-	}
+	mha_kv_store(dtype, x, h, n);
 }
 
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
@@ -121,12 +114,15 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 		in->cu_k[b] = (int32_t)(b * in->seq_kv);
 	}
 	if (k->a.kv_dtype) {
-		in->h16 = malloc((in->packed ? in->np : in->nk + in->nv) * 2);
+		const int t = k->a.kv_dtype;
+		in->h16 = malloc(mha_kv_bytes(t, in->packed ? in->np
+		                                            : in->nk + in->nv));
 		if (!in->h16)
 			return -1;
-		in->k16 = in->h16 + (in->packed ? mha_ref_base(&k->a, MHA_TENSOR_K) : 0);
-		in->v16 = in->h16 + (in->packed ? mha_ref_base(&k->a, MHA_TENSOR_V)
-		                                : in->nk);
+		in->k16 = (void *)mha_kv_at(t, in->h16, in->packed ?
+		                            mha_ref_base(&k->a, MHA_TENSOR_K) : 0);
+		in->v16 = (void *)mha_kv_at(t, in->h16, in->packed ?
+		                            mha_ref_base(&k->a, MHA_TENSOR_V) : in->nk);
 	}
 	return 0;
 }
@@ -286,7 +282,8 @@ static int depends(const struct mha_kernel *k, const struct mha_attn *a,
 /* What an output must be after the NaN went in. */
 enum want { SAME, ZERO, ANY, IS_NAN, SAME_OR_NAN };
 
-/* One NaN in row (b, r, head) of tensor t, at column c.  The kernels' exp
+/* One NaN in row (b, r, head) of tensor t, at column c (--kv-dtype q8: in
+ * the block of c, as mha_kv_store gives it a NaN scale).  The kernels' exp
  * gives 0 for a NaN argument, so a NaN in a query row makes every score of
  * that row weigh 0: the output row is zeros, like a fully masked row.  A
  * NaN in a key row changes the rows that see that key (they drop it, or
@@ -339,10 +336,13 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 				o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, in.batch, in.seq_q,
 				                   bb, i, hh);
 				for (size_t d = 0; d < k->a.dv; ++d) {
+					/* q8: the NaN is its block's scale, all 32 columns */
+					const int hit = a.kv_dtype == MHA_DTYPE_Q8 ? d / 32 == c / 32
+					                                           : d == c;
 					float y = in.out2[o + d];
 					enum want w = dep ? (t == NAN_Q ? ZERO : t == NAN_K ? ANY
-					                     : d == c ? IS_NAN : SAME)
-					            : group && d == c ? SAME_OR_NAN : SAME;
+					                     : hit ? IS_NAN : SAME)
+					            : group && hit ? SAME_OR_NAN : SAME;
 					int same = memcmp(&y, &in.out1[o + d], sizeof y) == 0;
 					int ok = w == SAME ? same : w == ZERO ? y == 0.0f
 					       : w == ANY ? 1 : w == IS_NAN ? isnan(y)

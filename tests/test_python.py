@@ -226,6 +226,59 @@ class AgainstReference(unittest.TestCase):
                                             "the kernel takes " + want):
                     kern(q, k, vs, kv_len=kv_len)
 
+    def test_q8(self):
+        """Kernels with keys and values in ggml's q8_0 blocks (--kv-dtype
+        q8): k and v as mhagen.Q8_0 arrays from mhagen.quantize_q8_0 (as
+        ggml quantizes: the block's largest magnitude is 127 steps, halves
+        away from zero); the reference on the dequantized values; float
+        arrays and a wrong shape refused."""
+        x = np.arange(-16, 16, dtype=np.float32) / 8  # max |x| 2 = 127 d
+        x[5] = np.float32(1) / np.float32(127)  # half a step: away from 0
+        b = mhagen.quantize_q8_0(x)
+        self.assertEqual(b.shape, (1,))
+        self.assertEqual(b.dtype.itemsize, 34)
+        self.assertEqual(int(b["d"][0]),
+                         int(np.float16(np.float32(2) / 127).view(np.uint16)))
+        self.assertEqual(int(b["qs"][0][0]), -127)
+        self.assertEqual(int(b["qs"][0][5]), 1)
+        self.assertEqual(int(mhagen.quantize_q8_0(np.zeros(32))["d"][0]), 0)
+        y = x.copy()
+        y[3] = np.nan
+        self.assertTrue(np.isnan(mhagen.dequantize_q8_0(
+            mhagen.quantize_q8_0(y))).all())
+        rng = np.random.default_rng(29)
+        for spec in (dict(h=4, kv_heads=2, dk=64, dv=32, kv_dtype="q8",
+                          mask="causal,padding"),
+                     dict(h=4, dk=32, seq=1, seq_kv=40, kv_dtype="q8",
+                          algo="rows", mask="padding"),
+                     dict(h=2, dk=32, kv_dtype="q8", layout="sbhd",
+                          mask="causal")):
+            kern = mhagen.kernel(**spec)
+            seq_q = kern.spec["seq_q"] or 9
+            seq_kv = kern.spec["seq_kv"] or 13
+            with self.subTest(spec=spec):
+                q, _, _, kv_len, _ = inputs(kern, 2, seq_q, seq_kv, rng)
+                # shapes() gives k's and v's in blocks: 32 floats each
+                ks, vs = kern.shapes(2, seq_q, seq_kv)[1:3]
+                k = rng.standard_normal(ks[:-1] + (ks[-1] * 32,))
+                v = rng.uniform(-1, 1, vs[:-1] + (vs[-1] * 32,))
+                k, v = k.astype(np.float32), v.astype(np.float32)
+                kq, vq = mhagen.quantize_q8_0(k), mhagen.quantize_q8_0(v)
+                kf, vf = mhagen.dequantize_q8_0(kq), mhagen.dequantize_q8_0(vq)
+                # the quantization's error: at most half a step of the block
+                self.assertLessEqual(float(np.abs(kf - k).max()),
+                                     0.51 / 127 * float(np.abs(k).max()))
+                out = kern(q, kq, vq, kv_len=kv_len)
+                ref = reference(kern, q, kf, vf, kv_len)
+                self.assertLessEqual(float(np.abs(out - ref).max()),
+                                     tolerance(kern, q, kf, vf))
+                with self.assertRaisesRegex(TypeError, "^k: dtype float32, "
+                                            "the kernel takes q8_0 blocks"):
+                    kern(q, k, vq, kv_len=kv_len)
+                with self.assertRaisesRegex(ValueError,
+                                            r"^v: shape .*dv / 32\)"):
+                    kern(q, kq, vq[..., :0].copy(), kv_len=kv_len)
+
     def test_masks(self):
         """Boolean masks (NumPy bool or uint8), key masks with holes and
         left padding, a bias and boolean mask with batch and head

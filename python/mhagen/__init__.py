@@ -9,7 +9,9 @@ shared object, and call it on NumPy arrays.
 See "Python" in the repository's README.md.
 """
 
-from ._kernel import Kernel, MhagenError, cache_dir, kernel
+from ._kernel import (Kernel, MhagenError, Q8_0, cache_dir, dequantize_q8_0,
+                      kernel, quantize_q8_0)
 
-__all__ = ["Kernel", "MhagenError", "cache_dir", "kernel"]
+__all__ = ["Kernel", "MhagenError", "Q8_0", "cache_dir", "dequantize_q8_0",
+           "kernel", "quantize_q8_0"]
 __version__ = "0.1.0"

@@ -224,7 +224,9 @@ class Kernel:
                causal_align, window, scale, softcap (0: none), target,
                varlen (none, padded or packed), kv_dtype (f32, or f16:
                k and v are numpy.float16, or bf16: numpy.uint16 holding
-               bfloat16 bits), and whether it reads alibi_slopes and
+               bfloat16 bits, or q8: mhagen.Q8_0 blocks, the last
+               dimension dk / 32 or dv / 32; quantize_q8_0 makes them),
+               and whether it reads alibi_slopes and
                sinks (each float32 of shape (h,))
     .path      the shared object in the cache
     .source    the generated C
@@ -252,30 +254,40 @@ class Kernel:
         """The shapes of q, k, v and out for these sizes, in the kernel's
         layout."""
         s = self.spec
+        # q8: k and v hold a block per 32 elements of a row
+        n = 32 if s["kv_dtype"] == "q8" else 1
+        dk, dv = s["dk"] // n, s["dv"] // n
         if s["layout"] == "bhsd":
             return ((batch, s["h"], seq_q, s["dk"]),
-                    (batch, s["kv_heads"], seq_kv, s["dk"]),
-                    (batch, s["kv_heads"], seq_kv, s["dv"]),
+                    (batch, s["kv_heads"], seq_kv, dk),
+                    (batch, s["kv_heads"], seq_kv, dv),
                     (batch, s["h"], seq_q, s["dv"]))
         if s["layout"] == "sbhd":
             return ((seq_q, batch, s["h"], s["dk"]),
-                    (seq_kv, batch, s["kv_heads"], s["dk"]),
-                    (seq_kv, batch, s["kv_heads"], s["dv"]),
+                    (seq_kv, batch, s["kv_heads"], dk),
+                    (seq_kv, batch, s["kv_heads"], dv),
                     (seq_q, batch, s["h"], s["dv"]))
         return ((batch, seq_q, s["h"], s["dk"]),
-                (batch, seq_kv, s["kv_heads"], s["dk"]),
-                (batch, seq_kv, s["kv_heads"], s["dv"]),
+                (batch, seq_kv, s["kv_heads"], dk),
+                (batch, seq_kv, s["kv_heads"], dv),
                 (batch, seq_q, s["h"], s["dv"]))
 
     def _names(self):
+        q8 = " / 32" if self.spec["kv_dtype"] == "q8" else ""
         if self.spec["layout"] == "bhsd":
-            return ("(batch, h, seq_q, dk)", "(batch, kv_heads, seq_kv, dk)",
-                    "(batch, kv_heads, seq_kv, dv)", "(batch, h, seq_q, dv)")
+            return ("(batch, h, seq_q, dk)",
+                    "(batch, kv_heads, seq_kv, dk%s)" % q8,
+                    "(batch, kv_heads, seq_kv, dv%s)" % q8,
+                    "(batch, h, seq_q, dv)")
         if self.spec["layout"] == "sbhd":
-            return ("(seq_q, batch, h, dk)", "(seq_kv, batch, kv_heads, dk)",
-                    "(seq_kv, batch, kv_heads, dv)", "(seq_q, batch, h, dv)")
-        return ("(batch, seq_q, h, dk)", "(batch, seq_kv, kv_heads, dk)",
-                "(batch, seq_kv, kv_heads, dv)", "(batch, seq_q, h, dv)")
+            return ("(seq_q, batch, h, dk)",
+                    "(seq_kv, batch, kv_heads, dk%s)" % q8,
+                    "(seq_kv, batch, kv_heads, dv%s)" % q8,
+                    "(seq_q, batch, h, dv)")
+        return ("(batch, seq_q, h, dk)",
+                "(batch, seq_kv, kv_heads, dk%s)" % q8,
+                "(batch, seq_kv, kv_heads, dv%s)" % q8,
+                "(batch, seq_q, h, dv)")
 
     def _packed(self, q, k, v, cu_seqlens_q, cu_seqlens_k):
         """--varlen packed: batch, max_seqlen_q and max_seqlen_k (the spec's
@@ -296,8 +308,10 @@ class Kernel:
             raise ValueError("cu_seqlens_k: shape %s, expected that of "
                              "cu_seqlens_q %s" % (cu_seqlens_k.shape,
                                                   cu_seqlens_q.shape))
-        names = ("(total_q, h, dk)", "(total_k, kv_heads, dk)",
-                 "(total_k, kv_heads, dv)", "(total_q, h, dv)")
+        q8 = " / 32" if s["kv_dtype"] == "q8" else ""
+        n = 32 if q8 else 1
+        names = ("(total_q, h, dk)", "(total_k, kv_heads, dk%s)" % q8,
+                 "(total_k, kv_heads, dv%s)" % q8, "(total_q, h, dv)")
         for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
                           ("v", v, names[2])):
             if a.ndim != 3:
@@ -323,8 +337,8 @@ class Kernel:
         batch = cu_seqlens_q.shape[0] - 1
         seq_q, seq_kv = max(lens[0], 1), lens[1]
         want = ((q.shape[0], s["h"], s["dk"]),
-                (k.shape[0], s["kv_heads"], s["dk"]),
-                (k.shape[0], s["kv_heads"], s["dv"]),
+                (k.shape[0], s["kv_heads"], s["dk"] // n),
+                (k.shape[0], s["kv_heads"], s["dv"] // n),
                 (q.shape[0], s["h"], s["dv"]))
         return batch, seq_q, seq_kv, want, names
 
@@ -483,7 +497,53 @@ def _bytes(a):
 
 
 # The NumPy dtype of k and v for each --kv-dtype.
-_KV_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16}
+# --kv-dtype q8: ggml's block_q8_0, struct mha_q8_0 (runtime/mha_abi.h):
+# an f16 scale's bits, then 32 int8 values; element i is d * qs[i]
+Q8_0 = np.dtype([("d", "<u2"), ("qs", "i1", (32,))])
+
+_KV_DTYPES = {"f32": np.float32, "f16": np.float16, "bf16": np.uint16,
+              "q8": Q8_0}
+
+
+def quantize_q8_0(x):
+    """x (float32, its last dimension a multiple of 32) as q8_0 blocks
+    (Q8_0, the last dimension / 32), as ggml's quantize_row_q8_0_ref and
+    mhagen's runtime (mha_kv_store) quantize: per block d = max|x| / 127,
+    stored as f16, each value round(x * (1 / d)) half away from zero (0
+    for an all-zero block); a block holding an inf or NaN gets a NaN scale
+    and zeros."""
+    x = np.asarray(x, np.float32)
+    if x.ndim < 1 or x.shape[-1] % 32:
+        raise ValueError("x: shape %s, the last dimension must be a "
+                         "multiple of 32 (q8_0 blocks)" % (x.shape,))
+    blocks = x.reshape(x.shape[:-1] + (x.shape[-1] // 32, 32))
+    finite = np.isfinite(blocks).all(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        amax = np.where(finite, np.abs(blocks).max(axis=-1), 0)
+        d = np.where(finite, amax / np.float32(127), np.float32(np.nan))
+        d = d.astype(np.float32)
+        inv = np.where(finite & (d != 0), np.float32(1) / d, 0)
+        y = blocks * inv.astype(np.float32)[..., None]
+        y = np.where(finite[..., None], y, 0).astype(np.float32)
+        # C's roundf: halves away from zero (numpy.round goes to even)
+        a = np.abs(y)
+        r = np.floor(a)
+        r = np.where(a - r >= np.float32(0.5), r + 1, r)
+    out = np.empty(blocks.shape[:-1], Q8_0)
+    out["d"] = d.astype(np.float16).view(np.uint16)
+    out["qs"] = (np.sign(y) * r).astype(np.int8)
+    return out
+
+
+def dequantize_q8_0(b):
+    """q8_0 blocks (Q8_0) as the float32 values they hold, exactly: the
+    last dimension times 32."""
+    b = np.asarray(b)
+    if b.dtype != Q8_0:
+        raise TypeError("b: dtype %s, expected mhagen.Q8_0" % (b.dtype,))
+    d = b["d"].view(np.float16).astype(np.float32)
+    x = d[..., None] * b["qs"].astype(np.float32)
+    return x.reshape(b.shape[:-1] + (b.shape[-1] * 32,))
 
 
 def _check_array(arg, a, dtype):
@@ -491,6 +551,10 @@ def _check_array(arg, a, dtype):
     if not isinstance(a, np.ndarray):
         raise TypeError("%s: expected a numpy.ndarray, got %s"
                         % (arg, type(a).__name__))
+    if a.dtype != dtype and dtype == Q8_0:
+        raise TypeError("%s: dtype %s, the kernel takes q8_0 blocks "
+                        "(mhagen.Q8_0; mhagen.quantize_q8_0(%s) makes them)"
+                        % (arg, a.dtype, arg))
     if a.dtype != dtype:
         raise TypeError("%s: dtype %s, the kernel takes %s (convert with "
                         "%s.astype(numpy.%s))" % (arg, a.dtype,

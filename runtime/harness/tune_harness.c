@@ -48,7 +48,7 @@ struct inputs {
 	float *packed; /* with packing: q (qkv), k and v point into it */
 	/* --kv-dtype: k and v as stored, 16 bits each (k, v then hold the
 	 * stored values as floats) */
-	uint16_t *k16, *v16;
+	void *k16, *v16;
 	int32_t *kv_len;
 };
 
@@ -69,16 +69,15 @@ static void release(struct inputs *in)
 	free(in->v16);
 }
 
-/* x (n floats) stored as dtype into h (f16 or bf16 bits), and x set to
- * the stored values. */
-static void store16(int dtype, float *x, uint16_t *h, size_t n)
+/* x (n floats) stored as dtype at h (f16 or bf16 bits, q8_0 blocks), and
+ * x set to the stored values. */
+static void store16(int dtype, float *x, void *h, size_t n)
 {
-	for (size_t i = 0; i < n; ++i) {
-		h[i] = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(x[i])
-		                              : mha_bf16_from_float(x[i]);
-		x[i] = dtype == MHA_DTYPE_F16 ? mha_f16_to_float(h[i])
-		                              : mha_bf16_to_float(h[i]);
-	}
+	const struct mha_attn a = {.kv_dtype = dtype};
+
+	mha_kv_store(dtype, x, h, n);
+	for (size_t i = 0; i < n; ++i)
+		x[i] = (float)mha_ref_kv(&a, h, i);
 }
 
 /* The largest |x| of tensor t of in, its own heads only. */
@@ -158,8 +157,8 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 	for (size_t i = 0; !in->packed && i < in->nv; ++i)
 		in->v[i] = unit(&seed);
 	if (a->kv_dtype) {
-		in->k16 = malloc(sizeof *in->k16 * (in->nk + 1));
-		in->v16 = malloc(sizeof *in->v16 * (in->nv + 1));
+		in->k16 = malloc(mha_kv_bytes(a->kv_dtype, in->nk) + 2);
+		in->v16 = malloc(mha_kv_bytes(a->kv_dtype, in->nv) + 2);
 		if (!in->k16 || !in->v16)
 			return -1;
 		store16(a->kv_dtype, in->k, in->k16, in->nk);

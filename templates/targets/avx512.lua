@@ -49,6 +49,21 @@ static inline __m256i P_load16(const uint16_t *p, size_t n)
 	return _mm256_loadu_si256((const __m256i *)t);
 }
 ]]},
+	-- --kv-dtype q8: block b's f16 scale broadcast and converted; its 16
+	-- int8 values from element i on as floats
+	{"q8", [[
+static inline __m512 P_q8d(const struct mha_q8_0 *b)
+{
+	return _mm512_cvtph_ps(_mm256_set1_epi16((short)b->d));
+}
+
+static inline __m512 P_q8i(const struct mha_q8_0 *b, size_t i)
+{
+	const __m128i q = _mm_loadu_si128((const __m128i *)(b->qs + i));
+
+	return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
+}
+]]},
 }
 
 function T.zero() return "_mm512_setzero_ps()" end
@@ -101,5 +116,14 @@ function T.load_f16(p) return "_mm512_cvtph_ps(" .. load16(p) .. ")" end
 function T.load_part_f16(p, n) return "_mm512_cvtph_ps(" .. part16(p, n) .. ")" end
 function T.load_bf16(p) return bf16(load16(p)) end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
+
+-- q8_0 blocks (--kv-dtype q8): block b's scale (b a C lvalue) as a
+-- vector, its W int8 values from lane i as floats, and their product
+function T.q8_scale(b)
+	T.use("q8")
+	return T.prefix .. "_q8d(&" .. b .. ")"
+end
+function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
+function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
 
 return T

@@ -41,6 +41,24 @@ static inline uint16x4_t P_load16(const uint16_t *p, size_t n)
 	return vld1_u16(t);
 }
 ]]},
+	-- --kv-dtype q8: block b's f16 scale widened to 4 floats; its 4 int8
+	-- values from element i on, widened twice and converted
+	{"q8", [[
+static inline float32x4_t P_q8d(const struct mha_q8_0 *b)
+{
+	return vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(b->d)));
+}
+
+static inline float32x4_t P_q8i(const struct mha_q8_0 *b, size_t i)
+{
+	int32_t w;
+
+	memcpy(&w, b->qs + i, sizeof w);
+	const int16x8_t q = vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(w)));
+
+	return vcvtq_f32_s32(vmovl_s16(vget_low_s16(q)));
+}
+]]},
 }
 
 function T.zero() return "vdupq_n_f32(0.0f)" end
@@ -100,5 +118,14 @@ function T.load_f16(p) return f16("vld1_u16(" .. p .. ")") end
 function T.load_part_f16(p, n) return f16(part16(p, n)) end
 function T.load_bf16(p) return bf16("vld1_u16(" .. p .. ")") end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
+
+-- q8_0 blocks (--kv-dtype q8): block b's scale (b a C lvalue) as a
+-- vector, its W int8 values from lane i as floats, and their product
+function T.q8_scale(b)
+	T.use("q8")
+	return T.prefix .. "_q8d(&" .. b .. ")"
+end
+function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
+function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
 
 return T

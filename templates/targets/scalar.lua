@@ -81,6 +81,18 @@ static inline float P_max(float a, float b)
 	return a > b ? a : b;
 }
 ]]},
+	-- --kv-dtype q8: block b's f16 scale; its element i's int8
+	{"q8", [[
+static inline float P_q8d(const struct mha_q8_0 *b)
+{
+	return P_f16(b->d);
+}
+
+static inline float P_q8i(const struct mha_q8_0 *b, size_t i)
+{
+	return (float)b->qs[i];
+}
+]]},
 }
 
 function T.zero() return "0.0f" end
@@ -111,5 +123,15 @@ function T.load_f16(p) T.use("f16") return T.prefix .. "_f16((" .. p .. ")[0])" 
 function T.load_part_f16(p, n) return T.load_f16(p) end
 function T.load_bf16(p) T.use("bf16") return T.prefix .. "_bf16((" .. p .. ")[0])" end
 function T.load_part_bf16(p, n) return T.load_bf16(p) end
+
+-- q8_0 blocks (--kv-dtype q8): block b's scale (b a C lvalue) as a
+-- vector, its W int8 values from lane i as floats, and their product
+function T.q8_scale(b)
+	T.use("f16")
+	T.use("q8")
+	return T.prefix .. "_q8d(&" .. b .. ")"
+end
+function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
+function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
 
 return T
