@@ -344,11 +344,6 @@ static int refused(const struct mha_spec *spec, char *err)
 		return mhagen_fail(err, "tune: --varlen kernels cannot be tuned "
 		                   "yet (the harness passes no per-sequence lengths); tune "
 		                   "the spec without --varlen and use its knobs");
-	if (spec->kv_dtype && spec->packed)
-		return mhagen_fail(err, "tune: --kv-dtype with --packed cannot be "
-		                   "tuned yet (the harness stores separate keys and "
-		                   "values); tune the spec without --packed and use "
-		                   "its knobs");
 	if (strchr(spec->target, ','))
 		return mhagen_fail(err, "tune: --target %s: one target at a time "
 		                   "(tune each, then generate the list)",

@@ -252,11 +252,33 @@ class AgainstReference(unittest.TestCase):
                      dict(h=4, dk=32, seq=1, seq_kv=40, kv_dtype="q8",
                           algo="rows", mask="padding"),
                      dict(h=2, dk=32, kv_dtype="q8", layout="sbhd",
-                          mask="causal")):
+                          mask="causal"),
+                     dict(h=4, kv_heads=2, dk=32, kv_dtype="q8",
+                          varlen="packed", mask="causal")):
             kern = mhagen.kernel(**spec)
             seq_q = kern.spec["seq_q"] or 9
             seq_kv = kern.spec["seq_kv"] or 13
             with self.subTest(spec=spec):
+                if kern.spec["varlen"] == "packed":
+                    cq = np.array([0, 3, 3, 10], np.int32)
+                    ck = np.array([0, 5, 9, 20], np.int32)
+                    q = rng.standard_normal((10, 4, 32)).astype(np.float32)
+                    k = rng.standard_normal((20, 2, 32)).astype(np.float32)
+                    v = rng.uniform(-1, 1, (20, 2, 32)).astype(np.float32)
+                    kq, vq = mhagen.quantize_q8_0(k), mhagen.quantize_q8_0(v)
+                    self.assertEqual(kq.shape, (20, 2, 1))
+                    out = kern(q, kq, vq, cu_seqlens_q=cq, cu_seqlens_k=ck)
+                    kf = mhagen.dequantize_q8_0(kq)
+                    vf = mhagen.dequantize_q8_0(vq)
+                    ref = reference(kern, q, kf, vf, cu_seqlens_q=cq,
+                                    cu_seqlens_k=ck)
+                    self.assertLessEqual(float(np.abs(out - ref).max()),
+                                         tolerance(kern, q, kf, vf))
+                    with self.assertRaisesRegex(ValueError, r"^k: shape "
+                                                r".*dk / 32\)"):
+                        kern(q, kq[..., :0].copy(), vq, cu_seqlens_q=cq,
+                             cu_seqlens_k=ck)
+                    continue
                 q, _, _, kv_len, _ = inputs(kern, 2, seq_q, seq_kv, rng)
                 # shapes() gives k's and v's in blocks: 32 floats each
                 ks, vs = kern.shapes(2, seq_q, seq_kv)[1:3]
@@ -497,44 +519,6 @@ class Checks(unittest.TestCase):
         q = np.zeros((2, 2, 4, 8), np.float32).transpose(0, 2, 1, 3)
         self.refused(ValueError, "q: not C-contiguous", self.plain, q,
                      self.k, self.v)
-
-    def test_kv_dtype(self):
-        """Kernels with f16 and bf16 keys and values (--kv-dtype): k and v
-        as numpy.float16, or as numpy.uint16 holding bfloat16 bits; the
-        reference on the same stored values as floats (exact); the wrong
-        dtype refused."""
-        rng = np.random.default_rng(23)
-        for spec in (dict(h=4, kv_heads=2, dk=20, kv_dtype="f16",
-                          mask="causal,padding"),
-                     dict(h=4, dk=16, seq=1, seq_kv=40, kv_dtype="bf16"),
-                     dict(h=2, dk=9, kv_dtype="bf16", algo="rows",
-                          mask="padding")):
-            kern = mhagen.kernel(**spec)
-            self.assertEqual(kern.spec["kv_dtype"], spec["kv_dtype"])
-            seq_q = kern.spec["seq_q"] or 9
-            seq_kv = kern.spec["seq_kv"] or 13
-            with self.subTest(spec=spec):
-                q, k, v, kv_len, bias = inputs(kern, 2, seq_q, seq_kv, rng)
-                if spec["kv_dtype"] == "f16":
-                    ks, vs = k.astype(np.float16), v.astype(np.float16)
-                    kf, vf = ks.astype(np.float32), vs.astype(np.float32)
-                else:
-                    # bfloat16 bits: the high half, rounded to nearest even
-                    def bf16(x):
-                        u = x.view(np.uint32).astype(np.uint64)
-                        u = (u + 0x7fff + ((u >> 16) & 1)) >> 16
-                        return u.astype(np.uint16)
-                    ks, vs = bf16(k), bf16(v)
-                    kf = (ks.astype(np.uint32) << 16).view(np.float32)
-                    vf = (vs.astype(np.uint32) << 16).view(np.float32)
-                out = kern(q, ks, vs, kv_len=kv_len)
-                ref = reference(kern, q, kf, vf, kv_len)
-                self.assertLessEqual(float(np.abs(out - ref).max()),
-                                     tolerance(kern, q, kf, vf))
-                want = "float16" if spec["kv_dtype"] == "f16" else "uint16"
-                with self.assertRaisesRegex(TypeError, "^k: dtype float32, "
-                                            "the kernel takes " + want):
-                    kern(q, k, vs, kv_len=kv_len)
 
     def test_masks(self):
         kv_len = np.array([5, 3], np.int32)

@@ -372,6 +372,47 @@ Test(tune, records_resume_reject_and_pick)
 	}
 }
 
+/* A q8 KV cache in packed kv rows (--kv-dtype q8 --packed kv): the
+ * harness stores the packed rows as q8_0 blocks, one buffer, and checks
+ * each variant against the reference on the same stored values (block-kv
+ * 32 planted wrong: recorded failed, the others ok). */
+Test(tune, kv_dtype_packed)
+{
+	char db[128], tdir[128], *text;
+	size_t n;
+	struct run r;
+
+	path(db, sizeof db, "kvp.jsonl");
+	path(tdir, sizeof tdir, "templates");
+	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
+	               "\tif spec.block_kv == 32 then spec.scale = spec.scale * 2 end\n"
+	               "\tlocal vars = kernel_vars(spec, T)\n");
+	{
+		const char *args[] = {"tune", "--h", "4", "--kv-heads", "2", "--dk",
+		                      "32", "--seq", "1", "--seq-kv", "40", "--kv-dtype",
+		                      "q8", "--packed", "kv", "--target", "scalar",
+		                      "--algo", "rows", "--unroll-max", "32",
+		                      "--kv-split", "1", "--search", "exhaustive",
+		                      "--db", db, "--budget", "120", "--template-dir",
+		                      tdir, NULL};
+		r = run(args);
+	}
+	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
+	release(&r);
+	text = files_read(db, &n);
+	cr_assert_not_null(text);
+	cr_assert(strstr(text, "\"spec\":\"--h 4 --kv-heads 2 --dk 32 --seq 1 "
+	                       "--seq-kv 40"), "%s", text);
+	cr_assert(strstr(text, "--packed kv") && strstr(text, "--kv-dtype q8"),
+	          "%s", text);
+	cr_assert(strstr(text, "\"block-kv\":32") &&
+	          strstr(text, "\"status\":\"failed\"") &&
+	          strstr(text, "differs from the reference"),
+	          "the planted block-kv 32 was not recorded failed: %s", text);
+	cr_assert(strstr(text, "\"status\":\"ok\""), "%s", text);
+	free(text);
+}
+
 /* A bf16 KV cache (--kv-dtype): the harness stores keys and values as
  * bf16 and checks each variant against the reference on the same stored
  * values (block-kv 32 planted wrong: recorded failed); the picked kernel,
@@ -557,8 +598,6 @@ Test(tune, errors)
 		  NULL}, "--varlen kernels cannot be tuned yet"},
 		{{"tune", "--sweep", "h=1,2", "--dk", "8", "--mask", "bool", "--db",
 		  "DB", NULL}, "boolean and key masks and --mask-dims cannot be tuned yet"},
-		{{"tune", "--h", "2", "--dk", "8", "--kv-dtype", "f16", "--packed", "kv",
-		  "--db", "DB", NULL}, "--kv-dtype with --packed cannot be tuned yet"},
 		{{"tune", "--h", "2", "--dk", "8", "--mask", "softcap", "--db", "DB", NULL},
 		 "--mask: unknown mask 'softcap'"},
 		{{"tune", "--h", "2", "--dk", "8", "--softcap", "30", "--db", "DB", NULL},

@@ -309,7 +309,7 @@ class Kernel:
                              "cu_seqlens_q %s" % (cu_seqlens_k.shape,
                                                   cu_seqlens_q.shape))
         q8 = " / 32" if s["kv_dtype"] == "q8" else ""
-        n = 32 if q8 else 1
+        per = 32 if q8 else 1  # q8: a block per 32 elements of k and v
         names = ("(total_q, h, dk)", "(total_k, kv_heads, dk%s)" % q8,
                  "(total_k, kv_heads, dv%s)" % q8, "(total_q, h, dv)")
         for arg, a, n in (("q", q, names[0]), ("k", k, names[1]),
@@ -337,8 +337,8 @@ class Kernel:
         batch = cu_seqlens_q.shape[0] - 1
         seq_q, seq_kv = max(lens[0], 1), lens[1]
         want = ((q.shape[0], s["h"], s["dk"]),
-                (k.shape[0], s["kv_heads"], s["dk"] // n),
-                (k.shape[0], s["kv_heads"], s["dv"] // n),
+                (k.shape[0], s["kv_heads"], s["dk"] // per),
+                (k.shape[0], s["kv_heads"], s["dv"] // per),
                 (q.shape[0], s["h"], s["dv"]))
         return batch, seq_q, seq_kv, want, names
 

@@ -66,7 +66,8 @@ static void release(struct inputs *in)
 	mha_free(in->bias);
 	free(in->kv_len);
 	free(in->k16);
-	free(in->v16);
+	if (!in->packed) /* packed kv: v16 points into k16's buffer */
+		free(in->v16);
 }
 
 /* x (n floats) stored as dtype at h (f16 or bf16 bits, q8_0 blocks), and
@@ -156,7 +157,17 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		in->k[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
 	for (size_t i = 0; !in->packed && i < in->nv; ++i)
 		in->v[i] = unit(&seed);
-	if (a->kv_dtype) {
+	if (a->kv_dtype && in->packed) {
+		/* --packed kv: the packed rows stored as one buffer of the type,
+		 * v's heads after k's in each row, as the kernel reads them */
+		const size_t np = batch * skv * mha_ref_pitch(a, MHA_TENSOR_K);
+		in->k16 = malloc(mha_kv_bytes(a->kv_dtype, np) + 2);
+		if (!in->k16)
+			return -1;
+		store16(a->kv_dtype, in->packed, in->k16, np);
+		in->v16 = (void *)mha_kv_at(a->kv_dtype, in->k16,
+		                            mha_ref_base(a, MHA_TENSOR_V));
+	} else if (a->kv_dtype) {
 		in->k16 = malloc(mha_kv_bytes(a->kv_dtype, in->nk) + 2);
 		in->v16 = malloc(mha_kv_bytes(a->kv_dtype, in->nv) + 2);
 		if (!in->k16 || !in->v16)
