@@ -57,6 +57,18 @@ local function load_target(name)
 		                    mhagen.display(path), name), 0)
 	end
 	check_target(T, mhagen.display(path))
+	-- the q8 ops a target leaves to the defaults: calls of its "q8"
+	-- helpers, P_q8d (the scale) and P_q8i (the int8 values), and their
+	-- product
+	if not rawget(T, "q8_scale") then
+		function T.q8_scale(b) T.use("q8") return T.prefix .. "_q8d(&" .. b .. ")" end
+	end
+	if not rawget(T, "q8_ints") then
+		function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
+	end
+	if not rawget(T, "load_q8") then
+		function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
+	end
 	return setmetatable(T, {__index = function(_, op)
 		error(string.format("target '%s' has no op '%s'", name, tostring(op)), 2)
 	end})
@@ -170,7 +182,9 @@ local function scratch_and_stack(S, P)
 		-- (whole rows, P.ro: the heads' scores of a block, and the
 		-- whole-row pass's key vectors apart from the P.V pass's: scalar
 		-- h8 kv2 dk128 measured 8472 bytes in all)
-		stack = 4 * (2 * P.gs + P.gs * dp) + 4 * P.bk * (P.ro and P.gs or 1) +
+		-- (whole rows: also each head's rescale, al, for a P.V pass of
+		-- grouped heads together)
+		stack = 4 * (2 * P.gs + P.gs * dp) + 4 * (P.bk + (P.ro and 1 or 0)) * (P.ro and P.gs or 1) +
 		        vec((P.k.n + P.v.n) * (P.ro and 2 or 1)) + 8 * P.gs
 	end
 	if S.weights then
@@ -995,6 +1009,22 @@ local function kernel_vars(spec, T)
 		end
 		local b, i = q8_at(p)
 		return T.fma(T.mul(s, T.q8_scale(b)), T.q8_ints(b, i), acc)
+	end
+	-- the value vector at p as the P.V pass multiplies it by a weight:
+	-- kv_load, with q8 the int8 values alone; kv_weight(w, p) the weight w
+	-- for it, with q8 times the block's scale (a vector of a chunk within
+	-- one block: the compiler computes each block's product once)
+	vars.kv_vec = function(p)
+		if spec.kv_dtype ~= "q8" then
+			return vars.kv_load(p)
+		end
+		return T.q8_ints(q8_at(p))
+	end
+	vars.kv_weight = function(w, p)
+		if spec.kv_dtype ~= "q8" then
+			return w
+		end
+		return T.mul(w, T.q8_scale((q8_at(p))))
 	end
 	-- q8 keys: the statements summing q . k into vectors t0 and t1 (their
 	-- hsum of the sum is the dot product), qv(c) q's vector c, row the key

@@ -53,9 +53,11 @@ return {
 		{"load_part_f16", true, "load_part_f16(p, n)", "the first n f16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
 		{"load_bf16", true, "load_bf16(p)", "the vector of the W bf16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
 		{"load_part_bf16", true, "load_part_bf16(p, n)", "the first n bf16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
-		{"load_q8", true, "load_q8(b, i)", "the vector of the W q8_0 elements of block b (a C lvalue of struct mha_q8_0) from element i on (i a multiple of W), as floats: its f16 scale times each int8, exactly"},
-		{"q8_scale", true, "q8_scale(b)", "block b's f16 scale d as a float in every lane (b as for load_q8)"},
-		{"q8_ints", true, "q8_ints(b, i)", "the W int8 values of block b from element i on, as floats (load_q8 is q8_scale times this)"},
+		-- --kv-dtype q8: each defaults (templates/main.lua) to calls of the
+		-- target's "q8" helpers P_q8d(b) and P_q8i(b, i)
+		{"q8_scale", false, "q8_scale(b)", "block b's f16 scale d as a float in every lane (b a C lvalue of struct mha_q8_0)"},
+		{"q8_ints", false, "q8_ints(b, i)", "the W int8 values of block b from element i on (i a multiple of W), as floats"},
+		{"load_q8", false, "load_q8(b, i)", "their product: the W q8_0 elements of block b from element i on, exactly"},
 		{"gather", false, "gather(p, s)", "p[0], p[s], ..., p[(width-1) s]; without it templates move lanes one at a time"},
 	},
 }

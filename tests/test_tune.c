@@ -372,44 +372,61 @@ Test(tune, records_resume_reject_and_pick)
 	}
 }
 
-/* A q8 KV cache in packed kv rows (--kv-dtype q8 --packed kv): the
- * harness stores the packed rows as q8_0 blocks, one buffer, and checks
- * each variant against the reference on the same stored values (block-kv
- * 32 planted wrong: recorded failed, the others ok). */
-Test(tune, kv_dtype_packed)
+/* Tunes the spec flags of args (NULL-ended) into database db, scalar rows
+ * kernels, every variant, with block-kv 32 planted wrong in a copy of the
+ * templates; checks the planted variant was recorded failed for differing
+ * from the reference and another ok, and returns the database's text. */
+static char *tune_planted(const char *const *spec, const char *db)
 {
-	char db[128], tdir[128], *text;
-	size_t n;
+	const char *args[64] = {"tune"};
+	char tdir[128], *text;
+	size_t n = 1, len;
 	struct run r;
+	static const char *const tail[] = {"--target", "scalar", "--algo",
+		"rows", "--kv-split", "1", "--search", "exhaustive", "--budget",
+		"120"};
 
-	path(db, sizeof db, "kvp.jsonl");
 	path(tdir, sizeof tdir, "templates");
 	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
 	               "\tif spec.block_kv == 32 then spec.scale = spec.scale * 2 end\n"
 	               "\tlocal vars = kernel_vars(spec, T)\n");
-	{
-		const char *args[] = {"tune", "--h", "4", "--kv-heads", "2", "--dk",
-		                      "32", "--seq", "1", "--seq-kv", "40", "--kv-dtype",
-		                      "q8", "--packed", "kv", "--target", "scalar",
-		                      "--algo", "rows", "--unroll-max", "32",
-		                      "--kv-split", "1", "--search", "exhaustive",
-		                      "--db", db, "--budget", "120", "--template-dir",
-		                      tdir, NULL};
-		r = run(args);
-	}
+	for (; *spec; ++spec)
+		args[n++] = *spec;
+	for (size_t i = 0; i < sizeof tail / sizeof tail[0]; ++i)
+		args[n++] = tail[i];
+	args[n++] = "--db";
+	args[n++] = db;
+	args[n++] = "--template-dir";
+	args[n++] = tdir;
+	args[n] = NULL;
+	r = run(args);
 	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
 	release(&r);
-	text = files_read(db, &n);
+	text = files_read(db, &len);
 	cr_assert_not_null(text);
-	cr_assert(strstr(text, "\"spec\":\"--h 4 --kv-heads 2 --dk 32 --seq 1 "
-	                       "--seq-kv 40"), "%s", text);
-	cr_assert(strstr(text, "--packed kv") && strstr(text, "--kv-dtype q8"),
-	          "%s", text);
 	cr_assert(strstr(text, "\"block-kv\":32") &&
 	          strstr(text, "\"status\":\"failed\"") &&
 	          strstr(text, "differs from the reference"),
 	          "the planted block-kv 32 was not recorded failed: %s", text);
 	cr_assert(strstr(text, "\"status\":\"ok\""), "%s", text);
+	return text;
+}
+
+/* A q8 KV cache in packed kv rows (--kv-dtype q8 --packed kv): the
+ * harness stores the packed rows as q8_0 blocks, one buffer, and checks
+ * each variant against the reference on the same stored values. */
+Test(tune, kv_dtype_packed)
+{
+	static const char *const spec[] = {"--h", "4", "--kv-heads", "2", "--dk",
+		"32", "--seq", "1", "--seq-kv", "40", "--kv-dtype", "q8", "--packed",
+		"kv", "--unroll-max", "32", NULL};
+	char db[128], *text;
+
+	path(db, sizeof db, "kvp.jsonl");
+	text = tune_planted(spec, db);
+	cr_assert(strstr(text, "\"spec\":\"--h 4 --kv-heads 2 --dk 32 --seq 1 "
+	                       "--seq-kv 40") && strstr(text, "--packed kv") &&
+	          strstr(text, "--kv-dtype q8"), "%s", text);
 	free(text);
 }
 
@@ -419,36 +436,17 @@ Test(tune, kv_dtype_packed)
  * generated from the database, passes the reference too. */
 Test(tune, kv_dtype)
 {
-	char db[128], tdir[128], kc[128], so[128], *text;
-	size_t n;
+	static const char *const spec[] = {"--h", "4", "--kv-heads", "2", "--dk",
+		"16", "--seq", "1", "--seq-kv", "40", "--kv-dtype", "bf16",
+		"--unroll-max", "16", NULL};
+	char db[128], kc[128], so[128], *text;
 	struct run r;
 
 	path(db, sizeof db, "kv.jsonl");
-	path(tdir, sizeof tdir, "templates");
 	path(kc, sizeof kc, "kv.c");
-	copy_templates("\tlocal vars = kernel_vars(spec, T)\n",
-	               "\tif spec.block_kv == 32 then spec.scale = spec.scale * 2 end\n"
-	               "\tlocal vars = kernel_vars(spec, T)\n");
-	{
-		const char *args[] = {"tune", "--h", "4", "--kv-heads", "2", "--dk",
-		                      "16", "--seq", "1", "--seq-kv", "40", "--kv-dtype",
-		                      "bf16", "--target", "scalar", "--algo", "rows",
-		                      "--unroll-max", "16", "--kv-split", "1",
-		                      "--search", "exhaustive", "--db", db, "--budget",
-		                      "120", "--template-dir", tdir, NULL};
-		r = run(args);
-	}
-	cr_assert_eq(r.status, 0, "stderr: %s", r.err);
-	release(&r);
-	text = files_read(db, &n);
-	cr_assert_not_null(text);
+	text = tune_planted(spec, db);
 	cr_assert(strstr(text, "\"spec\":\"--h 4 --kv-heads 2 --dk 16 --seq 1 "
 	                       "--seq-kv 40 --kv-dtype bf16"), "%s", text);
-	cr_assert(strstr(text, "\"block-kv\":32") &&
-	          strstr(text, "\"status\":\"failed\"") &&
-	          strstr(text, "differs from the reference"),
-	          "the planted block-kv 32 was not recorded failed: %s", text);
-	cr_assert(strstr(text, "\"status\":\"ok\""), "%s", text);
 	free(text);
 	{
 		const char *args[] = {"--h", "4", "--kv-heads", "2", "--dk", "16",

@@ -117,13 +117,4 @@ function T.load_part_f16(p, n) return "_mm512_cvtph_ps(" .. part16(p, n) .. ")" 
 function T.load_bf16(p) return bf16(load16(p)) end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 
--- q8_0 blocks (--kv-dtype q8): block b's scale (b a C lvalue) as a
--- vector, its W int8 values from lane i as floats, and their product
-function T.q8_scale(b)
-	T.use("q8")
-	return T.prefix .. "_q8d(&" .. b .. ")"
-end
-function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
-function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
-
 return T

@@ -124,14 +124,11 @@ function T.load_part_f16(p, n) return T.load_f16(p) end
 function T.load_bf16(p) T.use("bf16") return T.prefix .. "_bf16((" .. p .. ")[0])" end
 function T.load_part_bf16(p, n) return T.load_bf16(p) end
 
--- q8_0 blocks (--kv-dtype q8): block b's scale (b a C lvalue) as a
--- vector, its W int8 values from lane i as floats, and their product
+-- q8_0 blocks (--kv-dtype q8): the scale's helper converts by P_f16
 function T.q8_scale(b)
 	T.use("f16")
 	T.use("q8")
 	return T.prefix .. "_q8d(&" .. b .. ")"
 end
-function T.q8_ints(b, i) T.use("q8") return T.prefix .. "_q8i(&" .. b .. ", " .. i .. ")" end
-function T.load_q8(b, i) return T.mul(T.q8_scale(b), T.q8_ints(b, i)) end
 
 return T
