@@ -304,17 +304,6 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		snprintf(buf + n, size - (size_t)n, " batch%zu", nb);
 }
 
-/* x (n floats) stored as dtype (f16, bf16, q8) at h, and x set to the
- * stored values. */
-static void store16(int dtype, float *x, void *h, size_t n)
-{
-	const struct mha_attn a = {.kv_dtype = dtype};
-
-	mha_kv_store(dtype, x, h, n);
-	for (size_t i = 0; i < n; ++i)
-		x[i] = (float)mha_ref_kv(&a, h, i);
-}
-
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
 static double useful_flops(const struct shape *sh)
 {
@@ -500,8 +489,8 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	fill(k, nk, &seed);
 	fill(v, nv, &seed);
 	if (a->kv_dtype) {
-		store16(a->kv_dtype, k, k16, nk);
-		store16(a->kv_dtype, v, v16, nv);
+		mha_kv_store_back(a->kv_dtype, k, k16, nk);
+		mha_kv_store_back(a->kv_dtype, v, v16, nv);
 		j.kx = k16;
 		j.vx = v16;
 	}

@@ -301,19 +301,28 @@ void mha_kv_store(int dtype, const float *x, void *dst, size_t n)
 		}
 		return;
 	}
+	if (dtype == MHA_DTYPE_F32) {
+		memmove(dst, x, 4 * n);
+		return;
+	}
 	for (size_t i = 0; i < n; ++i) {
 		float f;
 		uint16_t u;
 
 		memcpy(&f, (const char *)x + 4 * i, sizeof f);
-		if (dtype == MHA_DTYPE_F32) {
-			memcpy((char *)dst + 4 * i, &f, sizeof f);
-			continue;
-		}
 		u = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(f)
 		                           : mha_bf16_from_float(f);
 		memcpy((char *)dst + 2 * i, &u, sizeof u);
 	}
+}
+
+void mha_kv_store_back(int dtype, float *x, void *dst, size_t n)
+{
+	const struct mha_attn a = {.kv_dtype = dtype};
+
+	mha_kv_store(dtype, x, dst, n);
+	for (size_t i = 0; i < n; ++i)
+		x[i] = (float)mha_ref_kv(&a, dst, i);
 }
 
 /* A sequence's length n (--varlen) within the buffers' cap. */

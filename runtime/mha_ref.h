@@ -79,6 +79,9 @@ const void *mha_kv_at(int dtype, const void *p, size_t n);
  * written); q8 by mha_q8_from_floats (runtime/mha_kvstore.h): ggml's
  * quantize_row_q8_0_ref, and a block with an inf or NaN reads as NaN. */
 void mha_kv_store(int dtype, const float *x, void *dst, size_t n);
+/* The same into dst (not x), then x set to the values stored, as a kernel
+ * reads them (the tests', benchmarks' and tuner's inputs). */
+void mha_kv_store_back(int dtype, float *x, void *dst, size_t n);
 
 /* The conversions of --kv-dtype.  To float: exact (every f16 and bf16 value
  * is a float; f16 subnormals become normal floats, a NaN stays a NaN with

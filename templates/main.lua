@@ -851,20 +851,16 @@ local function base_vars(spec)
 	vars.kv_at = function(p, e)
 		return p .. " + " .. vars.kv_step(e)
 	end
-	-- prefetching n elements from p + e: the loop's bound and step on c,
-	-- and the address; elements step apart, with q8 bytes, a line (64)
-	-- at a time
-	vars.pf_span = function(n, step)
+	-- the loop prefetching n elements from p + e (indent: the body's
+	-- line's), step elements at a time, with q8 a 64-byte line of the
+	-- blocks at a time
+	vars.prefetch = function(indent, p, e, n, step)
+		local bound, at = n, vars.kv_at(p, e .. " + c")
 		if spec.kv_dtype == "q8" then
-			return n // 32 * 34, 64
+			bound, step, at = n // 32 * 34, 64, "(const char *)(" .. vars.kv_at(p, e) .. ") + c"
 		end
-		return n, step
-	end
-	vars.pf_at = function(p, e)
-		if spec.kv_dtype == "q8" then
-			return "(const char *)(" .. vars.kv_at(p, e) .. ") + c"
-		end
-		return vars.kv_at(p, e .. " + c")
+		return "for (size_t c = 0; c < " .. bound .. "; c += " .. step .. ")\n" ..
+		       indent .. "\t__builtin_prefetch(" .. at .. ", 0, 3);"
 	end
 	-- "const T name = a->name;" for every input the kernel reads; with
 	-- --packed, k and v (qkv) or v (kv) point into the packed buffer, and
@@ -977,9 +973,6 @@ local function kernel_vars(spec, T)
 	-- the distance between two heads' rows in lse
 	vars.lse_heads = spec.varlen == "packed" and "(size_t)cu_seqlens_q[batch]" or vars.P.sq
 	vars.mods = modifiers(spec, T, spec.name)
-	-- a vector of W keys' or values' elements from p (a pointer to their
-	-- storage type, any alignment), as floats: loadu, or the target's
-	-- conversion from f16 or bf16 (--kv-dtype); kv_load_part the first n
 	-- q8: p ("row + off", off in elements) as its block, a C lvalue, and
 	-- the lane of the vector's first element in it (a whole vector lies
 	-- within one block)
@@ -991,6 +984,9 @@ local function kernel_vars(spec, T)
 		end
 		return row .. "[(" .. off .. ") / 32]", "(" .. off .. ") % 32"
 	end
+	-- a vector of W keys' or values' elements from p (a pointer to their
+	-- storage type, any alignment), as floats: loadu, or the target's
+	-- conversion from f16, bf16 or q8 (--kv-dtype); kv_load_part the first n
 	vars.kv_load = function(p)
 		if spec.kv_dtype == "f32" then
 			return T.loadu(p)
@@ -999,21 +995,11 @@ local function kernel_vars(spec, T)
 		end
 		return T["load_" .. spec.kv_dtype](p)
 	end
-	-- acc + s * (the vector at p), s a broadcast weight: with q8 s times
-	-- the block's scale once (the same expression for each vector of the
-	-- block, which the compiler computes once), then the FMA with the
-	-- int8 values, one multiply a block instead of one a vector
-	vars.kv_fma = function(s, p, acc)
-		if spec.kv_dtype ~= "q8" then
-			return T.fma(s, vars.kv_load(p), acc)
-		end
-		local b, i = q8_at(p)
-		return T.fma(T.mul(s, T.q8_scale(b)), T.q8_ints(b, i), acc)
-	end
 	-- the value vector at p as the P.V pass multiplies it by a weight:
 	-- kv_load, with q8 the int8 values alone; kv_weight(w, p) the weight w
-	-- for it, with q8 times the block's scale (a vector of a chunk within
-	-- one block: the compiler computes each block's product once)
+	-- for it, with q8 times the block's scale (the same expression for
+	-- each vector of a block, which the compiler computes once: one
+	-- multiply a block instead of one a vector)
 	vars.kv_vec = function(p)
 		if spec.kv_dtype ~= "q8" then
 			return vars.kv_load(p)
@@ -1025,6 +1011,10 @@ local function kernel_vars(spec, T)
 			return w
 		end
 		return T.mul(w, T.q8_scale((q8_at(p))))
+	end
+	-- acc + s * (the vector at p), s a broadcast weight
+	vars.kv_fma = function(s, p, acc)
+		return T.fma(vars.kv_weight(s, p), vars.kv_vec(p), acc)
 	end
 	-- q8 keys: the statements summing q . k into vectors t0 and t1 (their
 	-- hsum of the sum is the dot product), qv(c) q's vector c, row the key

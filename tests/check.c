@@ -108,16 +108,6 @@ static void half_free(struct half *h)
 		check_free(h->base, h->nf);
 }
 
-/* x (n floats) stored as dtype at h, and x set to the stored values, so
- * that x holds what the kernel reads. */
-static void half_store(int dtype, float *x, void *h, size_t n)
-{
-	const struct mha_attn a = {.kv_dtype = dtype};
-
-	mha_kv_store(dtype, x, h, n);
-	for (size_t i = 0; i < n; ++i)
-		x[i] = (float)mha_ref_kv(&a, h, i);
-}
 
 uint64_t check_rng_next(uint64_t *s)
 {
@@ -662,7 +652,7 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 			for (size_t i = 0; i < n; ++i)
 				if ((check_rng_next(&seed) & 15) == 0)
 					src[i] = ldexpf(check_rng_unit(&seed), -16);
-			half_store(a.kv_dtype, src, h->p, n);
+			mha_kv_store_back(a.kv_dtype, src, h->p, n);
 		}
 	}
 	vmax = tensor_max(&a, MHA_TENSOR_V, v, tb, tk);

@@ -34,13 +34,6 @@ struct inputs {
 	void *h16, *k16, *v16;
 };
 
-/* n floats x stored as dtype at h (h may be x itself: mha_kv_store runs
- * forward). */
-static void store16(int dtype, const void *x, void *h, size_t n)
-{
-	mha_kv_store(dtype, x, h, n);
-}
-
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
 static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 {
@@ -156,10 +149,10 @@ static struct mha_args args_of(const struct mha_kernel *k,
 {
 	/* --kv-dtype: k and v stored from the floats as they are now */
 	if (in->packed && in->h16)
-		store16(k->a.kv_dtype, in->packed, in->h16, in->np);
+		mha_kv_store(k->a.kv_dtype, in->packed, in->h16, in->np);
 	else if (in->h16) {
-		store16(k->a.kv_dtype, in->k, in->k16, in->nk);
-		store16(k->a.kv_dtype, in->v, in->v16, in->nv);
+		mha_kv_store(k->a.kv_dtype, in->k, in->k16, in->nk);
+		mha_kv_store(k->a.kv_dtype, in->v, in->v16, in->nv);
 	}
 	return (struct mha_args){
 		.q = in->q,
@@ -679,9 +672,9 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 	slice(k, in->k, in->seq_kv, j0, j1, MHA_TENSOR_K, in->batch, kb);
 	slice(k, in->v, in->seq_kv, j0, j1, MHA_TENSOR_V, in->batch, vb);
 	if (k->a.kv_dtype) { /* stored in place, as the kernel reads them */
-		store16(k->a.kv_dtype, kb, kb,
+		mha_kv_store(k->a.kv_dtype, kb, kb,
 		        in->batch * (j1 - j0) * k->a.kv_heads * k->a.dk);
-		store16(k->a.kv_dtype, vb, vb,
+		mha_kv_store(k->a.kv_dtype, vb, vb,
 		        in->batch * (j1 - j0) * k->a.kv_heads * k->a.dv);
 	}
 	for (size_t i = 0; i < in->seq_q; ++i)
@@ -886,8 +879,8 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 					vr[d] = check_rng_unit(&mine);
 			}
 		if (a.kv_dtype) { /* stored in place, as the kernel reads them */
-			store16(a.kv_dtype, kk, kk, nk);
-			store16(a.kv_dtype, v, v, nv);
+			mha_kv_store(a.kv_dtype, kk, kk, nk);
+			mha_kv_store(a.kv_dtype, v, v, nv);
 		}
 		memset(out[run], 0, no * sizeof(float));
 		memset(lse[run], 0, nl * sizeof(float));

@@ -70,17 +70,6 @@ static void release(struct inputs *in)
 		free(in->v16);
 }
 
-/* x (n floats) stored as dtype at h (f16 or bf16 bits, q8_0 blocks), and
- * x set to the stored values. */
-static void store16(int dtype, float *x, void *h, size_t n)
-{
-	const struct mha_attn a = {.kv_dtype = dtype};
-
-	mha_kv_store(dtype, x, h, n);
-	for (size_t i = 0; i < n; ++i)
-		x[i] = (float)mha_ref_kv(&a, h, i);
-}
-
 /* The largest |x| of tensor t of in, its own heads only. */
 static double tensor_max(const struct mha_attn *a, const struct inputs *in,
                          enum mha_tensor t)
@@ -164,7 +153,7 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		in->k16 = malloc(mha_kv_bytes(a->kv_dtype, np) + 2);
 		if (!in->k16)
 			return -1;
-		store16(a->kv_dtype, in->packed, in->k16, np);
+		mha_kv_store_back(a->kv_dtype, in->packed, in->k16, np);
 		in->v16 = (void *)mha_kv_at(a->kv_dtype, in->k16,
 		                            mha_ref_base(a, MHA_TENSOR_V));
 	} else if (a->kv_dtype) {
@@ -172,8 +161,8 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		in->v16 = malloc(mha_kv_bytes(a->kv_dtype, in->nv) + 2);
 		if (!in->k16 || !in->v16)
 			return -1;
-		store16(a->kv_dtype, in->k, in->k16, in->nk);
-		store16(a->kv_dtype, in->v, in->v16, in->nv);
+		mha_kv_store_back(a->kv_dtype, in->k, in->k16, in->nk);
+		mha_kv_store_back(a->kv_dtype, in->v, in->v16, in->nv);
 	}
 	for (size_t b = 0; b < batch; ++b)
 		in->kv_len[b] = (int32_t)(b + 1 == batch ? skv : (skv * 2 + 1) / 3);
