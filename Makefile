@@ -23,7 +23,7 @@ CMAKEDIR ?= $(LIBDIR)/cmake/mhagen
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 
 CFLAGS ?= -O2 -g
-WARN := -std=c11 -Wall -Wextra -Werror
+WARN := -std=c11 -Wall -Wextra -Wpointer-arith -Werror
 ALL_CFLAGS = $(WARN) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -MMD -MP
 LUA_CFLAGS = $(shell $(PKG_CONFIG) --cflags lua5.4)
 LUA_LIBS = $(shell $(PKG_CONFIG) --libs lua5.4)

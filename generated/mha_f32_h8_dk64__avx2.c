@@ -36,13 +36,16 @@ struct mha_q8_0 {
 	int8_t qs[32];
 };
 struct mha_args {
-	const float *q;
+	/* q and out of the kernel's --dtype: floats (f32, every kernel without
+	 * --dtype) or uint16_t bits (f16, bf16); with --packed qkv, q is the
+	 * packed buffer of that type */
+	const void *q;
 	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
 	 * kernel without --kv-dtype), uint16_t bits (f16, bf16) or struct
 	 * mha_q8_0 blocks (q8); with --packed kv, k is the packed buffer of
 	 * that type */
 	const void *k, *v;
-	float *out;
+	void *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys
 	                              * per batch item */
@@ -142,7 +145,7 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 	const size_t n = a->batch * a->seq_q * 512;
 
 	for (size_t x = 0; x < n; ++x)
-		a->out[x] = NAN;
+		((float *)a->out)[x] = NAN;
 	errno = ENOMEM;
 }
 

@@ -512,7 +512,9 @@ static void push_spec(lua_State *L, const struct mha_spec *s)
 	set_str(L, "layout", mha_layout_words[s->layout]);
 	set_str(L, "packed", mha_packed_words[s->packed]);
 	set_str(L, "varlen", mha_varlen_words[s->varlen]);
-	/* S.kv_dtype: "f32", "f16" or "bf16", how k and v are stored */
+	/* S.dtype: "f32", "f16" or "bf16", how q and out are stored;
+	 * S.kv_dtype: the same or "q8", how k and v are */
+	set_str(L, "dtype", mha_dtype_words[s->dtype]);
 	set_str(L, "kv_dtype", mha_dtype_words[s->kv_dtype]);
 	set_num(L, "scale", (double)(float)mha_spec_scale(s));
 	set_bool(L, "scale_default", !(s->scale > 0.0));

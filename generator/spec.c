@@ -17,7 +17,7 @@
 #include "gen.h"
 #include "knobs.h"
 
-enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_VARLEN, K_DTYPE, K_REAL,
+enum kind { K_INT, K_MASK, K_DIMS, K_ALIGN, K_LAYOUT, K_PACKED, K_VARLEN, K_DTYPE, K_QDTYPE, K_REAL,
 	K_TARGET, K_NAME, K_BOOL };
 
 /* The masks' words, by bit (ORDER MASK). */
@@ -60,6 +60,7 @@ static const struct key {
 	{"layout", K_LAYOUT, 0, 0, 0},
 	{"packed", K_PACKED, 0, 0, 0},
 	{"varlen", K_VARLEN, 0, 0, 0},
+	{"dtype", K_QDTYPE, 0, 0, 0},
 	{"kv-dtype", K_DTYPE, 0, 0, 0},
 	{"scale", K_REAL, offsetof(struct mha_spec, scale), 0, 0},
 	{"target", K_TARGET, 0, 0, 0},
@@ -254,6 +255,13 @@ int mha_spec_set(struct mha_spec *s, const char *key, const char *val,
 			return mhagen_fail(err, "--kv-dtype: unknown value '%s' (f32, "
 			                   "f16, bf16 or q8)", val);
 		return 0;
+	case K_QDTYPE:
+		if (parse_word(key, val, mha_dtype_words, &s->dtype, err) ||
+		    s->dtype == MHA_DTYPE_Q8)
+			return mhagen_fail(err, "--dtype: unknown value '%s' (f32, f16 "
+			                   "or bf16; q8 stores only keys and values: "
+			                   "--kv-dtype q8)", val);
+		return 0;
 	case K_TARGET: {
 		/* a name of a target table, or a comma list of them, checked
 		 * when they are loaded */
@@ -410,9 +418,10 @@ void mha_spec_canonical_name(const struct mha_spec *s, char *buf, size_t n)
 		if (!s->proj_bias)
 			mha_append(buf, n, "_nobias");
 	} else {
-		mha_append(buf, n, "mha_f32_");
-		/* the storage of k and v, when not the tensors' f32: f16kv, bf16kv */
-		if (s->kv_dtype)
+		/* the storage of q and out (--dtype), then of k and v when it
+		 * differs (--kv-dtype): mha_f16_, mha_f32_f16kv_, mha_f32_q8kv_ */
+		mha_append(buf, n, "mha_%s_", mha_dtype_words[s->dtype]);
+		if (s->kv_dtype != s->dtype)
 			mha_append(buf, n, "%skv_", mha_dtype_words[s->kv_dtype]);
 		mha_append(buf, n, "h%ld", s->h);
 		if (s->kv_heads != s->h)
@@ -549,7 +558,9 @@ void mha_spec_command(const struct mha_spec *s, char *buf, size_t n)
 		mha_append(buf, n, " --packed %s", mha_packed_words[s->packed]);
 	if (s->varlen)
 		mha_append(buf, n, " --varlen %s", mha_varlen_words[s->varlen]);
-	if (s->kv_dtype)
+	if (s->dtype)
+		mha_append(buf, n, " --dtype %s", mha_dtype_words[s->dtype]);
+	if (s->kv_dtype != s->dtype)
 		mha_append(buf, n, " --kv-dtype %s", mha_dtype_words[s->kv_dtype]);
 	if (s->scale > 0.0)
 		mha_append(buf, n, " --scale %a", (double)(float)s->scale);
@@ -792,6 +803,10 @@ static int layer(struct mha_spec *s, char *err)
 	if (strchr(s->target, ','))
 		return mhagen_fail(err, "--target %s: a layer takes one target",
 		                   s->target);
+	if (s->dtype)
+		return mhagen_fail(err, "--dtype %s: a layer's inputs, weights and "
+		                   "outputs are floats; --kv-dtype stores its KV "
+		                   "cache", mha_dtype_words[s->dtype]);
 	if (s->kv_dtype && !s->kv_cache)
 		return mhagen_fail(err, "--kv-dtype %s: a layer stores k and v only "
 		                   "in its KV cache; add --kv-cache N (the decoder "
@@ -812,6 +827,9 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 {
 	if (layer(s, err))
 		return -1;
+	/* k and v are stored as q and out unless --kv-dtype says otherwise */
+	if (!mha_spec_is_set(s, "kv-dtype"))
+		s->kv_dtype = s->dtype;
 	if (!s->h)
 		return mhagen_fail(err, "--h is required (number of query heads)");
 	if (!s->dk)
@@ -841,10 +859,12 @@ int mha_spec_finish(struct mha_spec *s, char *err)
 		                   "each key and value row (ggml's q8_0), so --dk "
 		                   "(%ld) and --dv (%ld) are multiples of 32", s->dk,
 		                   s->dv);
-	if (s->kv_dtype && s->packed == MHA_PACKED_QKV)
+	if (s->kv_dtype != s->dtype && s->packed == MHA_PACKED_QKV)
 		return mhagen_fail(err, "--kv-dtype %s: not with --packed qkv (q "
-		                   "stays f32, in the same rows as k and v); use "
-		                   "--packed kv", mha_dtype_words[s->kv_dtype]);
+		                   "is %s, in the same rows as k and v); use "
+		                   "--packed kv, or --dtype for all three",
+		                   mha_dtype_words[s->kv_dtype],
+		                   mha_dtype_words[s->dtype]);
 	if (s->alibi && s->max_bias > 0.0)
 		return mhagen_fail(err, "--max-bias: fixes the ALiBi slopes, --alibi "
 		                   "takes them from the caller; give one of them");

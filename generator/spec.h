@@ -27,7 +27,9 @@ struct mha_spec {
 	int align, layout;       /* enum mha_align, enum mha_layout */
 	int packed;              /* enum mha_packed: inputs in one buffer */
 	int varlen;              /* enum mha_varlen: per-sequence lengths */
-	int kv_dtype;            /* enum mha_dtype: how k and v are stored */
+	int dtype;               /* enum mha_dtype: how q and out are stored */
+	int kv_dtype;            /* enum mha_dtype: how k and v are stored (after
+	                          * finish: dtype unless --kv-dtype was given) */
 	double scale;            /* 0: default 1/sqrt(dk) */
 	char target[64];         /* a target table's name (native resolved), or
 	                          * a comma list of them (run-time dispatch) */

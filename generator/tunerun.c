@@ -356,7 +356,7 @@ int mha_runner_measure(struct mha_runner *r, const struct mha_spec *s,
 	snprintf(a[12], 64, "%g", seconds);
 	snprintf(a[13], 64, "%d", r->threads <= 1);
 	snprintf(a[14], 64, "ref");
-	snprintf(a[15], 64, "%d", s->kv_dtype);
+	snprintf(a[15], 64, "%d,%d", s->kv_dtype, s->dtype);
 	/* the wrapper's words first, when there is one */
 	snprintf(wrap, sizeof wrap, "%s", r->wrapper);
 	if (split(wrap, argv, &w) || w + 18 >= MAXARGS) {

@@ -87,11 +87,15 @@ enum mha_packed { MHA_PACKED_NONE = 0, MHA_PACKED_QKV = 1,
 enum mha_varlen { MHA_VARLEN_NONE = 0, MHA_VARLEN_PADDED = 1,
 	MHA_VARLEN_PACKED = 2 };
 
-/* How K and V are stored (--kv-dtype; struct mha_attn's kv_dtype): f32
+/* How q and out (--dtype; struct mha_attn's dtype: f32, f16 or bf16), and
+ * K and V (--kv-dtype, by default the --dtype; struct mha_attn's kv_dtype),
+ * are stored: f32
  * floats, or 16-bit elements passed as uint16_t bits: f16 (IEEE 754
  * binary16: 1 sign, 5 exponent, 10 fraction bits) or bf16 (bfloat16: the
  * high half of a float's bits).  The kernel converts each element exactly
- * to float (every f16 and bf16 value is a float) and computes in float.
+ * to float (every f16 and bf16 value is a float) and computes in float;
+ * an f16 or bf16 out is each float result rounded to nearest, ties to even
+ * (f16: past 65504 rounds to inf; NaN stays NaN). 
  * q8 is ggml's q8_0, read in place: each run of 32 elements along a row is
  * one struct mha_q8_0 (34 bytes: an f16 scale d, then 32 int8 values q;
  * element i is d * q[i], exactly a float), so head dims are multiples of 32
@@ -125,11 +129,14 @@ struct mha_attn {
 	unsigned mask_dims; /* MHA_DIMS_* bits of the bias and boolean mask */
 	int varlen;         /* enum mha_varlen */
 	int kv_dtype;       /* enum mha_dtype: how k and v are stored */
+	int dtype;          /* enum mha_dtype: how q and out are stored (f32,
+	                     * f16, bf16) */
 };
 
-/* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head, k and v
- * floats (a kernel with --kv-dtype f16 or bf16 has no 9-argument form: it
- * takes struct mha_args, whose k and v point at its uint16_t elements).
+/* The kernel, NAME: out = softmax(q k^T * scale + mask) v per head, every
+ * tensor floats (a kernel with --dtype or --kv-dtype f16, bf16 or q8 has no
+ * 9-argument form: it takes struct mha_args, whose pointers are of its
+ * types).
  * kv_len is read only by kernels with MHA_MASK_PADDING, bias only with
  * MHA_MASK_BIAS (NULL otherwise; its shape per mask_dims); seq_q and seq_kv are ignored when the spec
  * fixed them.  A function type: `mha_kernel_fn NAME;` declares a kernel. */
@@ -169,13 +176,16 @@ struct mha_q8_0 {
 	int8_t qs[32];
 };
 struct mha_args {
-	const float *q;
+	/* q and out of the kernel's --dtype: floats (f32, every kernel without
+	 * --dtype) or uint16_t bits (f16, bf16); with --packed qkv, q is the
+	 * packed buffer of that type */
+	const void *q;
 	/* k and v as stored, of the kernel's --kv-dtype: floats (f32, every
 	 * kernel without --kv-dtype), uint16_t bits (f16, bf16) or struct
 	 * mha_q8_0 blocks (q8); with --packed kv, k is the packed buffer of
 	 * that type */
 	const void *k, *v;
-	float *out;
+	void *out;
 	size_t batch, seq_q, seq_kv;
 	const int32_t *kv_len;       /* --mask padding, --varlen padded: keys
 	                              * per batch item */
@@ -215,9 +225,10 @@ typedef void mha_args_fn(const struct mha_args *a);
  * that of a call over another set, disjoint; afterwards out and lse are what
  * one call over both sets gives (lse = log(e^lse + e^lse2), out weighted by
  * e^(lse - new lse) and e^(lse2 - new lse); zeros and -inf where both are
- * -inf).  out in the kernel's layout, lse [batch][h][seq_q]; seq_q is
+ * -inf).  out in the kernel's layout and --dtype (floats, or f16 or bf16
+ * bits: rounded once more), lse [batch][h][seq_q]; seq_q is
  * ignored when the spec fixed it. */
-typedef void mha_merge_fn(float *out, float *lse, const float *out2,
+typedef void mha_merge_fn(void *out, float *lse, const void *out2,
                           const float *lse2, size_t batch, size_t seq_q);
 
 /* NAME_workspace: the bytes of scratch a call of NAME_args with these

@@ -151,10 +151,11 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 {
 	const size_t seq_q = x->seq_q, seq_kv = x->seq_kv, b = sq->b;
 	const size_t hk = hh / (a->h / a->kv_heads);
-	const float *qr = x->q + mha_ref_offset(a, MHA_TENSOR_Q, sq->batch,
-	                                        sq->tq, sq->bb, sq->q0 + i, hh);
-	float *o = x->out + mha_ref_offset(a, MHA_TENSOR_OUT, sq->batch, sq->tq,
-	                                   sq->bb, sq->q0 + i, hh);
+	/* q and out of a->dtype: the row's first element */
+	const size_t qr = mha_ref_offset(a, MHA_TENSOR_Q, sq->batch, sq->tq,
+	                                 sq->bb, sq->q0 + i, hh);
+	const size_t o = mha_ref_offset(a, MHA_TENSOR_OUT, sq->batch, sq->tq,
+	                                sq->bb, sq->q0 + i, hh);
 	float *w = x->weights ? x->weights + ((b * a->h + hh) * seq_q + i) *
 	                        seq_kv : NULL;
 	const float *bias = (a->mask & MHA_MASK_BIAS) ? x->bias +
@@ -173,7 +174,8 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 		                                 sq->bb, sq->k0 + j, hk);
 		double acc = 0.0;
 		for (size_t d = 0; d < a->dk; ++d)
-			acc += (double)qr[d] * mha_ref_kv(a, x->k, kr + d);
+			acc += mha_ref_elem(a->dtype, x->q, qr + d) *
+			       mha_ref_kv(a, x->k, kr + d);
 		acc *= a->scale;
 		if (a->softcap > 0.0)
 			acc = a->softcap * tanh(acc / a->softcap);
@@ -189,7 +191,7 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 			mx = acc;
 	}
 	for (size_t d = 0; d < a->dv; ++d)
-		o[d] = 0.0f;
+		mha_ref_put(a->dtype, x->out, o + d, 0.0f);
 	for (size_t j = 0; w && j < seq_kv; ++j)
 		w[j] = 0.0f;
 	if (lse) /* no key: the sink's logit alone, or -inf */
@@ -219,7 +221,7 @@ static void ref_row(const struct mha_attn *a, const struct mha_args *x,
 			                                 hk);
 			acc += s[j] * mha_ref_kv(a, x->v, vr + d);
 		}
-		o[d] = (float)(acc / sum);
+		mha_ref_put(a->dtype, x->out, o + d, (float)(acc / sum));
 	}
 }
 
@@ -256,7 +258,22 @@ float mha_bf16_to_float(uint16_t h)
 
 double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i)
 {
-	switch (a->kv_dtype) {
+	return mha_ref_elem(a->kv_dtype, p, i);
+}
+
+void mha_ref_put(int dtype, void *p, size_t i, float f)
+{
+	if (dtype == MHA_DTYPE_F32) {
+		((float *)p)[i] = f;
+		return;
+	}
+	((uint16_t *)p)[i] = dtype == MHA_DTYPE_F16 ? mha_f16_from_float(f)
+	                                            : mha_bf16_from_float(f);
+}
+
+double mha_ref_elem(int dtype, const void *p, size_t i)
+{
+	switch (dtype) {
 	case MHA_DTYPE_F16:
 		return mha_f16_to_float(((const uint16_t *)p)[i]);
 	case MHA_DTYPE_BF16:
@@ -342,8 +359,8 @@ void mha_ref_attention(const struct mha_attn *a, const struct mha_args *in)
 	/* packed inputs: k and v where the kernel finds them */
 	if (a->packed == MHA_PACKED_QKV) {
 		xp.seq_kv = xp.seq_q;
-		xp.k = xp.q + mha_ref_base(a, MHA_TENSOR_K);
-		xp.v = xp.q + mha_ref_base(a, MHA_TENSOR_V);
+		xp.k = mha_kv_at(a->dtype, xp.q, mha_ref_base(a, MHA_TENSOR_K));
+		xp.v = mha_kv_at(a->dtype, xp.q, mha_ref_base(a, MHA_TENSOR_V));
 	} else if (a->packed == MHA_PACKED_KV)
 		xp.v = mha_kv_at(a->kv_dtype, xp.k, mha_ref_base(a, MHA_TENSOR_V));
 	seq_q = x->seq_q;

@@ -68,6 +68,10 @@ size_t mha_ref_offset(const struct mha_attn *a, enum mha_tensor t,
 /* Element i of k or v stored as a->kv_dtype (floats, f16 or bf16 bits, or
  * q8_0 blocks: element i in block i / 32), exactly. */
 double mha_ref_kv(const struct mha_attn *a, const void *p, size_t i);
+/* Element i of p stored as dtype, exactly; mha_ref_put stores f there
+ * (f32, f16 or bf16, rounded as mha_kv_store rounds). */
+double mha_ref_elem(int dtype, const void *p, size_t i);
+void mha_ref_put(int dtype, void *p, size_t i, float f);
 
 /* The bytes of n elements stored as dtype (enum mha_dtype; q8: n a multiple
  * of 32), and p advanced by n such elements. */

@@ -38,6 +38,59 @@ local function check_target(T, path)
 	end
 end
 
+-- Helpers every target has, before its own: scalar conversions between
+-- floats and f16 or bf16 bits, for the elements code outside vectors
+-- touches (--dtype, --kv-dtype).  To float exactly; from float as
+-- runtime/mha_kvstore.h rounds (P_to_f16, P_to_bf16: its functions).
+local function common_helpers()
+	local text = mhagen.source("runtime/mha_kvstore.h")
+	local list = {
+		-- f16 (IEEE binary16) bits as a float, exactly: inf and NaN (payload
+		-- kept in the high fraction bits), normals rebiased, subnormals and
+		-- zeros as m * 2^-24
+		{"f16", [[
+static inline float P_f16(uint16_t h)
+{
+	const uint32_t s = (uint32_t)(h & 0x8000u) << 16;
+	const uint32_t e = (uint32_t)(h >> 10) & 0x1fu, m = h & 0x3ffu;
+	uint32_t u;
+	float f;
+
+	if (e == 0x1fu)
+		u = s | 0x7f800000u | m << 13;
+	else if (e)
+		u = s | (e + 112u) << 23 | m << 13;
+	else {
+		f = (float)m * 0x1p-24f;
+		memcpy(&u, &f, sizeof u);
+		u |= s;
+	}
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+]]},
+		-- bf16 bits as a float: its high half
+		{"bf16", [[
+static inline float P_bf16(uint16_t h)
+{
+	const uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+]]},
+	}
+	for _, d in ipairs({"f16", "bf16"}) do
+		local body = text:match("/%* mha_store " .. d .. ": begin %*/\n(.-)/%* mha_store " .. d .. ": end %*/")
+		if not body then
+			error("runtime/mha_kvstore.h: no " .. d .. " store between its marks", 0)
+		end
+		list[#list + 1] = {"to_" .. d, (body:gsub("mha_" .. d .. "_from_float%(", "P_to_" .. d .. "("))}
+	end
+	return list
+end
+
 -- The target table of name (templates/targets/NAME.lua); asking it for an
 -- op it lacks is an error at the template line that asked.
 local function load_target(name)
@@ -57,6 +110,19 @@ local function load_target(name)
 		                    mhagen.display(path), name), 0)
 	end
 	check_target(T, mhagen.display(path))
+	local helpers, own = {}, {}
+	for _, h in ipairs(T.helpers) do
+		own[h[1]] = true
+	end
+	for _, h in ipairs(common_helpers()) do
+		if not own[h[1]] then
+			helpers[#helpers + 1] = h
+		end
+	end
+	for _, h in ipairs(T.helpers) do
+		helpers[#helpers + 1] = h
+	end
+	T.helpers = helpers
 	-- the q8 ops a target leaves to the defaults: calls of its "q8"
 	-- helpers, P_q8d (the scale) and P_q8i (the int8 values), and their
 	-- product
@@ -186,9 +252,17 @@ local function scratch_and_stack(S, P)
 		-- grouped heads together)
 		stack = 4 * (2 * P.gs + P.gs * dp) + 4 * (P.bk + (P.ro and 1 or 0)) * (P.ro and P.gs or 1) +
 		        vec((P.k.n + P.v.n) * (P.ro and 2 or 1)) + 8 * P.gs
+		-- (--dtype f16, bf16: the item's q rows as floats, qf)
+		if S.dtype ~= "f32" then
+			stack = stack + 4 * P.gs * S.dk + 64
+		end
 	end
 	if S.weights then
 		stack = math.max(stack, vec(1))
+		-- (--dtype: the row's q as floats)
+		if S.dtype ~= "f32" then
+			stack = stack + 4 * S.dk
+		end
 	end
 	P.stack = (stack + STACK_FRAMES + 1023) // 1024 * 1024
 end
@@ -567,6 +641,9 @@ local function inputs(S)
 		if (name == "k" or name == "v") and S.kv_dtype ~= "f32" then
 			-- f16 or bf16 bits, or q8_0 blocks (--kv-dtype)
 			ty = S.kv_dtype == "q8" and "const struct mha_q8_0 *" or "const uint16_t *"
+		elseif (name == "q" or name == "out") and S.dtype ~= "f32" then
+			-- f16 or bf16 bits (--dtype)
+			ty = ty:gsub("float", "uint16_t")
 		end
 		list[#list + 1] = {name, ty}
 	end
@@ -596,9 +673,9 @@ end
 
 -- Whether a kernel of spec S exports the 9-argument NAME (and with
 -- --weights NAME_weights): when it reads no input beyond those arguments,
--- whose k and v are floats (not with --kv-dtype f16 or bf16).
+-- whose tensors are floats (not with --dtype or --kv-dtype).
 local function plain_form(S)
-	return #inputs(S) == #ARGS_FLAT and S.kv_dtype == "f32"
+	return #inputs(S) == #ARGS_FLAT and S.kv_dtype == "f32" and S.dtype == "f32"
 end
 
 -- ALiBi's slopes by ggml's rule from max_bias, for h heads: with n the
@@ -808,6 +885,9 @@ local function registry_line(S, T, stack)
 	if S.kv_dtype ~= "f32" then
 		attn[#attn + 1] = ".kv_dtype = " .. KV_DTYPES[S.kv_dtype]
 	end
+	if S.dtype ~= "f32" then
+		attn[#attn + 1] = ".dtype = " .. KV_DTYPES[S.dtype]
+	end
 	local line = string.format("MHA_KERNEL(%s, \"%s\", \"%s\", %d, %d, %d, %d, %d, %d, %s)\n",
 		S.name, S.target, table.concat(T.cpu, " "), S.seq_q, S.seq_kv,
 		plain_form(S) and 1 or 0, S.weights and 1 or 0,
@@ -842,6 +922,8 @@ local function base_vars(spec)
 	vars.kv_desc = spec.kv_dtype == "f32" and "floats" or
 	               spec.kv_dtype == "q8" and "q8_0 blocks of 32 elements" or
 	               (spec.kv_dtype .. " elements (uint16_t bits)")
+	-- how q and out are stored (--dtype): the C type of their elements
+	vars.QT = spec.dtype == "f32" and "float" or "uint16_t"
 	-- k or v pointer p advanced by e elements (a C expression): with q8
 	-- by e / 32 blocks (every row and head starts a block); kv_step the
 	-- same distance alone
@@ -867,8 +949,8 @@ local function base_vars(spec)
 	-- with qkv seq_kv is seq_q
 	local from = {}
 	if spec.packed == "qkv" then
-		from.k = "a->q + " .. select(4, geometry(spec, "k"))
-		from.v = "a->q + " .. select(4, geometry(spec, "v"))
+		from.k = "(const " .. vars.QT .. " *)a->q + " .. select(4, geometry(spec, "k"))
+		from.v = "(const " .. vars.QT .. " *)a->q + " .. select(4, geometry(spec, "v"))
 		from.seq_kv = "a->seq_q"
 	elseif spec.packed == "kv" then
 		from.v = vars.kv_at("(const " .. vars.KT .. " *)a->k", select(4, geometry(spec, "v")))
@@ -983,6 +1065,51 @@ local function kernel_vars(spec, T)
 			return row .. "[" .. off // 32 .. "]", tostring(off % 32)
 		end
 		return row .. "[(" .. off .. ") / 32]", "(" .. off .. ") % 32"
+	end
+	-- a vector of W elements of q from p (any alignment) as floats, and
+	-- the first n of them
+	vars.q_load = function(p)
+		if spec.dtype == "f32" then
+			return T.loadu(p)
+		end
+		return T["load_" .. spec.dtype](p)
+	end
+	vars.q_load_part = function(p, n)
+		if spec.dtype == "f32" then
+			return T.load_part(p, n)
+		end
+		return T["load_part_" .. spec.dtype](p, n)
+	end
+	-- element x (a C lvalue) of q or out as a float, in scalar code
+	vars.q_at = function(x)
+		if spec.dtype == "f32" then
+			return x
+		end
+		T.use(spec.dtype)
+		return T.prefix .. "_" .. spec.dtype .. "(" .. x .. ")"
+	end
+	-- the statement storing vector x of floats at p of out (any
+	-- alignment), rounded to its --dtype; out_store_part the first n
+	vars.out_store = function(p, x)
+		if spec.dtype == "f32" then
+			return T.storeu(p, x)
+		end
+		return T["store_" .. spec.dtype](p, x)
+	end
+	vars.out_store_part = function(p, x, n)
+		if spec.dtype == "f32" then
+			return T.store_part(p, x, n)
+		end
+		return T["store_part_" .. spec.dtype](p, x, n)
+	end
+	-- the statement "o = x;" for element o (a C lvalue) of out, in scalar
+	-- code
+	vars.out_set = function(o, x)
+		if spec.dtype == "f32" then
+			return o .. " = " .. x .. ";"
+		end
+		T.use("to_" .. spec.dtype)
+		return o .. " = " .. T.prefix .. "_to_" .. spec.dtype .. "(" .. x .. ");"
 	end
 	-- a vector of W keys' or values' elements from p (a pointer to their
 	-- storage type, any alignment), as floats: loadu, or the target's

@@ -5,7 +5,7 @@
 --
 -- Operations return C text; a, b, c, v, x, lim are C expressions of the
 -- target's vector type, p a C pointer expression to floats (to uint16_t for
--- the f16 and bf16 loads of --kv-dtype), n a lane count
+-- the f16 and bf16 loads and stores of --dtype and --kv-dtype), n a lane count
 -- (a Lua integer below the width), k a shift count and s a stride (Lua
 -- integers).
 return {
@@ -53,6 +53,10 @@ return {
 		{"load_part_f16", true, "load_part_f16(p, n)", "the first n f16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
 		{"load_bf16", true, "load_bf16(p)", "the vector of the W bf16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
 		{"load_part_bf16", true, "load_part_bf16(p, n)", "the first n bf16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
+		{"store_f16", true, "store_f16(p, v)", "a statement: v's lanes rounded to f16 (to nearest even; past 65504 inf, NaN quiet), stored at p (a uint16_t pointer, any alignment)"},
+		{"store_part_f16", true, "store_part_f16(p, v, n)", "a statement: the first n lanes of v rounded to f16 at p; writes nothing past p[n-1]"},
+		{"store_bf16", true, "store_bf16(p, v)", "a statement: v's lanes rounded to bf16 (to nearest even; NaN quiet, its high payload bits kept) at p (a uint16_t pointer, any alignment)"},
+		{"store_part_bf16", true, "store_part_bf16(p, v, n)", "a statement: the first n lanes of v rounded to bf16 at p; writes nothing past p[n-1]"},
 		-- --kv-dtype q8: each defaults (templates/main.lua) to calls of the
 		-- target's "q8" helpers P_q8d(b) and P_q8i(b, i)
 		{"q8_scale", false, "q8_scale(b)", "block b's f16 scale d as a float in every lane (b a C lvalue of struct mha_q8_0)"},

@@ -222,8 +222,18 @@ const struct bad bad_cases[] = {
 	 "(ggml's q8_0), so --dk (48) and --dv (48) are multiples of 32"},
 	{{{"--h", "2", "--dk", "8", "--seq", "9", "--packed", "qkv",
 	   "--kv-dtype", "f16"}},
-	 "--kv-dtype f16: not with --packed qkv (q stays f32, in the same "
-	 "rows as k and v); use --packed kv"},
+	 "--kv-dtype f16: not with --packed qkv (q is f32, in the same "
+	 "rows as k and v); use --packed kv, or --dtype for all three"},
+	{{{"--h", "2", "--dk", "32", "--seq", "9", "--packed", "qkv",
+	   "--dtype", "bf16", "--kv-dtype", "q8"}},
+	 "--kv-dtype q8: not with --packed qkv (q is bf16"},
+	{{{HD, "--dtype", "q8"}},
+	 "--dtype: unknown value 'q8' (f32, f16 or bf16; q8 stores only keys "
+	 "and values: --kv-dtype q8)"},
+	{{{HD, "--dtype", "f64"}}, "--dtype: unknown value 'f64'"},
+	{{{"--embed", "64", "--h", "8", "--dtype", "f16"}},
+	 "--dtype f16: a layer's inputs, weights and outputs are floats; "
+	 "--kv-dtype stores its KV cache"},
 	/* the layer (--embed): its axes once, what it does not carry yet */
 	{{{"--embed", "770", "--h", "12"}},
 	 "--embed: 770 is not divisible by --h 12 (each head takes embed / h)"},

@@ -108,6 +108,54 @@ static void half_free(struct half *h)
 		check_free(h->base, h->nf);
 }
 
+/* --dtype f16 or bf16: the kernel writes out's n 16-bit elements into the
+ * second half of the bytes of g's n floats (so the fence after them still
+ * catches a write past the end), first set to a signalling NaN no
+ * conversion produces (conversions quiet every NaN); out16_read checks the
+ * first half still holds the guard payload, then turns the elements into
+ * g's floats: the poison where still unwritten, else the value. */
+static uint16_t poison16(int dtype)
+{
+	return dtype == MHA_DTYPE_F16 ? 0x7d5au : 0x7f9au;
+}
+
+static void *out16(struct mha_guarded *g, int dtype)
+{
+	uint16_t *o = (uint16_t *)(void *)((char *)g->data + 2 * g->n);
+
+	for (size_t i = 0; i < g->n; ++i)
+		o[i] = poison16(dtype);
+	return o;
+}
+
+static int out16_read(struct mha_guarded *g, int dtype)
+{
+	const uint16_t *o = (const uint16_t *)(const void *)((char *)g->data + 2 * g->n);
+	uint16_t *t = malloc(g->n * sizeof *t + 1);
+	int intact = 1;
+
+	if (!t)
+		return -1;
+	for (size_t i = 0; i < g->n / 2; ++i)
+		intact &= mha_is_poison(g->data[i]);
+	memcpy(t, o, g->n * sizeof *t);
+	mha_guarded_poison(g);
+	for (size_t i = 0; i < g->n; ++i)
+		if (t[i] != poison16(dtype))
+			g->data[i] = (float)mha_ref_elem(dtype, t, i);
+	free(t);
+	return intact ? 0 : -1;
+}
+
+/* x rounded to dtype (f16, bf16) and read back */
+static float round16(int dtype, double x)
+{
+	uint16_t u;
+
+	mha_ref_put(dtype, &u, 0, (float)x);
+	return (float)mha_ref_elem(dtype, &u, 0);
+}
+
 
 uint64_t check_rng_next(uint64_t *s)
 {
@@ -247,7 +295,7 @@ static size_t out_row(const struct mha_attn *a, const struct mha_args *x,
  * poison untouched.  what names the function. */
 static int check_out(const char *what, const struct check_case *c,
                      const struct mha_guarded *out, const float *ref,
-                     double tol, char *msg, size_t msglen)
+                     const float *hi, double tol, char *msg, size_t msglen)
 {
 	double err = 0.0;
 	size_t worst = 0;
@@ -272,19 +320,22 @@ static int check_out(const char *what, const struct check_case *c,
 			                                     : "is not finite");
 			return -1;
 		}
-		e = fabs((double)out->data[i] - (double)ref[i]);
+		/* with hi, ref[i] and hi[i] bound the output's range */
+		e = !hi ? fabs((double)out->data[i] - (double)ref[i])
+		    : out->data[i] < ref[i] ? (double)ref[i] - out->data[i]
+		    : out->data[i] > hi[i] ? (double)out->data[i] - hi[i] : 0.0;
 		if (e > err) {
 			err = e;
 			worst = i;
 		}
 	}
-	if (err > tol) {
+	if (err > (hi ? 0.0 : tol)) {
 		snprintf(msg, msglen,
 		         "%sbatch %zu seq_q %zu seq_kv %zu pad %d data %d: "
-		         "|out - ref| = %.3g > tol %.3g at %zu (out %.9g, ref %.9g)",
+		         "|out - ref| = %.3g > tol %.3g at %zu (out %.9g, ref %.9g%s)",
 		         what, c->batch, c->seq_q, c->seq_kv, (int)c->pad,
 		         (int)c->data, err, tol, worst, (double)out->data[worst],
-		         (double)ref[worst]);
+		         (double)ref[worst], hi ? " or above, rounded" : "");
 		return -1;
 	}
 	return 0;
@@ -541,6 +592,12 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
 	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
 	struct half kh = {NULL, NULL, 0}, vh = {NULL, NULL, 0};
+	struct half qh = {NULL, NULL, 0};
+	/* --dtype: the reference reads the stored values as floats (q, and
+	 * with --packed qkv k and v, hold them) and rounds its output the
+	 * same way afterwards; rhi: the upper ends of the outputs' ranges */
+	struct mha_attn ar = a;
+	float *rhi = NULL;
 	size_t nl = tb * k->a.h * tq;
 	float *lref = k->merge && !mha_guarded_init(&lg, nl) ? lg.data : NULL;
 	size_t nw = c->batch * k->a.h * c->seq_q * c->seq_kv;
@@ -655,6 +712,23 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 			mha_kv_store_back(a.kv_dtype, src, h->p, n);
 		}
 	}
+	/* --dtype: q stored as f16 or bf16 too (with --packed qkv in the
+	 * buffer above, of the same type) */
+	if (a.dtype && a.packed != MHA_PACKED_QKV) {
+		if (half_init(&qh, a.dtype, nq)) {
+			snprintf(msg, msglen, "out of memory");
+			goto done;
+		}
+		for (size_t i = 0; i < nq; ++i)
+			if ((check_rng_next(&seed) & 15) == 0)
+				q[i] = ldexpf(check_rng_unit(&seed), -16);
+		mha_kv_store_back(a.dtype, q, qh.p, nq);
+	}
+	if (a.dtype) {
+		ar.dtype = MHA_DTYPE_F32;
+		if (a.packed == MHA_PACKED_QKV)
+			ar.kv_dtype = MHA_DTYPE_F32;
+	}
 	vmax = tensor_max(&a, MHA_TENSOR_V, v, tb, tk);
 	qmax = tensor_max(&a, MHA_TENSOR_Q, q, tb, tq);
 	kmax = tensor_max(&a, MHA_TENSOR_K, kk, tb, tk);
@@ -676,8 +750,14 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		.cu_seqlens_q = vpacked ? cu_q : NULL,
 		.cu_seqlens_k = vpacked ? cu_k : NULL,
 	};
-	mha_ref_attention(&a, &x);
+	if (ar.kv_dtype != a.kv_dtype) {
+		x.k = kk;
+		x.v = v;
+	}
+	mha_ref_attention(&ar, &x);
 	const struct mha_args in = x; /* the inputs, for the checks */
+	if (a.dtype)
+		x.q = a.packed == MHA_PACKED_QKV ? kh.p : qh.p;
 	/* packed: the kernel finds k and v in the buffer, and with qkv takes
 	 * seq_kv from seq_q, whatever the call says */
 	if (a.packed == MHA_PACKED_QKV) {
@@ -689,13 +769,18 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	           a.varlen == MHA_VARLEN_PADDED ? kv_len : NULL;
 	x.alibi_slopes = k->a.alibi == MHA_ALIBI_SLOPES ? slopes : NULL;
 	x.sinks = k->a.sinks ? sinks : NULL;
-	x.out = out.data;
+	x.out = a.dtype ? out16(&out, a.dtype) : out.data;
 	x.weights = NULL;
 	x.lse = lse.data; /* NULL without --lse */
 	if (k->fn && !c->via_args)
 		mha_call(k->fn, k->wfn, &x);
 	else
 		k->args(&x);
+	if (a.dtype && out16_read(&out, a.dtype)) {
+		snprintf(msg, msglen, "wrote before its %s output",
+		         a.dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+		goto done;
+	}
 
 	/* Outputs are convex combinations of v rows, so errors scale with
 	 * max|v|.  A float score's rounding error grows like sqrt(dk) * eps *
@@ -714,7 +799,23 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	/* lse = m + log(l): off by a score's error (wtol, absolute) and by
 	 * l's relative error, a few ulp of exp over the row's keys */
 	ltol = wtol + 4.0 * (double)c->seq_kv * 0x1p-24;
-	if (check_out("", c, &out, ref, tol, msg, msglen) ||
+	/* --dtype: an output is right when it is the rounding of a float
+	 * within tol of the reference: [R(ref - tol), R(ref + tol)], R the
+	 * rounding to the type (a kernel that truncates falls outside) */
+	if (a.dtype) {
+		rhi = malloc(no * sizeof *rhi + 1);
+		if (!rhi) {
+			snprintf(msg, msglen, "out of memory");
+			goto done;
+		}
+		for (size_t i = 0; i < no; ++i) {
+			if (mha_is_poison(ref[i]))
+				continue;
+			rhi[i] = round16(a.dtype, (double)ref[i] + tol);
+			ref[i] = round16(a.dtype, (double)ref[i] - tol);
+		}
+	}
+	if (check_out("", c, &out, ref, rhi, tol, msg, msglen) ||
 	    check_zero_rows("", k, &a, c, out.data, &in, msg, msglen) ||
 	    (k->merge && check_lse("", k, c, &lse, lref, ltol, msg, msglen)))
 		goto done;
@@ -726,13 +827,18 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 		mha_guarded_poison(&w);
 		if (k->merge)
 			mha_guarded_poison(&lse);
-		x.out = wout.data;
+		x.out = a.dtype ? out16(&wout, a.dtype) : wout.data;
 		x.weights = w.data;
 		if (k->wfn && !c->via_args)
 			mha_call(k->fn, k->wfn, &x);
 		else
 			k->args(&x);
-		if (check_out("NAME_weights: ", c, &wout, ref, tol, msg, msglen) ||
+		if (a.dtype && out16_read(&wout, a.dtype)) {
+			snprintf(msg, msglen, "NAME_weights: wrote before its output");
+			goto done;
+		}
+		if (check_out("NAME_weights: ", c, &wout, ref, rhi, tol, msg,
+		              msglen) ||
 		    check_zero_rows("NAME_weights: ", k, &a, c, wout.data, &in,
 		                    msg, msglen) ||
 		    check_weights(k, &a, c, &w, wref, &in, wtol, msg, msglen) ||
@@ -761,6 +867,8 @@ done:
 	bytes_free(&kmask);
 	half_free(&kh);
 	half_free(&vh);
+	half_free(&qh);
+	free(rhi);
 	mha_guarded_free(&out);
 	mha_guarded_free(&wg);
 	mha_guarded_free(&wout);
@@ -784,6 +892,21 @@ static const uint16_t specials[] = {
 };
 #define NSPECIAL (sizeof specials / sizeof specials[0])
 
+/* Floats that rounding to f16 or bf16 gets wrong first (--dtype's out,
+ * from an f32 cache): f16 65504 and the largest float below 65520 (both
+ * 65504), 65520 (inf), 1e5, +-inf, NaNs with payloads, f16's smallest
+ * subnormal 2^-24, 2^-25 (a tie: 0), 3 * 2^-26 (2^-24), the largest
+ * subnormal's neighbourhood, ties 1 + 2^-11 (to 1) and 1 + 3 * 2^-11 (up);
+ * bf16's ties 1 + 2^-8 and 1 + 3 * 2^-8, FLT_MAX (inf), a float subnormal,
+ * -0. */
+static const uint32_t specials32[] = {
+	0x477fe000, 0x477fefff, 0x477ff000, 0x47c35000, 0x7f800000, 0xff800000,
+	0x7fc00001, 0xffa00003, 0x33800000, 0x33000000, 0x33c00000, 0x387fc000,
+	0x387fe000, 0x3f801000, 0x3f803000, 0x3f808000, 0x3f818000, 0x7f7fffff,
+	0x00000123, 0x80000000, 0xc0490fdb, 0x3eaaaaab,
+};
+#define NSPECIAL32 (sizeof specials32 / sizeof specials32[0])
+
 /* A --kv-dtype kernel's conversion of values, exactly: with one key the
  * softmax weight is 1, so every row that sees it returns the key's value
  * row as floats.  Values cycle through specials[] (NaN and inf among them:
@@ -801,6 +924,7 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 	const size_t nk = skv * pitch, nv = skv * a.kv_heads * a.dv;
 	uint64_t seed = 99;
 	struct half kh = {NULL, NULL, 0}, vh = {NULL, NULL, 0};
+	struct half qh = {NULL, NULL, 0}, oh = {NULL, NULL, 0};
 	float *q = check_alloc(nq), *out = check_alloc(no);
 	float *bias = check_alloc(sq * skv * a.h);
 	uint8_t *ones = malloc(sq * skv * a.h + 1);
@@ -809,18 +933,22 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 	void *vp;
 	int rc = -1;
 
-	if (!a.kv_dtype || (k->seq_kv && k->seq_kv != 1) ||
+	if ((!a.kv_dtype && !a.dtype) || (k->seq_kv && k->seq_kv != 1) ||
 	    a.packed == MHA_PACKED_QKV) {
 		rc = 0;
 		goto done;
 	}
 	if (!q || !out || !bias || !ones || half_init(&kh, a.kv_dtype, nk) ||
-	    (!a.packed && half_init(&vh, a.kv_dtype, nv))) {
+	    (!a.packed && half_init(&vh, a.kv_dtype, nv)) ||
+	    (a.dtype && (half_init(&qh, a.dtype, nq) ||
+	                 half_init(&oh, a.dtype, no)))) {
 		snprintf(msg, msglen, "out of memory");
 		goto done;
 	}
 	for (size_t i = 0; i < nq; ++i)
 		q[i] = check_rng_unit(&seed);
+	if (a.dtype)
+		mha_kv_store(a.dtype, q, qh.p, nq);
 	for (size_t i = 0; i < sq * skv * a.h; ++i)
 		bias[i] = 0.0f;
 	memset(ones, 1, sq * skv * a.h + 1);
@@ -842,6 +970,11 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 	vp = a.packed ? (void *)mha_kv_at(a.kv_dtype, kh.p,
 	                                  mha_ref_base(&a, MHA_TENSOR_V)) : vh.p;
 	for (size_t i = 0; i < a.kv_heads * a.dv; ++i) {
+		if (a.kv_dtype == MHA_DTYPE_F32) {
+			memcpy((float *)vp + i, &specials32[i % NSPECIAL32],
+			       sizeof(float));
+			continue;
+		}
 		if (a.kv_dtype != MHA_DTYPE_Q8) {
 			((uint16_t *)vp)[i] = specials[i % NSPECIAL];
 			continue;
@@ -855,7 +988,8 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 		out[i] = 12345.0f;
 	{
 		const struct mha_args x = {
-			.q = q, .k = kh.p, .v = vp, .out = out, .batch = 1,
+			.q = a.dtype ? qh.p : (void *)q, .k = kh.p, .v = vp,
+			.out = a.dtype ? oh.p : (void *)out, .batch = 1,
 			.seq_q = sq, .seq_kv = skv, .kv_len = kv_len, .bias = bias,
 			.alibi_slopes = slopes, .sinks = sinks,
 			.bool_mask = (a.mask & MHA_MASK_BOOL) ? ones : NULL,
@@ -866,7 +1000,12 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 			rc = 0;
 			goto done;
 		}
+		if (a.dtype)
+			for (size_t i = 0; i < no; ++i)
+				((uint16_t *)oh.p)[i] = poison16(a.dtype);
 		k->args(&x);
+		for (size_t i = 0; a.dtype && i < no; ++i)
+			out[i] = (float)mha_ref_elem(a.dtype, oh.p, i);
 	}
 	for (size_t i = 0; i < sq; ++i) {
 		size_t lo;
@@ -880,8 +1019,13 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 				const size_t e = hk * a.dv + d;
 				const unsigned bits = a.kv_dtype == MHA_DTYPE_Q8 ?
 					((const struct mha_q8_0 *)vp)[e / 32].d :
+					a.kv_dtype == MHA_DTYPE_F32 ?
+					((const uint32_t *)vp)[e] :
 					((const uint16_t *)vp)[e];
-				const float want = (float)mha_ref_kv(&a, vp, e);
+				/* with --dtype, the value rounded to out's type */
+				const float want = a.dtype ?
+					round16(a.dtype, mha_ref_kv(&a, vp, e)) :
+					(float)mha_ref_kv(&a, vp, e);
 				const float got = out[o + d];
 				int ok = isnan(want) ? isnan(got)
 				       : isinf(want) ? got == want
@@ -889,10 +1033,10 @@ static int check_convert(const struct mha_kernel *k, char *msg, size_t msglen)
 				         0x1p-22 * fabs((double)want) + 0x1p-148;
 				if (!ok) {
 					snprintf(msg, msglen, "%s: one key: row %zu head %zu "
-					         "column %zu is %a, the value 0x%04x%s is %a",
+					         "column %zu is %a, the value 0x%04x%s is %a%s",
 					         k->name, i, hh, d, (double)got, bits,
 					         a.kv_dtype == MHA_DTYPE_Q8 ? " (q8 scale)" : "",
-					         (double)want);
+					         (double)want, a.dtype ? ", rounded" : "");
 					goto done;
 				}
 			}
@@ -908,6 +1052,8 @@ done:
 		check_free(bias, sq * skv * a.h);
 	half_free(&kh);
 	half_free(&vh);
+	half_free(&qh);
+	half_free(&oh);
 	free(ones);
 	return rc;
 }

@@ -542,8 +542,8 @@ Test(cli, lse, .fini = cleanup)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	file = files_slurp(path, NULL);
 	h = files_slurp(hpath, NULL);
-	snprintf(want, sizeof want, "void %s_merge(float *out, float *lse, "
-	         "const float *out2, const float *lse2,\n        size_t batch, "
+	snprintf(want, sizeof want, "void %s_merge(void *out, float *lse, "
+	         "const void *out2, const float *lse2,\n        size_t batch, "
 	         "size_t seq_q);", N);
 	cr_assert(strstr(file, want) && strstr(h, want), "NAME_merge declared");
 	snprintf(want, sizeof want, "void %s(", N);

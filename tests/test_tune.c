@@ -430,6 +430,25 @@ Test(tune, kv_dtype_packed)
 	free(text);
 }
 
+/* f16 q, k, v and out (--dtype f16), packed qkv rows: the harness stores
+ * the packed buffer as f16 and reads the f16 outputs back, each variant
+ * checked against the reference on the stored values (block-kv 32
+ * planted wrong: recorded failed, the others ok). */
+Test(tune, dtype_packed)
+{
+	static const char *const spec[] = {"--h", "2", "--dk", "16", "--seq",
+		"40", "--dtype", "f16", "--packed", "qkv", "--mask", "causal",
+		"--unroll-max", "16", NULL};
+	char db[128], *text;
+
+	path(db, sizeof db, "dt.jsonl");
+	text = tune_planted(spec, db);
+	cr_assert(strstr(text, "\"spec\":\"--h 2 --dk 16 --seq 40") &&
+	          strstr(text, "--packed qkv") && strstr(text, "--dtype f16") &&
+	          strstr(text, "\"status\":\"ok\""), "%s", text);
+	free(text);
+}
+
 /* A bf16 KV cache (--kv-dtype): the harness stores keys and values as
  * bf16 and checks each variant against the reference on the same stored
  * values (block-kv 32 planted wrong: recorded failed); the picked kernel,

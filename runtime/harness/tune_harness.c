@@ -3,15 +3,15 @@
  * `mhagen tune` from sources embedded in mhagen, run as a child process.
  *
  * usage: harness H KV_HEADS DK DV SEQ_Q SEQ_KV MASK ALIGN LAYOUT SCALE WINDOW
- *                FIXED SECONDS PIN CACHE KV_DTYPE
+ *                FIXED SECONDS PIN CACHE KV_DTYPE[,DTYPE]
  * LAYOUT is "L,P": enum mha_layout, enum mha_packed (with qkv packing the
  * keys' length is the queries'); SEQ_Q/SEQ_KV are the lengths to run at; FIXED is 1 when the kernel was
  * generated for exactly those lengths (else it is also checked at others);
  * SECONDS is about how long the timed runs may take; PIN 1 pins to CPU 0;
  * CACHE is a path prefix under which reference outputs are kept between
  * runs for the same spec (the inputs are the same every time); KV_DTYPE is
- * enum mha_dtype: keys and values stored as f32, f16 or bf16 (the
- * reference reads the same stored values).
+ * enum mha_dtype: keys and values stored as f32, f16, bf16 or q8 (the
+ * reference reads the same stored values), DTYPE likewise q and out.
  *
  * Prints one line: "ok MEDIAN MIN MAX RUNS FLOPS" (seconds, useful flops
  * per call) with status 0, or "fail REASON" with status 1. */
@@ -49,6 +49,9 @@ struct inputs {
 	/* --kv-dtype: k and v as stored, 16 bits each (k, v then hold the
 	 * stored values as floats) */
 	void *k16, *v16;
+	/* --dtype: q as stored (q then holds the stored values), and with
+	 * --packed qkv the whole packed buffer */
+	void *q16;
 	int32_t *kv_len;
 };
 
@@ -66,6 +69,7 @@ static void release(struct inputs *in)
 	mha_free(in->bias);
 	free(in->kv_len);
 	free(in->k16);
+	free(in->q16);
 	if (!in->packed) /* packed kv: v16 points into k16's buffer */
 		free(in->v16);
 }
@@ -146,7 +150,14 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		in->k[i] = hot ? h * (1.0f + 0.05f * unit(&seed)) : unit(&seed);
 	for (size_t i = 0; !in->packed && i < in->nv; ++i)
 		in->v[i] = unit(&seed);
-	if (a->kv_dtype && in->packed) {
+	if (a->dtype && a->packed == MHA_PACKED_QKV) {
+		/* q, k and v in one buffer of the type (kv_dtype is dtype) */
+		const size_t np = batch * sq * mha_ref_pitch(a, MHA_TENSOR_Q);
+		in->q16 = malloc(mha_kv_bytes(a->dtype, np) + 2);
+		if (!in->q16)
+			return -1;
+		mha_kv_store_back(a->dtype, in->packed, in->q16, np);
+	} else if (a->kv_dtype && in->packed) {
 		/* --packed kv: the packed rows stored as one buffer of the type,
 		 * v's heads after k's in each row, as the kernel reads them */
 		const size_t np = batch * skv * mha_ref_pitch(a, MHA_TENSOR_K);
@@ -164,6 +175,12 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 		mha_kv_store_back(a->kv_dtype, in->k, in->k16, in->nk);
 		mha_kv_store_back(a->kv_dtype, in->v, in->v16, in->nv);
 	}
+	if (a->dtype && a->packed != MHA_PACKED_QKV) {
+		in->q16 = malloc(mha_kv_bytes(a->dtype, in->nq) + 2);
+		if (!in->q16)
+			return -1;
+		mha_kv_store_back(a->dtype, in->q, in->q16, in->nq);
+	}
 	for (size_t b = 0; b < batch; ++b)
 		in->kv_len[b] = (int32_t)(b + 1 == batch ? skv : (skv * 2 + 1) / 3);
 	if (in->bias)
@@ -173,12 +190,13 @@ static int make(struct inputs *in, const struct mha_attn *a, size_t batch,
 	return 0;
 }
 
-/* The call's arguments for inputs in, writing out. */
+/* The call's arguments for inputs in, writing out (of a->dtype). */
 static struct mha_args args(const struct mha_attn *a, const struct inputs *in,
-                            float *out)
+                            void *out)
 {
 	return (struct mha_args){
-		.q = in->q, .k = in->k16 ? (const void *)in->k16 : in->k,
+		.q = in->q16 ? in->q16 : (const void *)in->q,
+		.k = in->k16 ? (const void *)in->k16 : in->k,
 		.v = in->v16 ? (const void *)in->v16 : in->v, .out = out,
 		.batch = in->batch, .seq_q = in->sq, .seq_kv = in->skv,
 		.kv_len = (a->mask & MHA_MASK_PADDING) ? in->kv_len : NULL,
@@ -205,8 +223,17 @@ static void reference(const struct mha_attn *a, const struct inputs *in,
 			return;
 	}
 	{
+		/* --dtype: from q's stored values as floats (with packed qkv
+		 * k's and v's too), the output as floats */
+		struct mha_attn ar = *a;
 		struct mha_args x = args(a, in, ref);
-		mha_ref_attention(a, &x);
+		if (a->dtype) {
+			ar.dtype = MHA_DTYPE_F32;
+			x.q = in->q;
+			if (a->packed == MHA_PACKED_QKV)
+				ar.kv_dtype = MHA_DTYPE_F32;
+		}
+		mha_ref_attention(&ar, &x);
 	}
 	snprintf(tmp, sizeof tmp, "%s.%ld", path, (long)getpid());
 	f = fopen(tmp, "wb");
@@ -218,7 +245,7 @@ static void reference(const struct mha_attn *a, const struct inputs *in,
 		remove(tmp);
 }
 
-static void call(const struct mha_attn *a, const struct inputs *in, float *out)
+static void call(const struct mha_attn *a, const struct inputs *in, void *out)
 {
 	struct mha_args x = args(a, in, out);
 
@@ -244,7 +271,32 @@ static int check(const struct mha_attn *a, size_t batch, size_t sq,
 		goto done;
 	}
 	reference(a, &in, ref, seed);
-	call(a, &in, out.data);
+	if (!a->dtype)
+		call(a, &in, out.data);
+	else {
+		/* 16-bit outputs into the last half of the floats, then read
+		 * back as floats: the first half must stay as it was */
+		uint16_t *o = (uint16_t *)(void *)((char *)out.data + 2 * in.no);
+		/* a signalling NaN, which no conversion produces */
+		const uint16_t unset = a->dtype == MHA_DTYPE_F16 ? 0x7d5au : 0x7f9au;
+		for (size_t i = 0; i < in.no; ++i)
+			o[i] = unset;
+		call(a, &in, o);
+		for (size_t i = 0; i < in.no / 2; ++i)
+			if (!mha_is_poison(out.data[i]))
+				o = NULL;
+		for (size_t i = 0; o && i < in.no; ++i) {
+			const float x = o[i] == unset ? NAN
+			                : (float)mha_ref_elem(a->dtype, o, i);
+			/* float i overlaps at most halves i - 1 and i: read */
+			out.data[i] = x;
+		}
+		if (!o) {
+			printf("fail wrote before its output (seq_q %zu seq_kv %zu)\n",
+			       sq, skv);
+			goto done;
+		}
+	}
 	if (!mha_guarded_intact(&out)) {
 		printf("fail wrote outside its output (seq_q %zu seq_kv %zu)\n",
 		       sq, skv);
@@ -269,6 +321,9 @@ static int check(const struct mha_attn *a, size_t batch, size_t sq,
 	}
 	tol = vmax * (1e-5 + 4.0 * sqrt((double)a->dk) * 0x1p-24 *
 	                       (double)a->dk * qmax * kmax * a->scale);
+	/* --dtype f16, bf16: and an ulp of the output's type */
+	if (a->dtype)
+		tol += vmax * (a->dtype == MHA_DTYPE_F16 ? 0x1p-10 : 0x1p-7);
 	if (err > tol) {
 		printf("fail differs from the reference: |out - ref| = %.3g > "
 		       "tol %.3g at %zu (seq_q %zu seq_kv %zu%s)\n", err, tol,
@@ -341,7 +396,11 @@ int main(int argc, char **argv)
 	budget = strtod(argv[13], NULL);
 	pin = atoi(argv[14]);
 	cache = argv[15];
-	a.kv_dtype = atoi(argv[16]);
+	{
+		char *p;
+		a.kv_dtype = (int)strtol(argv[16], &p, 10);
+		a.dtype = *p == ',' ? atoi(p + 1) : 0;
+	}
 	if (pin)
 		mha_pin_cpu(0);
 

@@ -77,6 +77,30 @@ static inline __m128i P_load16(const uint16_t *p, size_t n)
 	return _mm_loadu_si128((const __m128i *)t);
 }
 ]]},
+	-- 8 floats rounded to bf16 (to nearest even; a NaN quiet, its high
+	-- payload bits kept, as runtime/mha_kvstore.h), packed into 8 lanes
+	{"bf16x", [[
+static inline __m128i P_bf16x(__m256 x)
+{
+	const __m256i u = _mm256_castps_si256(x);
+	const __m256i hi = _mm256_srli_epi32(u, 16);
+	const __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(_mm256_set1_epi32(0x7fff), _mm256_and_si256(hi, _mm256_set1_epi32(1)))), 16);
+	const __m256i n = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+	const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+	const __m256i b = _mm256_blendv_epi8(r, n, nan);
+
+	return _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+]]},
+	-- the first n of 8 16-bit lanes of x to p, nothing past p[n-1]
+	{"store16", [[
+static inline void P_store16(uint16_t *p, __m128i x, size_t n)
+{
+	uint16_t t[8];
+	_mm_storeu_si128((__m128i *)t, x);
+	memcpy(p, t, n * sizeof *t);
+}
+]]},
 	-- --kv-dtype q8: block b's f16 scale broadcast by F16C; its 8 int8
 	-- values from element i on as floats
 	{"q8", [[
@@ -168,5 +192,14 @@ function T.load_f16(p) return "_mm256_cvtph_ps(" .. load16(p) .. ")" end
 function T.load_part_f16(p, n) return "_mm256_cvtph_ps(" .. part16(p, n) .. ")" end
 function T.load_bf16(p) return bf16(load16(p)) end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
+-- floats stored as f16 (F16C, to nearest even) or bf16 (--dtype's out)
+local function f16x(v) return "_mm256_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
+local function bf16x(v) T.use("bf16x") return T.prefix .. "_bf16x(" .. v .. ")" end
+local function store16(p, x) return "_mm_storeu_si128((__m128i *)(" .. p .. "), " .. x .. ");" end
+local function spart16(p, x, n) T.use("store16") return T.prefix .. "_store16(" .. p .. ", " .. x .. ", " .. n .. ");" end
+function T.store_f16(p, v) return store16(p, f16x(v)) end
+function T.store_part_f16(p, v, n) return spart16(p, f16x(v), n) end
+function T.store_bf16(p, v) return store16(p, bf16x(v)) end
+function T.store_part_bf16(p, v, n) return spart16(p, bf16x(v), n) end
 
 return T

@@ -49,6 +49,30 @@ static inline __m256i P_load16(const uint16_t *p, size_t n)
 	return _mm256_loadu_si256((const __m256i *)t);
 }
 ]]},
+	-- 16 floats rounded to bf16 (to nearest even; a NaN quiet, its high
+	-- payload bits kept, as runtime/mha_kvstore.h), narrowed to 16 lanes
+	{"bf16x", [[
+static inline __m256i P_bf16x(__m512 x)
+{
+	const __m512i u = _mm512_castps_si512(x);
+	const __m512i hi = _mm512_srli_epi32(u, 16);
+	const __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(_mm512_set1_epi32(0x7fff), _mm512_and_si512(hi, _mm512_set1_epi32(1)))), 16);
+	const __m512i n = _mm512_or_si512(hi, _mm512_set1_epi32(0x40));
+
+	const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
+
+	return _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, r, n));
+}
+]]},
+	-- the first n of 16 16-bit lanes of x to p, nothing past p[n-1]
+	{"store16", [[
+static inline void P_store16(uint16_t *p, __m256i x, size_t n)
+{
+	uint16_t t[16];
+	_mm256_storeu_si256((__m256i *)t, x);
+	memcpy(p, t, n * sizeof *t);
+}
+]]},
 	-- --kv-dtype q8: block b's f16 scale broadcast and converted; its 16
 	-- int8 values from element i on as floats
 	{"q8", [[
@@ -116,5 +140,14 @@ function T.load_f16(p) return "_mm512_cvtph_ps(" .. load16(p) .. ")" end
 function T.load_part_f16(p, n) return "_mm512_cvtph_ps(" .. part16(p, n) .. ")" end
 function T.load_bf16(p) return bf16(load16(p)) end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
+-- floats stored as f16 (AVX512F, to nearest even) or bf16 (--dtype's out)
+local function f16x(v) return "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
+local function bf16x(v) T.use("bf16x") return T.prefix .. "_bf16x(" .. v .. ")" end
+local function store16(p, x) return "_mm256_storeu_si256((__m256i *)(" .. p .. "), " .. x .. ");" end
+local function spart16(p, x, n) T.use("store16") return T.prefix .. "_store16(" .. p .. ", " .. x .. ", " .. n .. ");" end
+function T.store_f16(p, v) return store16(p, f16x(v)) end
+function T.store_part_f16(p, v, n) return spart16(p, f16x(v), n) end
+function T.store_bf16(p, v) return store16(p, bf16x(v)) end
+function T.store_part_bf16(p, v, n) return spart16(p, bf16x(v), n) end
 
 return T

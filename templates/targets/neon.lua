@@ -41,6 +41,28 @@ static inline uint16x4_t P_load16(const uint16_t *p, size_t n)
 	return vld1_u16(t);
 }
 ]]},
+	-- 4 floats rounded to bf16 (to nearest even; a NaN quiet, its high
+	-- payload bits kept, as runtime/mha_kvstore.h), narrowed to 4 lanes
+	{"bf16x", [[
+static inline uint16x4_t P_bf16x(float32x4_t x)
+{
+	const uint32x4_t u = vreinterpretq_u32_f32(x);
+	const uint32x4_t hi = vshrq_n_u32(u, 16);
+	const uint32x4_t r = vshrq_n_u32(vaddq_u32(u, vaddq_u32(vdupq_n_u32(0x7fff), vandq_u32(hi, vdupq_n_u32(1)))), 16);
+	const uint32x4_t n = vorrq_u32(hi, vdupq_n_u32(0x40));
+
+	return vmovn_u32(vbslq_u32(vceqq_f32(x, x), r, n));
+}
+]]},
+	-- the first n of 4 16-bit lanes of x to p, nothing past p[n-1]
+	{"store16", [[
+static inline void P_store16(uint16_t *p, uint16x4_t x, size_t n)
+{
+	uint16_t t[4];
+	vst1_u16(t, x);
+	memcpy(p, t, n * sizeof *t);
+}
+]]},
 	-- --kv-dtype q8: block b's f16 scale widened to 4 floats; its 4 int8
 	-- values from element i on, widened twice and converted
 	{"q8", [[
@@ -118,5 +140,14 @@ function T.load_f16(p) return f16("vld1_u16(" .. p .. ")") end
 function T.load_part_f16(p, n) return f16(part16(p, n)) end
 function T.load_bf16(p) return bf16("vld1_u16(" .. p .. ")") end
 function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
+-- floats stored as f16 (rounded by the FPCR's mode, to nearest even) or
+-- bf16 (--dtype's out)
+local function f16x(v) return "vreinterpret_u16_f16(vcvt_f16_f32(" .. v .. "))" end
+local function bf16x(v) T.use("bf16x") return T.prefix .. "_bf16x(" .. v .. ")" end
+local function spart16(p, x, n) T.use("store16") return T.prefix .. "_store16(" .. p .. ", " .. x .. ", " .. n .. ");" end
+function T.store_f16(p, v) return "vst1_u16(" .. p .. ", " .. f16x(v) .. ");" end
+function T.store_part_f16(p, v, n) return spart16(p, f16x(v), n) end
+function T.store_bf16(p, v) return "vst1_u16(" .. p .. ", " .. bf16x(v) .. ");" end
+function T.store_part_bf16(p, v, n) return spart16(p, bf16x(v), n) end
 
 return T

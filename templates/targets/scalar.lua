@@ -40,41 +40,6 @@ static inline float P_as_float(int32_t i)
 	return x;
 }
 ]]},
-	-- f16 (IEEE binary16) bits as a float, exactly: inf and NaN (payload
-	-- kept in the high fraction bits), normals rebiased, subnormals and
-	-- zeros as m * 2^-24
-	{"f16", [[
-static inline float P_f16(uint16_t h)
-{
-	const uint32_t s = (uint32_t)(h & 0x8000u) << 16;
-	const uint32_t e = (uint32_t)(h >> 10) & 0x1fu, m = h & 0x3ffu;
-	uint32_t u;
-	float f;
-
-	if (e == 0x1fu)
-		u = s | 0x7f800000u | m << 13;
-	else if (e)
-		u = s | (e + 112u) << 23 | m << 13;
-	else {
-		f = (float)m * 0x1p-24f;
-		memcpy(&u, &f, sizeof u);
-		u |= s;
-	}
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-]]},
-	-- bf16 bits as a float: its high half
-	{"bf16", [[
-static inline float P_bf16(uint16_t h)
-{
-	const uint32_t u = (uint32_t)h << 16;
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-]]},
 	{"max", [[
 static inline float P_max(float a, float b)
 {
@@ -118,11 +83,18 @@ function T.as_float(v) T.use("as_float") return T.prefix .. "_as_float(" .. v ..
 function T.shl(a, k) return "(int32_t)((uint32_t)" .. a .. " << " .. k .. ")" end
 -- a * b where x >= lim, else 0
 function T.mul_ge(a, b, x, lim) return "(" .. x .. " >= " .. lim .. " ? " .. T.mul(a, b) .. " : 0.0f)" end
--- f16 and bf16 elements (--kv-dtype) as floats, by the helpers above
+-- f16 and bf16 elements (--kv-dtype) as floats, by the common helpers
+-- P_f16 and P_bf16 (templates/main.lua)
 function T.load_f16(p) T.use("f16") return T.prefix .. "_f16((" .. p .. ")[0])" end
 function T.load_part_f16(p, n) return T.load_f16(p) end
 function T.load_bf16(p) T.use("bf16") return T.prefix .. "_bf16((" .. p .. ")[0])" end
 function T.load_part_bf16(p, n) return T.load_bf16(p) end
+-- floats stored as f16 or bf16 (--dtype's out), by the common helpers
+-- P_to_f16 and P_to_bf16 (templates/main.lua)
+function T.store_f16(p, v) T.use("to_f16") return "(" .. p .. ")[0] = " .. T.prefix .. "_to_f16(" .. v .. ");" end
+function T.store_part_f16(p, v, n) return T.store_f16(p, v) end
+function T.store_bf16(p, v) T.use("to_bf16") return "(" .. p .. ")[0] = " .. T.prefix .. "_to_bf16(" .. v .. ");" end
+function T.store_part_bf16(p, v, n) return T.store_bf16(p, v) end
 
 -- q8_0 blocks (--kv-dtype q8): the scale's helper converts by P_f16
 function T.q8_scale(b)
