@@ -138,6 +138,10 @@ struct job {
 	 * their f16 or bf16 bits (--kv-dtype; k and v then hold the stored
 	 * values, for OpenBLAS) */
 	const void *kx, *vx;
+	/* q as the kernel reads it: q, or its f16 or bf16 bits (--dtype; q
+	 * then holds the stored values, and the kernel writes 16-bit outputs
+	 * at out's start) */
+	const void *qx;
 	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
 	const float *bias; /* NULL unless the mask has bias */
 	const uint8_t *bool_mask, *key_mask; /* NULL unless the mask has them */
@@ -155,7 +159,8 @@ static double run_once(const struct job *j)
 	const int32_t cq[2] = {0, (int32_t)sh->seq_q};
 	const int32_t ck[2] = {0, (int32_t)sh->seq_kv};
 	struct mha_args x = {
-		.q = j->q, .k = j->impl == OPENBLAS ? j->k : j->kx,
+		.q = j->impl == KERNEL ? j->qx : (const void *)j->q,
+		.k = j->impl == OPENBLAS ? j->k : j->kx,
 		.v = j->impl == OPENBLAS ? j->v : j->vx, .out = j->out,
 		.batch = j->batch, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
 		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
@@ -170,9 +175,13 @@ static double run_once(const struct job *j)
 	case KERNEL:
 		sh->fn(&x);
 		break;
-	case REFERENCE:
-		mha_ref_attention(&sh->attn, &x);
+	case REFERENCE: {
+		/* from the stored values as floats, into floats */
+		struct mha_attn ar = sh->attn;
+		ar.dtype = MHA_DTYPE_F32;
+		mha_ref_attention(&ar, &x);
 		break;
+	}
 	case OPENBLAS:
 		if (blas_attention(&sh->attn, &x, j->s)) {
 			fprintf(stderr, "\nbench: no OpenBLAS baseline for "
@@ -296,7 +305,10 @@ static void label(char *buf, size_t size, const struct shape *sh)
 		n += snprintf(buf + n, size - (size_t)n, " dims%s%s",
 		              a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
 		              a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
-	if (a->kv_dtype)
+	if (a->dtype)
+		n += snprintf(buf + n, size - (size_t)n, " %s",
+		              a->dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
+	if (a->kv_dtype && a->kv_dtype != a->dtype)
 		n += snprintf(buf + n, size - (size_t)n, " %skv",
 		              a->kv_dtype == MHA_DTYPE_F16 ? "f16" :
 		              a->kv_dtype == MHA_DTYPE_BF16 ? "bf16" : "q8");
@@ -404,6 +416,10 @@ static double check(const struct job *j, struct mha_guarded *out,
 
 	mha_guarded_poison(out);
 	t = run_once(j);
+	/* --dtype: the n 16-bit outputs at the start as floats, last first
+	 * (float i overwrites 16-bit elements 2i and 2i + 1, already read) */
+	for (size_t i = out->n; j->impl == KERNEL && j->sh->attn.dtype && i-- > 0;)
+		out->data[i] = (float)mha_ref_elem(j->sh->attn.dtype, out->data, i);
 	err = mha_guarded_intact(out) ? max_err(out->data, ref, out->n)
 	                              : INFINITY;
 	verify(what, r, err);
@@ -458,7 +474,9 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	                       mha_kv_bytes(a->kv_dtype, nv);
 	void *k16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nk) + 64) : NULL;
 	void *v16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nv) + 64) : NULL;
-	struct job j = {sh, batch, REFERENCE, q, k, v, k, v, ref, s, bias, bm, km};
+	void *q16 = a->dtype ? malloc(mha_kv_bytes(a->dtype, nq) + 64) : NULL;
+	struct job j = {sh, batch, REFERENCE, q, k, v, k, v, q, ref, s, bias, bm,
+	                km};
 	uint64_t seed = 0x6d686167656eull + index;
 	double tref, vmax = 0.0;
 
@@ -477,7 +495,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	    ((a->mask & MHA_MASK_BIAS) && !bias) ||
 	    ((a->mask & MHA_MASK_BOOL) && !bm) ||
 	    ((a->mask & MHA_MASK_KEYS) && !km) ||
-	    (a->kv_dtype && (!k16 || !v16))) {
+	    (a->kv_dtype && (!k16 || !v16)) || (a->dtype && !q16)) {
 		fprintf(stderr, "bench: out of memory\n");
 		return -1;
 	}
@@ -494,6 +512,10 @@ static int measure_shape(const struct shape *sh, struct result *r,
 		j.kx = k16;
 		j.vx = v16;
 	}
+	if (a->dtype) {
+		mha_kv_store_back(a->dtype, q, q16, nq);
+		j.qx = q16;
+	}
 	if (bias)
 		fill(bias, nb, &seed);
 	/* the boolean and key masks hide about one key in eight: the same
@@ -505,6 +527,9 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	for (size_t i = 0; i < nv; ++i)
 		vmax = fmax(vmax, fabs((double)v[i]));
 	r->tol = 1e-4 * vmax;
+	/* --dtype: and an ulp of the 16-bit outputs */
+	if (a->dtype)
+		r->tol += vmax * (a->dtype == MHA_DTYPE_F16 ? 0x1p-10 : 0x1p-7);
 
 	fprintf(stderr, "bench: [%zu/%zu] %s (%s): reference", index + 1,
 	        NSHAPES, r->label, sh->name);
@@ -540,6 +565,7 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	free(km);
 	free(k16);
 	free(v16);
+	free(q16);
 	mha_guarded_free(&out);
 	return 0;
 }

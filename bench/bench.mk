@@ -6,7 +6,7 @@ BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
 BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17 \
-                k18 k19 k20 k21 k22 k23 k24 k25 k26 k27
+                k18 k19 k20 k21 k22 k23 k24 k25 k26 k27 k28 k29 k30
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -45,6 +45,10 @@ BENCH_k25 := --h 32 --dk 128 --seq 2048 --mask causal
 # elements, plain and grouped-query
 BENCH_k26 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype q8
 BENCH_k27 := --h 32 --kv-heads 8 --dk 128 --seq 1 --seq-kv 2048 --kv-dtype q8
+# q, k, v and out all f16 or bf16 (--dtype): prefill, and decode
+BENCH_k28 := --h 8 --dk 64 --seq 512 --mask causal --dtype f16
+BENCH_k29 := --h 12 --dk 64 --seq 197 --dtype bf16
+BENCH_k30 := --h 32 --dk 128 --seq 1 --seq-kv 2048 --dtype f16
 BENCH_BATCH_k23 := 8
 BENCH_BATCH_k24 := 4
 BENCH_PLAIN_k6 := k5
@@ -66,6 +70,9 @@ BENCH_PLAIN_k21 := k3
 BENCH_PLAIN_k22 := k3
 BENCH_PLAIN_k26 := k5
 BENCH_PLAIN_k27 := k6
+BENCH_PLAIN_k28 := k3
+BENCH_PLAIN_k29 := k2
+BENCH_PLAIN_k30 := k5
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)

@@ -924,6 +924,19 @@ local function base_vars(spec)
 	               (spec.kv_dtype .. " elements (uint16_t bits)")
 	-- how q and out are stored (--dtype): the C type of their elements
 	vars.QT = spec.dtype == "f32" and "float" or "uint16_t"
+	-- code outside every target's (NAME_merge): the scalar conversions
+	-- of the --dtype, to and from float, as functions PREFIX_in and
+	-- PREFIX_out (C text)
+	vars.half_functions = function(prefix)
+		local out = {}
+		for _, h in ipairs(common_helpers()) do
+			if h[1] == spec.dtype or h[1] == "to_" .. spec.dtype then
+				local text = h[2]:gsub("P_to_" .. spec.dtype .. "%(", prefix .. "_out("):gsub("P_" .. spec.dtype .. "%(", prefix .. "_in(")
+				out[#out + 1] = text
+			end
+		end
+		return table.concat(out, "\n")
+	end
 	-- k or v pointer p advanced by e elements (a C expression): with q8
 	-- by e / 32 blocks (every row and head starts a block); kv_step the
 	-- same distance alone

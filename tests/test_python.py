@@ -226,6 +226,63 @@ class AgainstReference(unittest.TestCase):
                                             "the kernel takes " + want):
                     kern(q, k, vs, kv_len=kv_len)
 
+    def test_dtype(self):
+        """Kernels with q, k, v and out in f16 or bf16 (--dtype), and with
+        --kv-dtype f32 beside it: q and out as numpy.float16, or numpy.uint16
+        holding bfloat16 bits; out allocated in that dtype; the reference on
+        the stored values, out within tolerance plus an ulp of its type;
+        float32 q and out refused."""
+        rng = np.random.default_rng(31)
+
+        def bf16(x):
+            u = x.view(np.uint32).astype(np.uint64)
+            return ((u + 0x7fff + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+
+        def stored(x, dt):
+            if dt == "f32":
+                return x, x
+            if dt == "f16":
+                h = x.astype(np.float16)
+                return h, h.astype(np.float32)
+            b = bf16(x)
+            return b, (b.astype(np.uint32) << 16).view(np.float32)
+
+        for spec in (dict(h=4, kv_heads=2, dk=20, dtype="f16",
+                          mask="causal,padding"),
+                     dict(h=4, dk=16, seq=1, seq_kv=40, dtype="bf16",
+                          algo="rows", mask="padding"),
+                     dict(h=2, dk=24, dtype="bf16", kv_dtype="f32",
+                          layout="bhsd", mask="causal")):
+            kern = mhagen.kernel(**spec)
+            dt = spec["dtype"]
+            self.assertEqual(kern.spec["dtype"], dt)
+            self.assertEqual(kern.spec["kv_dtype"], spec.get("kv_dtype", dt))
+            seq_q = kern.spec["seq_q"] or 9
+            seq_kv = kern.spec["seq_kv"] or 13
+            with self.subTest(spec=spec):
+                q, k, v, kv_len, bias = inputs(kern, 2, seq_q, seq_kv, rng)
+                qs, qf = stored(q, dt)
+                ks, kf = stored(k, kern.spec["kv_dtype"])
+                vs, vf = stored(v, kern.spec["kv_dtype"])
+                out = kern(qs, ks, vs, kv_len=kv_len)
+                want = np.float16 if dt == "f16" else np.uint16
+                self.assertEqual(out.dtype, want)
+                of = out.astype(np.float32) if dt == "f16" else \
+                    (out.astype(np.uint32) << 16).view(np.float32)
+                ref = reference(kern, qf, kf, vf, kv_len)
+                ulp = 2.0 ** (-10 if dt == "f16" else -7)
+                self.assertLessEqual(
+                    float((np.abs(of - ref) - ulp * np.abs(ref)).max()),
+                    tolerance(kern, qf, kf, vf))
+                name = np.dtype(want).name
+                with self.assertRaisesRegex(TypeError, "^q: dtype float32, "
+                                            "the kernel takes " + name):
+                    kern(q, ks, vs, kv_len=kv_len)
+                with self.assertRaisesRegex(TypeError, "^out: dtype float32, "
+                                            "the kernel takes " + name):
+                    kern(qs, ks, vs, kv_len=kv_len,
+                         out=np.empty(of.shape, np.float32))
+
     def test_q8(self):
         """Kernels with keys and values in ggml's q8_0 blocks (--kv-dtype
         q8): k and v as mhagen.Q8_0 arrays from mhagen.quantize_q8_0 (as

@@ -122,7 +122,9 @@ def _describe(header, source):
     spec["layout"] = pairs["layout"]
     spec["packed"] = pairs.get("packed", "none").rstrip(":")
     spec["varlen"] = pairs.get("varlen", "none").rstrip(":")
-    spec["kv_dtype"] = pairs.get("kv-dtype", "f32").rstrip(":")
+    # --dtype (q and out); k and v the same unless the header says kv-dtype
+    spec["dtype"] = pairs.get("dtype", "f32").rstrip(":")
+    spec["kv_dtype"] = pairs.get("kv-dtype", spec["dtype"]).rstrip(":")
     spec["causal_align"] = pairs.get("causal-align", "bottom-right")
     spec["scale"] = float.fromhex(pairs["scale"].rstrip("f"))
     spec["target"] = pairs.get("target", "")
@@ -222,9 +224,10 @@ class Kernel:
                dimensions), layout (bshd, bhsd or sbhd: q is (batch, seq_q,
                h, dk), (batch, h, seq_q, dk) or (seq_q, batch, h, dk)),
                causal_align, window, scale, softcap (0: none), target,
-               varlen (none, padded or packed), kv_dtype (f32, or f16:
-               k and v are numpy.float16, or bf16: numpy.uint16 holding
-               bfloat16 bits, or q8: mhagen.Q8_0 blocks, the last
+               varlen (none, padded or packed), dtype (f32, or f16: q and
+               out are numpy.float16, or bf16: numpy.uint16 holding
+               bfloat16 bits), kv_dtype (the dtype's, or f32, f16, bf16
+               as before, or q8: k and v are mhagen.Q8_0 blocks, the last
                dimension dk / 32 or dv / 32; quantize_q8_0 makes them),
                and whether it reads alibi_slopes and
                sinks (each float32 of shape (h,))
@@ -352,8 +355,10 @@ class Kernel:
         vl = s["varlen"]
         # --kv-dtype: k and v as numpy.float16 (f16), or as numpy.uint16
         # holding bfloat16 bits (bf16; numpy has no bfloat16)
+        # --dtype: q and out likewise
         kvt = _KV_DTYPES[s["kv_dtype"]]
-        for arg, a, t in (("q", q, np.float32), ("k", k, kvt), ("v", v, kvt)):
+        qt = _KV_DTYPES[s["dtype"]]
+        for arg, a, t in (("q", q, qt), ("k", k, kvt), ("v", v, kvt)):
             _check_array(arg, a, t)
         if vl == "packed":
             batch, seq_q, seq_kv, want, names = self._packed(
@@ -447,10 +452,10 @@ class Kernel:
                                  % (arg, a.shape, sname, shape))
         if out is None:
             # rows past a sequence's queries (--varlen) are left: zeros
-            out = np.zeros(want[3], dtype=np.float32) if vl != "none" \
-                else np.empty(want[3], dtype=np.float32)
+            out = np.zeros(want[3], dtype=qt) if vl != "none" \
+                else np.empty(want[3], dtype=qt)
         else:
-            _check_array("out", out, np.float32)
+            _check_array("out", out, qt)
             if out.shape != want[3]:
                 raise ValueError("out: shape %s, expected %s = %s (layout %s)"
                                  % (out.shape, names[3], want[3], lay))
@@ -496,7 +501,8 @@ def _bytes(a):
     return a
 
 
-# The NumPy dtype of k and v for each --kv-dtype.
+# The NumPy dtype of k and v for each --kv-dtype (and of q and out for each
+# --dtype).
 # --kv-dtype q8: ggml's block_q8_0, struct mha_q8_0 (runtime/mha_abi.h):
 # an f16 scale's bits, then 32 int8 values; element i is d * qs[i]
 Q8_0 = np.dtype([("d", "<u2"), ("qs", "i1", (32,))])
