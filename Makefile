@@ -198,7 +198,7 @@ demo-run: $(DEMO)/demo
 	@$(DEMO)/demo
 
 # ---- tests
-KFLAGS := -std=c11 -O2 -Wall -Wextra -Werror
+KFLAGS := -std=c11 -O2 -Wall -Wextra -Wpointer-arith -Werror
 TK := $(BUILD)/tests/kern
 EXP := $(BUILD)/tests/exp
 

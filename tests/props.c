@@ -32,6 +32,9 @@ struct inputs {
 	/* --kv-dtype: k and v as the kernel reads them, f16 or bf16 bits of
 	 * the floats above (the packed buffer's, with --packed kv) */
 	void *h16, *k16, *v16;
+	/* --dtype: q as stored (with --packed qkv, h16 holds it); the kernel
+	 * writes its 16-bit outputs at out's start */
+	void *q16;
 };
 
 /* Lengths for kernel k: its fixed ones, else 37 queries and keys. */
@@ -77,6 +80,14 @@ static int inputs_init(struct inputs *in, const struct mha_kernel *k)
 	    !in->cu_q || !in->cu_k ||
 	    !in->bool_mask || !in->key_mask)
 		return -1;
+	/* (the same bytes past 16-bit outputs in both) */
+	memset(in->out1, 0, in->no * sizeof *in->out1);
+	memset(in->out2, 0, in->no * sizeof *in->out2);
+	if (k->a.dtype && k->a.packed != MHA_PACKED_QKV) {
+		in->q16 = malloc(mha_kv_bytes(k->a.dtype, in->nq) + 1);
+		if (!in->q16)
+			return -1;
+	}
 	for (size_t i = 0; i < in->nbias; ++i)
 		in->bool_mask[i] = (uint8_t)(i % 255 + 1);
 	memset(in->key_mask, 0x80, in->batch * in->seq_kv);
@@ -141,6 +152,7 @@ static void inputs_free(struct inputs *in)
 	free(in->slopes);
 	free(in->sinks);
 	free(in->h16);
+	free(in->q16);
 }
 
 /* The call of kernel k on in, writing out. */
@@ -154,8 +166,11 @@ static struct mha_args args_of(const struct mha_kernel *k,
 		mha_kv_store(k->a.kv_dtype, in->k, in->k16, in->nk);
 		mha_kv_store(k->a.kv_dtype, in->v, in->v16, in->nv);
 	}
+	/* --dtype: q likewise */
+	if (in->q16)
+		mha_kv_store(k->a.dtype, in->q, in->q16, in->nq);
 	return (struct mha_args){
-		.q = in->q,
+		.q = in->q16 ? in->q16 : k->a.dtype ? in->h16 : (const void *)in->q,
 		.k = in->h16 ? (const void *)in->k16 : (const void *)in->k,
 		.v = in->h16 ? (const void *)in->v16 : (const void *)in->v,
 		.out = out,

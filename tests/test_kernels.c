@@ -42,8 +42,9 @@ static const struct mha_kernel listed[] = {
 /* The indices of the kernels a property applies to, into the test's own
  * array ix, as its parameters: a kernel it does not apply to costs no
  * process (under AddressSanitizer each costs tens of ms).  The properties
- * (tests/props.c) feed float q and read float out: kernels with --dtype
- * f16 or bf16 are checked against the reference (match_reference) only. */
+ * (tests/props.c) compare float outputs: kernels with --dtype f16 or bf16
+ * are checked against the reference (match_reference) and for their stack
+ * and scratch (embeds, whose inputs args_of stores in the --dtype). */
 static struct criterion_test_params
 kernels_where(int *ix, int (*applies)(const struct mha_kernel *))
 {
