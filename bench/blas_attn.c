@@ -46,10 +46,10 @@ int blas_attention(const struct mha_attn *a, const struct mha_args *x,
 	    a->window_sides)
 		return -1;
 	for (size_t b = 0; b < x->batch; ++b) {
-		const float *qb = x->q + b * seq_q * (size_t)ldq;
+		const float *qb = (const float *)x->q + b * seq_q * (size_t)ldq;
 		const float *kb = (const float *)x->k + b * seq_kv * (size_t)ldk;
 		const float *vb = (const float *)x->v + b * seq_kv * (size_t)ldv;
-		float *ob = x->out + b * seq_q * (size_t)ldo;
+		float *ob = (float *)x->out + b * seq_q * (size_t)ldo;
 		const uint8_t *km = (a->mask & MHA_MASK_KEYS) ?
 			x->key_mask + b * seq_kv : NULL;
 		for (size_t hh = 0; hh < a->h; ++hh) {
