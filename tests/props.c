@@ -287,6 +287,22 @@ static int depends(const struct mha_kernel *k, const struct mha_attn *a,
 	return hh / (k->a.h / k->a.kv_heads) == hk && j >= first && j < n;
 }
 
+/* Output element i of a call of k into out: a float, or with --dtype the
+ * 16-bit element i at out's start, as a float; same_out: whether element i
+ * of two calls' outputs has the same bits. */
+static float out_at(const struct mha_kernel *k, const float *out, size_t i)
+{
+	return k->a.dtype ? (float)mha_ref_elem(k->a.dtype, out, i) : out[i];
+}
+
+static int same_out(const struct mha_kernel *k, const float *x,
+                    const float *y, size_t i)
+{
+	const size_t w = k->a.dtype ? 2 : 4;
+
+	return memcmp((const char *)x + w * i, (const char *)y + w * i, w) == 0;
+}
+
 /* What an output must be after the NaN went in. */
 enum want { SAME, ZERO, ANY, IS_NAN, SAME_OR_NAN };
 
@@ -347,11 +363,11 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 					/* q8: the NaN is its block's scale, all 32 columns */
 					const int hit = a.kv_dtype == MHA_DTYPE_Q8 ? d / 32 == c / 32
 					                                           : d == c;
-					float y = in.out2[o + d];
+					float y = out_at(k, in.out2, o + d);
 					enum want w = dep ? (t == NAN_Q ? ZERO : t == NAN_K ? ANY
 					                     : hit ? IS_NAN : SAME)
 					            : group && hit ? SAME_OR_NAN : SAME;
-					int same = memcmp(&y, &in.out1[o + d], sizeof y) == 0;
+					int same = same_out(k, in.out1, in.out2, o + d);
 					int ok = w == SAME ? same : w == ZERO ? y == 0.0f
 					       : w == ANY ? 1 : w == IS_NAN ? isnan(y)
 					       : same || isnan(y);
@@ -360,7 +376,8 @@ static int nan_row(const struct mha_kernel *k, enum nan_in t, char *msg,
 						         "%zu, head %zu: output row %zu head %zu "
 						         "column %zu is %.9g (was %.9g), wanted %s",
 						         k->name, names[t], r, b, head, i, hh, d,
-						         (double)y, (double)in.out1[o + d], wants[w]);
+						         (double)y, (double)out_at(k, in.out1, o + d),
+						         wants[w]);
 						goto done;
 					}
 				}
