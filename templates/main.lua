@@ -38,12 +38,22 @@ local function check_target(T, path)
 	end
 end
 
+-- The C text of runtime/mha_kvstore.h's store of a float into dtype (f16,
+-- bf16, q8), between its marks.
+local function store_body(dtype)
+	local text = mhagen.source("runtime/mha_kvstore.h")
+	local body = text:match("/%* mha_store " .. dtype .. ": begin %*/\n(.-)/%* mha_store " .. dtype .. ": end %*/")
+	if not body then
+		error("runtime/mha_kvstore.h: no " .. dtype .. " store between its marks", 0)
+	end
+	return body
+end
+
 -- Helpers every target has, before its own: scalar conversions between
 -- floats and f16 or bf16 bits, for the elements code outside vectors
 -- touches (--dtype, --kv-dtype).  To float exactly; from float as
 -- runtime/mha_kvstore.h rounds (P_to_f16, P_to_bf16: its functions).
 local function common_helpers()
-	local text = mhagen.source("runtime/mha_kvstore.h")
 	local list = {
 		-- f16 (IEEE binary16) bits as a float, exactly: inf and NaN (payload
 		-- kept in the high fraction bits), normals rebiased, subnormals and
@@ -82,11 +92,7 @@ static inline float P_bf16(uint16_t h)
 ]]},
 	}
 	for _, d in ipairs({"f16", "bf16"}) do
-		local body = text:match("/%* mha_store " .. d .. ": begin %*/\n(.-)/%* mha_store " .. d .. ": end %*/")
-		if not body then
-			error("runtime/mha_kvstore.h: no " .. d .. " store between its marks", 0)
-		end
-		list[#list + 1] = {"to_" .. d, (body:gsub("mha_" .. d .. "_from_float%(", "P_to_" .. d .. "("))}
+		list[#list + 1] = {"to_" .. d, (store_body(d):gsub("mha_" .. d .. "_from_float%(", "P_to_" .. d .. "("))}
 	end
 	return list
 end
@@ -1079,20 +1085,19 @@ local function kernel_vars(spec, T)
 		end
 		return row .. "[(" .. off .. ") / 32]", "(" .. off .. ") % 32"
 	end
+	-- the target's op for elements stored as dtype (f32, f16, bf16):
+	-- kind "load", "load_part", "store" or "store_part", the f32 loads
+	-- and stores at any alignment
+	local function typed(kind, dtype)
+		if dtype == "f32" then
+			return T[kind == "load" and "loadu" or kind == "store" and "storeu" or kind]
+		end
+		return T[kind .. "_" .. dtype]
+	end
 	-- a vector of W elements of q from p (any alignment) as floats, and
 	-- the first n of them
-	vars.q_load = function(p)
-		if spec.dtype == "f32" then
-			return T.loadu(p)
-		end
-		return T["load_" .. spec.dtype](p)
-	end
-	vars.q_load_part = function(p, n)
-		if spec.dtype == "f32" then
-			return T.load_part(p, n)
-		end
-		return T["load_part_" .. spec.dtype](p, n)
-	end
+	vars.q_load = typed("load", spec.dtype)
+	vars.q_load_part = typed("load_part", spec.dtype)
 	-- element x (a C lvalue) of q or out as a float, in scalar code
 	vars.q_at = function(x)
 		if spec.dtype == "f32" then
@@ -1103,18 +1108,8 @@ local function kernel_vars(spec, T)
 	end
 	-- the statement storing vector x of floats at p of out (any
 	-- alignment), rounded to its --dtype; out_store_part the first n
-	vars.out_store = function(p, x)
-		if spec.dtype == "f32" then
-			return T.storeu(p, x)
-		end
-		return T["store_" .. spec.dtype](p, x)
-	end
-	vars.out_store_part = function(p, x, n)
-		if spec.dtype == "f32" then
-			return T.store_part(p, x, n)
-		end
-		return T["store_part_" .. spec.dtype](p, x, n)
-	end
+	vars.out_store = typed("store", spec.dtype)
+	vars.out_store_part = typed("store_part", spec.dtype)
 	-- the statement "o = x;" for element o (a C lvalue) of out, in scalar
 	-- code
 	vars.out_set = function(o, x)
@@ -1128,12 +1123,10 @@ local function kernel_vars(spec, T)
 	-- storage type, any alignment), as floats: loadu, or the target's
 	-- conversion from f16, bf16 or q8 (--kv-dtype); kv_load_part the first n
 	vars.kv_load = function(p)
-		if spec.kv_dtype == "f32" then
-			return T.loadu(p)
-		elseif spec.kv_dtype == "q8" then
+		if spec.kv_dtype == "q8" then
 			return T.load_q8(q8_at(p))
 		end
-		return T["load_" .. spec.kv_dtype](p)
+		return typed("load", spec.kv_dtype)(p)
 	end
 	-- the value vector at p as the P.V pass multiplies it by a weight:
 	-- kv_load, with q8 the int8 values alone; kv_weight(w, p) the weight w
@@ -1178,10 +1171,7 @@ local function kernel_vars(spec, T)
 	end
 	vars.kv_load_part = function(p, n)
 		assert(spec.kv_dtype ~= "q8", "q8 rows are whole vectors")
-		if spec.kv_dtype == "f32" then
-			return T.load_part(p, n)
-		end
-		return T["load_part_" .. spec.kv_dtype](p, n)
+		return typed("load_part", spec.kv_dtype)(p, n)
 	end
 	return vars
 end
@@ -1284,11 +1274,7 @@ end
 -- NAME_store.
 local kv_store
 function kv_store(name, dtype)
-	local text = mhagen.source("runtime/mha_kvstore.h")
-	local body = text:match("/%* mha_store " .. dtype .. ": begin %*/\n(.-)/%* mha_store " .. dtype .. ": end %*/")
-	if not body then
-		error("runtime/mha_kvstore.h: no " .. dtype .. " store between its marks", 0)
-	end
+	local body = store_body(dtype)
 	if dtype == "q8" then
 		-- the block's store, and the f16 store of its scale it calls
 		local q8 = body:gsub("static inline void mha_q8_from_floats%(", "static void " .. name .. "_store(")
