@@ -388,7 +388,8 @@ local function plan(S, T)
 		P.ro = false
 		if P.gs == P.group and S.layout ~= "bhsd" then
 			local whole = P.k.tail == 0 and P.v.tail == 0 and P.k.unrolled and P.v.unrolled
-			local bk = S.block_kv > 0 and S.block_kv or math.max(8, P.W)
+			-- (q8: 16, measured faster than 8 and 32 keys)
+			local bk = S.block_kv > 0 and S.block_kv or math.max(S.kv_dtype == "q8" and 16 or 8, P.W)
 			local most = whole and S.kv_heads or (S.kv_dtype ~= "f32" and KV_HEADS_MAX or 1)
 			for n = math.min(most, S.kv_heads), 1, -1 do
 				local g = n * P.group
@@ -1165,6 +1166,35 @@ local function kernel_vars(spec, T)
 				out[#out + 1] = "\tu = " .. T.fma(qv(b * per + c), T.q8_ints(blk, tostring(c * W)), "u") .. ";"
 			end
 			out[#out + 1] = "\tt" .. b % 2 .. " = " .. T.fma("u", T.q8_scale(blk), "t" .. b % 2) .. ";"
+			out[#out + 1] = "}"
+		end
+		return table.concat(out, "\n" .. indent)
+	end
+	-- q8 keys, R rows at a time: the statements summing q . k of row r
+	-- into vector t<r>, blk(r, b) row r's block b (a C lvalue); each of a
+	-- block's query vectors loaded once for the R rows (into q0, q1, ...)
+	vars.q8_dots = function(indent, qv, blk, R)
+		local W = T.width
+		local per, out, t = 32 // W, {}, {}
+		for r = 0, R - 1 do
+			t[#t + 1] = "t" .. r .. " = " .. T.zero()
+		end
+		out[#out + 1] = T.vec .. " " .. table.concat(t, ", ") .. ";"
+		for b = 0, spec.dk // 32 - 1 do
+			out[#out + 1] = "{"
+			for c = 0, per - 1 do
+				out[#out + 1] = "\tconst " .. T.vec .. " q" .. c .. " = " .. qv(b * per + c) .. ";"
+			end
+			for r = 0, R - 1 do
+				local x = blk(r, b)
+				out[#out + 1] = "\t{"
+				out[#out + 1] = "\t\t" .. T.vec .. " u = " .. T.mul("q0", T.q8_ints(x, "0")) .. ";"
+				for c = 1, per - 1 do
+					out[#out + 1] = "\t\tu = " .. T.fma("q" .. c, T.q8_ints(x, tostring(c * W)), "u") .. ";"
+				end
+				out[#out + 1] = "\t\tt" .. r .. " = " .. T.fma("u", T.q8_scale(x), "t" .. r) .. ";"
+				out[#out + 1] = "\t}"
+			end
 			out[#out + 1] = "}"
 		end
 		return table.concat(out, "\n" .. indent)

@@ -43,6 +43,7 @@ return {
 		{"select_ge", true, "select_ge(x, lim, a, b)", "a where x >= lim, else b, per lane"},
 		{"hsum", true, "hsum(v)", "the sum of v's lanes, a float"},
 		{"hmax", true, "hmax(v)", "the largest of v's lanes, a float"},
+		{"sums4", false, "sums4(p, a, b, c, d, f)", "a statement: p[0], ..., p[3] = f times the sum of the lanes of a, b, c, d (p a float pointer, any alignment); without it templates take four hsums"},
 		{"first", true, "first(v)", "lane 0 of v, a float"},
 		{"as_int", true, "as_int(v)", "v's bits as 32-bit integer lanes"},
 		{"as_float", true, "as_float(v)", "integer lanes' bits as floats"},

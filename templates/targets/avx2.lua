@@ -58,6 +58,17 @@ static inline float P_hsum(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 ]]},
+	-- the lane sums of a, b, c and d, times f, to p[0..3]: two rounds of
+	-- pairwise sums within each half, then the halves added
+	{"sums4", [[
+static inline void P_sums4(float *p, __m256 a, __m256 b, __m256 c, __m256 d, float f)
+{
+	const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+	const __m128 s = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+
+	_mm_storeu_ps(p, _mm_mul_ps(s, _mm_set1_ps(f)));
+}
+]]},
 	{"hmax", [[
 static inline float P_hmax(__m256 v)
 {
@@ -139,6 +150,10 @@ function T.select_ge(x, lim, a, b)
 end
 function T.hsum(v) T.use("hsum") return T.prefix .. "_hsum(" .. v .. ")" end
 function T.hmax(v) T.use("hmax") return T.prefix .. "_hmax(" .. v .. ")" end
+function T.sums4(p, a, b, c, d, f)
+	T.use("sums4")
+	return T.prefix .. "_sums4(" .. table.concat({p, a, b, c, d, f}, ", ") .. ");"
+end
 function T.first(v) return "_mm256_cvtss_f32(" .. v .. ")" end
 function T.as_int(v) return "_mm256_castps_si256(" .. v .. ")" end
 function T.as_float(v) return "_mm256_castsi256_ps(" .. v .. ")" end

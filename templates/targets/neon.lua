@@ -113,6 +113,10 @@ function T.div(a, b) return "vdivq_f32(" .. a .. ", " .. b .. ")" end
 function T.select_ge(x, lim, a, b) return "vbslq_f32(vcgeq_f32(" .. x .. ", " .. lim .. "), " .. a .. ", " .. b .. ")" end
 function T.hsum(v) return "vaddvq_f32(" .. v .. ")" end
 function T.hmax(v) return "vmaxvq_f32(" .. v .. ")" end
+function T.sums4(p, a, b, c, d, f)
+	return "vst1q_f32(" .. p .. ", vmulq_n_f32(vpaddq_f32(vpaddq_f32(" .. a .. ", " .. b .. "), vpaddq_f32(" ..
+	       c .. ", " .. d .. ")), " .. f .. "));"
+end
 function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
 function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
 function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
