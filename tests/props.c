@@ -191,6 +191,37 @@ static void run(const struct mha_kernel *k, const struct inputs *in, float *out)
 	k->args(&x);
 }
 
+/* Output element i of a call of k into out: a float, or with --dtype the
+ * 16-bit element i at out's start, as a float; same_elems: whether n
+ * elements of two calls' outputs, from i of x and j of y, have the same
+ * bits (same_out: element i of both); out_ulp: the spacing of k's output
+ * type at 1 (0 for floats), what rounding to it may add to an output of at
+ * most 1 in size. */
+static float out_at(const struct mha_kernel *k, const float *out, size_t i)
+{
+	return k->a.dtype ? (float)mha_ref_elem(k->a.dtype, out, i) : out[i];
+}
+
+static int same_elems(const struct mha_kernel *k, const float *x, size_t i,
+                      const float *y, size_t j, size_t n)
+{
+	const size_t w = k->a.dtype ? 2 : 4;
+
+	return memcmp((const char *)x + w * i, (const char *)y + w * j, w * n) == 0;
+}
+
+static int same_out(const struct mha_kernel *k, const float *x,
+                    const float *y, size_t i)
+{
+	return same_elems(k, x, i, y, i, 1);
+}
+
+static double out_ulp(const struct mha_kernel *k)
+{
+	return k->a.dtype == MHA_DTYPE_F16 ? 0x1p-10 :
+	       k->a.dtype == MHA_DTYPE_BF16 ? 0x1p-7 : 0.0;
+}
+
 int props_bias_shift(const struct mha_kernel *k, char *msg, size_t len)
 {
 	struct inputs in;
@@ -208,10 +239,12 @@ int props_bias_shift(const struct mha_kernel *k, char *msg, size_t len)
 		in.bias[i] += (float)((int)(i / in.seq_kv % 17) - 8);
 	run(k, &in, in.out2);
 	for (size_t i = 0; i < in.no; ++i)
-		err = fmax(err, fabs((double)in.out1[i] - (double)in.out2[i]));
+		err = fmax(err, fabs((double)out_at(k, in.out1, i) -
+		                     (double)out_at(k, in.out2, i)));
 	/* outputs are at most 1 in size; the shifted scores round differently
-	 * by a few ulp of 8 */
-	if (!(err <= 1e-5)) {
+	 * by a few ulp of 8 (and a 16-bit output then perhaps to the next
+	 * value of its type) */
+	if (!(err <= 1e-5 + out_ulp(k))) {
 		snprintf(msg, len, "%s: shifting bias rows changed the output by %.3g",
 		         k->name, err);
 		goto done;
@@ -257,7 +290,7 @@ int props_causal_future(const struct mha_kernel *k, char *msg, size_t len)
 			for (size_t hh = 0; hh < k->a.h; ++hh) {
 				size_t o = mha_ref_offset(&k->a, MHA_TENSOR_OUT, in.batch,
 				                          in.seq_q, b, i, hh);
-				if (memcmp(in.out1 + o, in.out2 + o, k->a.dv * sizeof(float))) {
+				if (!same_elems(k, in.out1, o, in.out2, o, k->a.dv)) {
 					snprintf(msg, len, "%s: row %zu of batch %zu, head %zu "
 					         "changed when only keys from %zu did", k->name,
 					         i, b, hh, cut);
@@ -285,22 +318,6 @@ static int depends(const struct mha_kernel *k, const struct mha_attn *a,
 	size_t n = mha_ref_visible(a, i, in->seq_q, in->seq_kv, &first);
 
 	return hh / (k->a.h / k->a.kv_heads) == hk && j >= first && j < n;
-}
-
-/* Output element i of a call of k into out: a float, or with --dtype the
- * 16-bit element i at out's start, as a float; same_out: whether element i
- * of two calls' outputs has the same bits. */
-static float out_at(const struct mha_kernel *k, const float *out, size_t i)
-{
-	return k->a.dtype ? (float)mha_ref_elem(k->a.dtype, out, i) : out[i];
-}
-
-static int same_out(const struct mha_kernel *k, const float *x,
-                    const float *y, size_t i)
-{
-	const size_t w = k->a.dtype ? 2 : 4;
-
-	return memcmp((const char *)x + w * i, (const char *)y + w * i, w) == 0;
 }
 
 /* What an output must be after the NaN went in. */
@@ -661,7 +678,7 @@ int props_nomem(const struct mha_kernel *k, char *msg, size_t len)
 	fail_all = 0;
 	err = errno;
 	for (size_t i = 0; i < in.no; ++i)
-		nan += isnan(in.out1[i]) != 0;
+		nan += isnan(out_at(k, in.out1, i)) != 0;
 	if (nan != in.no || err != ENOMEM) {
 		snprintf(msg, len, "%s: without memory for its scratch: %zu of %zu "
 		         "outputs NaN, errno %d (ENOMEM is %d)", k->name, nan,
@@ -717,8 +734,11 @@ static void run_range(const struct mha_kernel *k, const struct inputs *in,
 		kv_len[b] = (int32_t)(n < 0 ? 0 : n > (long)(j1 - j0) ?
 		                      (long)(j1 - j0) : n);
 	}
+	if (k->a.dtype) /* q too, in its type */
+		mha_kv_store(k->a.dtype, in->q, in->q16, in->nq);
 	k->args(&(struct mha_args){
-		.q = in->q, .k = kb, .v = vb, .out = out,
+		.q = k->a.dtype ? in->q16 : (const void *)in->q, .k = kb, .v = vb,
+		.out = out,
 		.batch = in->batch, .seq_q = in->seq_q, .seq_kv = j1 - j0,
 		.kv_len = (k->a.mask & MHA_MASK_PADDING) ? kv_len : NULL,
 		.bias = (k->a.mask & MHA_MASK_BIAS) ? bb : NULL,
@@ -768,7 +788,8 @@ int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len)
 	run_range(k, &in, s1, in.seq_kv, none, kb, vb, bb, o2, lse2);
 	k->merge(in.out2, lse1, o2, lse2, in.batch, in.seq_q);
 	for (size_t i = 0; i < in.no; ++i)
-		err = fmax(err, fabs((double)in.out1[i] - (double)in.out2[i]));
+		err = fmax(err, fabs((double)out_at(k, in.out1, i) -
+		                     (double)out_at(k, in.out2, i)));
 	for (size_t r = 0; r < nl; ++r) {
 		if (isinf(lse[r]) || isinf(lse1[r])) {
 			if (lse[r] != lse1[r])
@@ -778,8 +799,10 @@ int props_lse_merge(const struct mha_kernel *k, char *msg, size_t len)
 		lerr = fmax(lerr, fabs((double)lse[r] - (double)lse1[r]));
 	}
 	/* outputs at most 1 in size and lse of a few units (scores up to 4
-	 * scale * dk): both within float rounding of the two ways */
-	if (!(err <= 1e-5) || !(lerr <= 1e-5 * (1.0 + 4.0 * k->a.scale * k->a.dk))) {
+	 * scale * dk): both within float rounding of the two ways; 16-bit
+	 * outputs rounded once in one call, in two calls each partial and
+	 * then their merge: up to two steps of the type apart */
+	if (!(err <= 1e-5 + 2.0 * out_ulp(k)) || !(lerr <= 1e-5 * (1.0 + 4.0 * k->a.scale * k->a.dk))) {
 		snprintf(msg, len, "%s: two calls over keys [0, %zu) and [%zu, %zu) "
 		         "merged differ from one call: out by %.3g, lse by %.3g",
 		         k->name, s1, s1, in.seq_kv, err, lerr);
@@ -910,9 +933,16 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 				for (size_t d = 0; d < a.dv; ++d)
 					vr[d] = check_rng_unit(&mine);
 			}
-		if (a.kv_dtype) { /* stored in place, as the kernel reads them */
-			mha_kv_store(a.kv_dtype, kk, kk, nk);
-			mha_kv_store(a.kv_dtype, v, v, nv);
+		if (a.dtype && a.packed == MHA_PACKED_QKV) {
+			/* stored in place, as the kernel reads them */
+			mha_kv_store(a.dtype, pk, pk, np);
+		} else {
+			if (a.dtype)
+				mha_kv_store(a.dtype, q, q, nq);
+			if (a.kv_dtype) {
+				mha_kv_store(a.kv_dtype, kk, kk, nk);
+				mha_kv_store(a.kv_dtype, v, v, nv);
+			}
 		}
 		memset(out[run], 0, no * sizeof(float));
 		memset(lse[run], 0, nl * sizeof(float));
@@ -930,10 +960,10 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 	}
 	for (size_t i = 0; i < mq; ++i)
 		for (size_t h = 0; h < a.h; ++h) {
-			const float *o0 = out[0] + seq_row(&a, MHA_TENSOR_OUT, batch, sq,
-			                                   cq[0], 1, i, h);
-			const float *o1 = out[1] + seq_row(&a, MHA_TENSOR_OUT, batch, sq,
-			                                   cq[1], 1, i, h);
+			const size_t o0 = seq_row(&a, MHA_TENSOR_OUT, batch, sq, cq[0], 1,
+			                          i, h);
+			const size_t o1 = seq_row(&a, MHA_TENSOR_OUT, batch, sq, cq[1], 1,
+			                          i, h);
 			/* lse [batch][h][seq_q], packed [h][total_q] */
 			const size_t l0 = a.varlen == MHA_VARLEN_PACKED ?
 				h * (size_t)cq[0][batch] + (size_t)cq[0][1] + i :
@@ -941,7 +971,7 @@ int props_varlen_alone(const struct mha_kernel *k, char *msg, size_t len)
 			const size_t l1 = a.varlen == MHA_VARLEN_PACKED ?
 				h * (size_t)cq[1][batch] + (size_t)cq[1][1] + i : l0;
 			const size_t wr = ((a.h + h) * sq + i) * skv;
-			if (memcmp(o0, o1, a.dv * sizeof *o0) ||
+			if (!same_elems(k, out[0], o0, out[1], o1, a.dv) ||
 			    (k->merge && memcmp(&lse[0][l0], &lse[1][l1], sizeof(float))) ||
 			    (k->weights && memcmp(w[0] + wr, w[1] + wr,
 			                          skv * sizeof(float)))) {
