@@ -1,7 +1,8 @@
 # mhagen: build the generator, test kernels against the reference, bench.
 # make demo    build mhagen, generate the default kernel, check and time it
 # make test    every test (Criterion), including NEON under qemu-aarch64
-# make bench-kv  f16 and bf16 KV-cache decode against f32, calls alternating
+# make bench-kv  f16, bf16 and q8 KV-cache decode against f32, calls alternating
+#               (also the last part of make bench)
 
 ifeq ($(origin CC),default)
 CC = clang

@@ -107,10 +107,12 @@ BENCH_BLAS_CORE := $(shell grep -qw avx512vl /proc/cpuinfo 2>/dev/null && echo S
 	{ grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo Haswell; })
 OPENBLAS_CORETYPE ?= $(BENCH_BLAS_CORE)
 
-bench-run: $(BENCH)/bench $(BENCH)/layer_bench
+bench-run: $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
 	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/bench $(BENCH)/bench.csv
+	@echo "  BENCH   $(BENCH)/kvdecode  (KV-cache decode, each call reading its cache from memory)"
+	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
 	@echo "  BENCH   $(BENCH)/layer_bench  (the layer against OpenBLAS)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/layer_bench
