@@ -112,7 +112,7 @@ bench-run: $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/bench $(BENCH)/bench.csv
 	@echo "  BENCH   $(BENCH)/kvdecode  (KV-cache decode, each call reading its cache from memory)"
-	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
+	@$(KVDECODE_RUN)
 	@echo "  BENCH   $(BENCH)/layer_bench  (the layer against OpenBLAS)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/layer_bench
@@ -178,8 +178,9 @@ $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
 		$(BENCH)/bench_k26.o $(BENCH)/bench_k27.o $(RT_OBJS)
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) $(filter %.c %.o,$^) -lm -o $@
+KVDECODE_RUN = OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
 bench-kv: $(BENCH)/kvdecode
-	@OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
+	@$(KVDECODE_RUN)
 
 # ---- the layer (mhagen --embed 768 --h 12 and --embed 1024 --h 16, s 128
 # and 512): its projection GEMMs against cblas_sgemm and its forward against

@@ -1150,33 +1150,18 @@ local function kernel_vars(spec, T)
 	vars.kv_fma = function(s, p, acc)
 		return T.fma(vars.kv_weight(s, p), vars.kv_vec(p), acc)
 	end
-	-- q8 keys: the statements summing q . k into vectors t0 and t1 (their
-	-- hsum of the sum is the dot product), qv(c) q's vector c, row the key
-	-- row: per block the int8 values' dot product in one FMA chain, then
-	-- one FMA by the block's scale into t0 or t1 in turn
-	vars.q8_dot = function(indent, qv, row)
-		local W = T.width
-		local per, out = 32 // W, {}
-		out[#out + 1] = T.vec .. " t0 = " .. T.zero() .. ", t1 = " .. T.zero() .. ";"
-		for b = 0, spec.dk // 32 - 1 do
-			local blk = row .. "[" .. b .. "]"
-			out[#out + 1] = "{"
-			out[#out + 1] = "\t" .. T.vec .. " u = " .. T.mul(qv(b * per), T.q8_ints(blk, "0")) .. ";"
-			for c = 1, per - 1 do
-				out[#out + 1] = "\tu = " .. T.fma(qv(b * per + c), T.q8_ints(blk, tostring(c * W)), "u") .. ";"
-			end
-			out[#out + 1] = "\tt" .. b % 2 .. " = " .. T.fma("u", T.q8_scale(blk), "t" .. b % 2) .. ";"
-			out[#out + 1] = "}"
-		end
-		return table.concat(out, "\n" .. indent)
-	end
 	-- q8 keys, R rows at a time: the statements summing q . k of row r
-	-- into vector t<r>, blk(r, b) row r's block b (a C lvalue); each of a
-	-- block's query vectors loaded once for the R rows (into q0, q1, ...)
+	-- into vector t<r> (one row: into t0 and t1, blocks in turn, so that
+	-- consecutive blocks' FMAs do not wait on each other; the dot product
+	-- is the hsum of their sum), qv(c) q's vector c, blk(r, b) row r's
+	-- block b (a C lvalue): per block and row the int8 values' dot product
+	-- in one FMA chain, then one FMA by the block's scale; each of a
+	-- block's query vectors taken once for the R rows (into q0, q1, ...)
 	vars.q8_dots = function(indent, qv, blk, R)
 		local W = T.width
 		local per, out, t = 32 // W, {}, {}
-		for r = 0, R - 1 do
+		local function acc(r, b) return "t" .. (R == 1 and b % 2 or r) end
+		for r = 0, math.max(R, 2) - 1 do
 			t[#t + 1] = "t" .. r .. " = " .. T.zero()
 		end
 		out[#out + 1] = T.vec .. " " .. table.concat(t, ", ") .. ";"
@@ -1192,12 +1177,16 @@ local function kernel_vars(spec, T)
 				for c = 1, per - 1 do
 					out[#out + 1] = "\t\tu = " .. T.fma("q" .. c, T.q8_ints(x, tostring(c * W)), "u") .. ";"
 				end
-				out[#out + 1] = "\t\tt" .. r .. " = " .. T.fma("u", T.q8_scale(x), "t" .. r) .. ";"
+				out[#out + 1] = "\t\t" .. acc(r, b) .. " = " .. T.fma("u", T.q8_scale(x), acc(r, b)) .. ";"
 				out[#out + 1] = "\t}"
 			end
 			out[#out + 1] = "}"
 		end
 		return table.concat(out, "\n" .. indent)
+	end
+	-- one row's: into t0 and t1, row the key row
+	vars.q8_dot = function(indent, qv, row)
+		return vars.q8_dots(indent, qv, function(_, b) return row .. "[" .. b .. "]" end, 1)
 	end
 	vars.kv_load_part = function(p, n)
 		assert(spec.kv_dtype ~= "q8", "q8 rows are whole vectors")
