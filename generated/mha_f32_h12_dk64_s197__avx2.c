@@ -76,29 +76,89 @@ struct mha_args {
 #endif
 
 
-/* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
- * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
- * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
- * (where exp(x) is no longer a normal float) the result is 0, so
- * exp(-INFINITY) is 0. */
-static inline __m256 mha_f32_h12_dk64_s197__avx2_exp(__m256 x)
+/* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
+ * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
+ * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
+ * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
+ * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
+ * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
+ * a normal float) the result is 0, so 2^-INFINITY is 0. */
+static inline __m256 mha_f32_h12_dk64_s197__avx2_exp2(__m256 x)
+{
+	__m256 y;
+	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
+	const __m256 t1 = _mm256_add_ps(x, magic);
+	const __m256 r1 = _mm256_sub_ps(x, _mm256_sub_ps(t1, magic));
+	__m256 p1 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r1, _mm256_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.62e43p-1f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1p+0f));
+	y = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	return y;
+}
+
+/* x[i] = 2^x[i] for 6 vectors, the same operations as mha_f32_h12_dk64_s197__avx2_exp2
+ * taken a step at a time across them, so that one exp's latency overlaps
+ * the others' (the softmax's exps are independent) */
+static inline void mha_f32_h12_dk64_s197__avx2_exp2s(__m256 *restrict x)
 {
 	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
-	const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), magic);
-	const __m256 n = _mm256_sub_ps(t, magic);
-	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0x1.63p-1f), x);
-	r = _mm256_fmadd_ps(n, _mm256_set1_ps(0x1.bd0106p-13f), r);
-	__m256 p = _mm256_set1_ps(0x1.6a22dp-10f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.123abap-7f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.5558f6p-5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.55549p-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.fffffcp-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
-	const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
-	return _mm256_and_ps(_mm256_mul_ps(p, s), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
+	const __m256 t1 = _mm256_add_ps(x[0], magic);
+	const __m256 t2 = _mm256_add_ps(x[1], magic);
+	const __m256 t3 = _mm256_add_ps(x[2], magic);
+	const __m256 t4 = _mm256_add_ps(x[3], magic);
+	const __m256 t5 = _mm256_add_ps(x[4], magic);
+	const __m256 t6 = _mm256_add_ps(x[5], magic);
+	const __m256 r1 = _mm256_sub_ps(x[0], _mm256_sub_ps(t1, magic));
+	const __m256 r2 = _mm256_sub_ps(x[1], _mm256_sub_ps(t2, magic));
+	const __m256 r3 = _mm256_sub_ps(x[2], _mm256_sub_ps(t3, magic));
+	const __m256 r4 = _mm256_sub_ps(x[3], _mm256_sub_ps(t4, magic));
+	const __m256 r5 = _mm256_sub_ps(x[4], _mm256_sub_ps(t5, magic));
+	const __m256 r6 = _mm256_sub_ps(x[5], _mm256_sub_ps(t6, magic));
+	__m256 p1 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r1, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p2 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r2, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p3 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r3, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p4 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r4, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p5 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r5, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p6 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r6, _mm256_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.c6af86p-5f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.c6af86p-5f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.c6af86p-5f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.c6af86p-5f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.c6af86p-5f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.62e43p-1f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.62e43p-1f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.62e43p-1f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.62e43p-1f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.62e43p-1f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.62e43p-1f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1p+0f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1p+0f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1p+0f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1p+0f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1p+0f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1p+0f));
+	x[0] = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x[0], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[1] = _mm256_and_ps(_mm256_mul_ps(p2, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t2), 23))), _mm256_cmp_ps(x[1], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[2] = _mm256_and_ps(_mm256_mul_ps(p3, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t3), 23))), _mm256_cmp_ps(x[2], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[3] = _mm256_and_ps(_mm256_mul_ps(p4, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t4), 23))), _mm256_cmp_ps(x[3], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[4] = _mm256_and_ps(_mm256_mul_ps(p5, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t5), 23))), _mm256_cmp_ps(x[4], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[5] = _mm256_and_ps(_mm256_mul_ps(p6, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t6), 23))), _mm256_cmp_ps(x[5], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -181,7 +241,8 @@ static void mha_f32_h12_dk64_s197__avx2_each(const struct mha_args *a, size_t n,
 }
 
 /* Pack a block of query rows (768 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+ * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
@@ -215,14 +276,14 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
 				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
 			}
-			_mm256_store_ps(qt + (d + 0) * 208 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 1) * 208 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 2) * 208 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 3) * 208 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 4) * 208 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 5) * 208 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 6) * 208 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 7) * 208 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 0) * 208 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 208 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 208 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 208 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 208 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 208 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 208 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 208 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -230,7 +291,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 768 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 208 + r] = q[r * 768 + d] * 0x1p-3f;
+			qt[d * 208 + r] = q[r * 768 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
@@ -594,6 +655,282 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 	}
 }
 
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk1_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk2_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk3_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk4_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk5_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h12_dk64_s197__avx2_qk6_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a5_0 = _mm256_setzero_ps();
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 80, a5_0);
+	_mm256_store_ps(st + 88, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		t = _mm256_max_ps(t, a5_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
@@ -716,6 +1053,96 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, cons
 	_mm256_store_ps(ot + 632, a3_1);
 }
 
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
+ * r < 8: the output block transposed (columns 208 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 6x1 accumulators in registers.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h12_dk64_s197__avx2_pv6_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	const __m256 al0 = _mm256_load_ps(alpha + 0);
+	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
+	__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 832), al0);
+	__m256 a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1040), al0);
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_0 = _mm256_fmadd_ps(p0, vb, a4_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_0 = _mm256_fmadd_ps(p0, vb, a5_0);
+		}
+	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 208, a1_0);
+	_mm256_store_ps(ot + 416, a2_0);
+	_mm256_store_ps(ot + 624, a3_0);
+	_mm256_store_ps(ot + 832, a4_0);
+	_mm256_store_ps(ot + 1040, a5_0);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 4,
+ * r < 8: the output block transposed (columns 208 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * 4x1 accumulators in registers.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h12_dk64_s197__avx2_pv4_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	const __m256 al0 = _mm256_load_ps(alpha + 0);
+	__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+	__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
+	__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
+	__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+		}
+	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 208, a1_0);
+	_mm256_store_ps(ot + 416, a2_0);
+	_mm256_store_ps(ot + 624, a3_0);
+}
+
 /* Work items are (batch, head, block of 197 query rows), the rows packed
  * transposed once.  For each block of 128 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -802,15 +1229,29 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			 * rows skip the keys beyond their last row's limit */
 			size_t kn[1];
 			kn[0] = nt;
-			for (; j + 6 <= kn[0]; j += 6)
-				mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
-			switch (kn[0] - j) {
-			case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			default: break;
+			if (mt <= 8) {
+				/* the block's last rows: the tile's first vector */
+				for (; j + 6 <= kn[0]; j += 6)
+					mha_f32_h12_dk64_s197__avx2_qk6_part(qt + r0, kb + j * 64, st + j * 16, mxb);
+				switch (kn[0] - j) {
+				case 1: mha_f32_h12_dk64_s197__avx2_qk1_part(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h12_dk64_s197__avx2_qk2_part(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h12_dk64_s197__avx2_qk3_part(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h12_dk64_s197__avx2_qk4_part(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h12_dk64_s197__avx2_qk5_part(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+			} else {
+				for (; j + 6 <= kn[0]; j += 6)
+					mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+				switch (kn[0] - j) {
+				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
 			}
 			/* mask only where a row's limit falls inside the block,
 			 * then take the row maxima again */
@@ -832,37 +1273,95 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 0);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const __m256 p = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
+				size_t jj = 0;
+				for (; jj + 6 <= kn[0]; jj += 6) {
+					__m256 x[6];
+
+					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 0), ms);
+					x[1] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 1) * 16 + 0), ms);
+					x[2] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 2) * 16 + 0), ms);
+					x[3] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 3) * 16 + 0), ms);
+					x[4] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 4) * 16 + 0), ms);
+					x[5] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 5) * 16 + 0), ms);
+					mha_f32_h12_dk64_s197__avx2_exp2s(x);
+					_mm256_store_ps(st + (jj + 0) * 16 + 0, x[0]);
+					sum = _mm256_add_ps(sum, x[0]);
+					_mm256_store_ps(st + (jj + 1) * 16 + 0, x[1]);
+					sum = _mm256_add_ps(sum, x[1]);
+					_mm256_store_ps(st + (jj + 2) * 16 + 0, x[2]);
+					sum = _mm256_add_ps(sum, x[2]);
+					_mm256_store_ps(st + (jj + 3) * 16 + 0, x[3]);
+					sum = _mm256_add_ps(sum, x[3]);
+					_mm256_store_ps(st + (jj + 4) * 16 + 0, x[4]);
+					sum = _mm256_add_ps(sum, x[4]);
+					_mm256_store_ps(st + (jj + 5) * 16 + 0, x[5]);
+					sum = _mm256_add_ps(sum, x[5]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const __m256 p = mha_f32_h12_dk64_s197__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 					_mm256_store_ps(st + jj * 16 + 0, p);
 					sum = _mm256_add_ps(sum, p);
 				}
-				const __m256 al = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(mo, ms));
+				const __m256 al = mha_f32_h12_dk64_s197__avx2_exp2(_mm256_sub_ps(mo, ms));
 				_mm256_store_ps(alpha + 0, al);
 				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
-			{
+			if (mt > 8) {
 				const __m256 mo = _mm256_load_ps(m + r0 + 8);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const __m256 p = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
+				size_t jj = 0;
+				for (; jj + 6 <= kn[0]; jj += 6) {
+					__m256 x[6];
+
+					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 8), ms);
+					x[1] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 1) * 16 + 8), ms);
+					x[2] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 2) * 16 + 8), ms);
+					x[3] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 3) * 16 + 8), ms);
+					x[4] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 4) * 16 + 8), ms);
+					x[5] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 5) * 16 + 8), ms);
+					mha_f32_h12_dk64_s197__avx2_exp2s(x);
+					_mm256_store_ps(st + (jj + 0) * 16 + 8, x[0]);
+					sum = _mm256_add_ps(sum, x[0]);
+					_mm256_store_ps(st + (jj + 1) * 16 + 8, x[1]);
+					sum = _mm256_add_ps(sum, x[1]);
+					_mm256_store_ps(st + (jj + 2) * 16 + 8, x[2]);
+					sum = _mm256_add_ps(sum, x[2]);
+					_mm256_store_ps(st + (jj + 3) * 16 + 8, x[3]);
+					sum = _mm256_add_ps(sum, x[3]);
+					_mm256_store_ps(st + (jj + 4) * 16 + 8, x[4]);
+					sum = _mm256_add_ps(sum, x[4]);
+					_mm256_store_ps(st + (jj + 5) * 16 + 8, x[5]);
+					sum = _mm256_add_ps(sum, x[5]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const __m256 p = mha_f32_h12_dk64_s197__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 					_mm256_store_ps(st + jj * 16 + 8, p);
 					sum = _mm256_add_ps(sum, p);
 				}
-				const __m256 al = mha_f32_h12_dk64_s197__avx2_exp(_mm256_sub_ps(mo, ms));
+				const __m256 al = mha_f32_h12_dk64_s197__avx2_exp2(_mm256_sub_ps(mo, ms));
 				_mm256_store_ps(alpha + 8, al);
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);
 			}
+			if (mt <= 8)
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1248)
+					mha_f32_h12_dk64_s197__avx2_pv6_part(st, vb0, ob, alpha, kn);
+				mha_f32_h12_dk64_s197__avx2_pv4_part(st, vb0, ob, alpha, kn);
+			}
+			else
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;

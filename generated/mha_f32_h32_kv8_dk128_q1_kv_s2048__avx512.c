@@ -83,20 +83,20 @@ struct mha_args {
  * exp(-INFINITY) is 0. */
 static inline __m512 mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_exp(__m512 x)
 {
+	__m512 y;
 	const __m512 magic = _mm512_set1_ps(0x1.8000fep+23f);
-	const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), magic);
-	const __m512 n = _mm512_sub_ps(t, magic);
-	__m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0x1.63p-1f), x);
-	r = _mm512_fmadd_ps(n, _mm512_set1_ps(0x1.bd0106p-13f), r);
-	__m512 p = _mm512_set1_ps(0x1.6a22dp-10f);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.123abap-7f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.5558f6p-5f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.55549p-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.fffffcp-2f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1p+0f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1p+0f));
-	const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
-	return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ), p, s);
+	const __m512 t1 = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), magic);
+	const __m512 n1 = _mm512_sub_ps(t1, magic);
+	__m512 r1 = _mm512_fmadd_ps(n1, _mm512_set1_ps(-0x1.63p-1f), x);
+	r1 = _mm512_fmadd_ps(n1, _mm512_set1_ps(0x1.bd0106p-13f), r1);
+	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.6a22dp-10f), r1, _mm512_set1_ps(0x1.123abap-7f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.5558f6p-5f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.55549p-3f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.fffffcp-2f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	y = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ), p1, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t1), 23)));
+	return y;
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the

@@ -76,29 +76,107 @@ struct mha_args {
 #endif
 
 
-/* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
- * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
- * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
- * (where exp(x) is no longer a normal float) the result is 0, so
- * exp(-INFINITY) is 0. */
-static inline __m512 mha_f32_h8_dk64__avx512_exp(__m512 x)
+/* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
+ * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
+ * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
+ * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
+ * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
+ * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
+ * a normal float) the result is 0, so 2^-INFINITY is 0. */
+static inline __m512 mha_f32_h8_dk64__avx512_exp2(__m512 x)
+{
+	__m512 y;
+	const __m512 magic = _mm512_set1_ps(0x1.8000fep+23f);
+	const __m512 t1 = _mm512_add_ps(x, magic);
+	const __m512 r1 = _mm512_sub_ps(x, _mm512_sub_ps(t1, magic));
+	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r1, _mm512_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	y = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t1), 23)));
+	return y;
+}
+
+/* x[i] = 2^x[i] for 8 vectors, the same operations as mha_f32_h8_dk64__avx512_exp2
+ * taken a step at a time across them, so that one exp's latency overlaps
+ * the others' (the softmax's exps are independent) */
+static inline void mha_f32_h8_dk64__avx512_exp2s(__m512 *restrict x)
 {
 	const __m512 magic = _mm512_set1_ps(0x1.8000fep+23f);
-	const __m512 t = _mm512_fmadd_ps(x, _mm512_set1_ps(0x1.715476p+0f), magic);
-	const __m512 n = _mm512_sub_ps(t, magic);
-	__m512 r = _mm512_fmadd_ps(n, _mm512_set1_ps(-0x1.63p-1f), x);
-	r = _mm512_fmadd_ps(n, _mm512_set1_ps(0x1.bd0106p-13f), r);
-	__m512 p = _mm512_set1_ps(0x1.6a22dp-10f);
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.123abap-7f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.5558f6p-5f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.55549p-3f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1.fffffcp-2f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1p+0f));
-	p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0x1p+0f));
-	const __m512 s = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t), 23));
-	return _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ), p, s);
+	const __m512 t1 = _mm512_add_ps(x[0], magic);
+	const __m512 t2 = _mm512_add_ps(x[1], magic);
+	const __m512 t3 = _mm512_add_ps(x[2], magic);
+	const __m512 t4 = _mm512_add_ps(x[3], magic);
+	const __m512 t5 = _mm512_add_ps(x[4], magic);
+	const __m512 t6 = _mm512_add_ps(x[5], magic);
+	const __m512 t7 = _mm512_add_ps(x[6], magic);
+	const __m512 t8 = _mm512_add_ps(x[7], magic);
+	const __m512 r1 = _mm512_sub_ps(x[0], _mm512_sub_ps(t1, magic));
+	const __m512 r2 = _mm512_sub_ps(x[1], _mm512_sub_ps(t2, magic));
+	const __m512 r3 = _mm512_sub_ps(x[2], _mm512_sub_ps(t3, magic));
+	const __m512 r4 = _mm512_sub_ps(x[3], _mm512_sub_ps(t4, magic));
+	const __m512 r5 = _mm512_sub_ps(x[4], _mm512_sub_ps(t5, magic));
+	const __m512 r6 = _mm512_sub_ps(x[5], _mm512_sub_ps(t6, magic));
+	const __m512 r7 = _mm512_sub_ps(x[6], _mm512_sub_ps(t7, magic));
+	const __m512 r8 = _mm512_sub_ps(x[7], _mm512_sub_ps(t8, magic));
+	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r1, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p2 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r2, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p3 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r3, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p4 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r4, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p5 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r5, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p6 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r6, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p7 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r7, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p8 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r8, _mm512_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.c6af86p-5f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.c6af86p-5f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.c6af86p-5f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.c6af86p-5f));
+	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.c6af86p-5f));
+	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.c6af86p-5f));
+	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.c6af86p-5f));
+	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.62e43p-1f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.62e43p-1f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.62e43p-1f));
+	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.62e43p-1f));
+	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.62e43p-1f));
+	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.62e43p-1f));
+	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.62e43p-1f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1p+0f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1p+0f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1p+0f));
+	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1p+0f));
+	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1p+0f));
+	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1p+0f));
+	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1p+0f));
+	x[0] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[0], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t1), 23)));
+	x[1] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[1], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p2, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t2), 23)));
+	x[2] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[2], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p3, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t3), 23)));
+	x[3] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[3], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p4, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t4), 23)));
+	x[4] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[4], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p5, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t5), 23)));
+	x[5] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[5], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p6, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t6), 23)));
+	x[6] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[6], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p7, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t7), 23)));
+	x[7] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[7], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p8, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t8), 23)));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -181,7 +259,8 @@ static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, siz
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+ * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 32 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *restrict qt, size_t n)
 {
@@ -192,14 +271,14 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 				for (size_t c = 0; c < 64; c += 16)
 					__builtin_prefetch(q + x * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			_mm512_store_ps(qt + d * 400 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1p-3f)));
+			_mm512_store_ps(qt + d * 400 + r, _mm512_mul_ps(_mm512_i32gather_ps(_mm512_setr_epi32(0, 512, 1024, 1536, 2048, 2560, 3072, 3584, 4096, 4608, 5120, 5632, 6144, 6656, 7168, 7680), q + r * 512 + d, 4), _mm512_set1_ps(0x1.715476p-3f)));
 	}
 	for (size_t r = nv; r < n; ++r) {
 		if (r + 16 < n)
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 400 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 400 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
@@ -981,12 +1060,42 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 0));
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const __m512 p = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 0), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[0]; jj += 8) {
+					__m512 x[8];
+
+					x[0] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 0) * 32 + 0), ms);
+					x[1] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 1) * 32 + 0), ms);
+					x[2] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 2) * 32 + 0), ms);
+					x[3] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 3) * 32 + 0), ms);
+					x[4] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 4) * 32 + 0), ms);
+					x[5] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 5) * 32 + 0), ms);
+					x[6] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 6) * 32 + 0), ms);
+					x[7] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 7) * 32 + 0), ms);
+					mha_f32_h8_dk64__avx512_exp2s(x);
+					_mm512_store_ps(st + (jj + 0) * 32 + 0, x[0]);
+					sum = _mm512_add_ps(sum, x[0]);
+					_mm512_store_ps(st + (jj + 1) * 32 + 0, x[1]);
+					sum = _mm512_add_ps(sum, x[1]);
+					_mm512_store_ps(st + (jj + 2) * 32 + 0, x[2]);
+					sum = _mm512_add_ps(sum, x[2]);
+					_mm512_store_ps(st + (jj + 3) * 32 + 0, x[3]);
+					sum = _mm512_add_ps(sum, x[3]);
+					_mm512_store_ps(st + (jj + 4) * 32 + 0, x[4]);
+					sum = _mm512_add_ps(sum, x[4]);
+					_mm512_store_ps(st + (jj + 5) * 32 + 0, x[5]);
+					sum = _mm512_add_ps(sum, x[5]);
+					_mm512_store_ps(st + (jj + 6) * 32 + 0, x[6]);
+					sum = _mm512_add_ps(sum, x[6]);
+					_mm512_store_ps(st + (jj + 7) * 32 + 0, x[7]);
+					sum = _mm512_add_ps(sum, x[7]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const __m512 p = mha_f32_h8_dk64__avx512_exp2(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 0), ms));
 					_mm512_store_ps(st + jj * 32 + 0, p);
 					sum = _mm512_add_ps(sum, p);
 				}
-				const __m512 al = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(mo, ms));
+				const __m512 al = mha_f32_h8_dk64__avx512_exp2(_mm512_sub_ps(mo, ms));
 				_mm512_store_ps(alpha + 0, al);
 				_mm512_store_ps(l + r0 + 0, _mm512_fmadd_ps(_mm512_load_ps(l + r0 + 0), al, sum));
 				_mm512_store_ps(m + r0 + 0, mx);
@@ -996,12 +1105,42 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 16));
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const __m512 p = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 16), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[0]; jj += 8) {
+					__m512 x[8];
+
+					x[0] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 0) * 32 + 16), ms);
+					x[1] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 1) * 32 + 16), ms);
+					x[2] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 2) * 32 + 16), ms);
+					x[3] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 3) * 32 + 16), ms);
+					x[4] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 4) * 32 + 16), ms);
+					x[5] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 5) * 32 + 16), ms);
+					x[6] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 6) * 32 + 16), ms);
+					x[7] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 7) * 32 + 16), ms);
+					mha_f32_h8_dk64__avx512_exp2s(x);
+					_mm512_store_ps(st + (jj + 0) * 32 + 16, x[0]);
+					sum = _mm512_add_ps(sum, x[0]);
+					_mm512_store_ps(st + (jj + 1) * 32 + 16, x[1]);
+					sum = _mm512_add_ps(sum, x[1]);
+					_mm512_store_ps(st + (jj + 2) * 32 + 16, x[2]);
+					sum = _mm512_add_ps(sum, x[2]);
+					_mm512_store_ps(st + (jj + 3) * 32 + 16, x[3]);
+					sum = _mm512_add_ps(sum, x[3]);
+					_mm512_store_ps(st + (jj + 4) * 32 + 16, x[4]);
+					sum = _mm512_add_ps(sum, x[4]);
+					_mm512_store_ps(st + (jj + 5) * 32 + 16, x[5]);
+					sum = _mm512_add_ps(sum, x[5]);
+					_mm512_store_ps(st + (jj + 6) * 32 + 16, x[6]);
+					sum = _mm512_add_ps(sum, x[6]);
+					_mm512_store_ps(st + (jj + 7) * 32 + 16, x[7]);
+					sum = _mm512_add_ps(sum, x[7]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const __m512 p = mha_f32_h8_dk64__avx512_exp2(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 16), ms));
 					_mm512_store_ps(st + jj * 32 + 16, p);
 					sum = _mm512_add_ps(sum, p);
 				}
-				const __m512 al = mha_f32_h8_dk64__avx512_exp(_mm512_sub_ps(mo, ms));
+				const __m512 al = mha_f32_h8_dk64__avx512_exp2(_mm512_sub_ps(mo, ms));
 				_mm512_store_ps(alpha + 16, al);
 				_mm512_store_ps(l + r0 + 16, _mm512_fmadd_ps(_mm512_load_ps(l + r0 + 16), al, sum));
 				_mm512_store_ps(m + r0 + 16, mx);

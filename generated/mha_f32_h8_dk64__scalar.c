@@ -90,29 +90,27 @@ static inline float mha_f32_h8_dk64__scalar_max(float a, float b)
 	return a > b ? a : b;
 }
 
-/* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
- * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
- * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
- * (where exp(x) is no longer a normal float) the result is 0, so
- * exp(-INFINITY) is 0. */
-static inline float mha_f32_h8_dk64__scalar_exp(float x)
+/* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
+ * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
+ * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
+ * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
+ * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
+ * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
+ * a normal float) the result is 0, so 2^-INFINITY is 0. */
+static inline float mha_f32_h8_dk64__scalar_exp2(float x)
 {
+	float y;
 	const float magic = (0x1.8000fep+23f);
-	const float t = (x * (0x1.715476p+0f) + magic);
-	const float n = (t - magic);
-	float r = (n * (-0x1.63p-1f) + x);
-	r = (n * (0x1.bd0106p-13f) + r);
-	float p = (0x1.6a22dp-10f);
-	p = (p * r + (0x1.123abap-7f));
-	p = (p * r + (0x1.5558f6p-5f));
-	p = (p * r + (0x1.55549p-3f));
-	p = (p * r + (0x1.fffffcp-2f));
-	p = (p * r + (0x1p+0f));
-	p = (p * r + (0x1p+0f));
-	const float s = mha_f32_h8_dk64__scalar_as_float((int32_t)((uint32_t)mha_f32_h8_dk64__scalar_as_int(t) << 23));
-	return (x >= (-0x1.5d589ep+6f) ? (p * s) : 0.0f);
+	const float t1 = (x + magic);
+	const float r1 = (x - (t1 - magic));
+	float p1 = ((0x1.414d8p-13f) * r1 + (0x1.5f0502p-10f));
+	p1 = (p1 * r1 + (0x1.3b2e12p-7f));
+	p1 = (p1 * r1 + (0x1.c6af86p-5f));
+	p1 = (p1 * r1 + (0x1.ebfbdcp-3f));
+	p1 = (p1 * r1 + (0x1.62e43p-1f));
+	p1 = (p1 * r1 + (0x1p+0f));
+	y = (x >= (-0x1.f8p+6f) ? (p1 * mha_f32_h8_dk64__scalar_as_float((int32_t)((uint32_t)mha_f32_h8_dk64__scalar_as_int(t1) << 23))) : 0.0f);
+	return y;
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -195,7 +193,8 @@ static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, siz
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+ * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 4 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *restrict qt, size_t n)
 {
@@ -204,7 +203,7 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 1) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 80 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 80 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
@@ -738,12 +737,13 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 0)[0]);
 				float sum = 0.0f;
 				const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 0)[0] - ms));
+				size_t jj = 0;
+				for (; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h8_dk64__scalar_exp2(((st + jj * 4 + 0)[0] - ms));
 					(st + jj * 4 + 0)[0] = p;
 					sum = (sum + p);
 				}
-				const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+				const float al = mha_f32_h8_dk64__scalar_exp2((mo - ms));
 				(alpha + 0)[0] = al;
 				(l + r0 + 0)[0] = ((l + r0 + 0)[0] * al + sum);
 				(m + r0 + 0)[0] = mx;
@@ -753,12 +753,13 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 1)[0]);
 				float sum = 0.0f;
 				const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 1)[0] - ms));
+				size_t jj = 0;
+				for (; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h8_dk64__scalar_exp2(((st + jj * 4 + 1)[0] - ms));
 					(st + jj * 4 + 1)[0] = p;
 					sum = (sum + p);
 				}
-				const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+				const float al = mha_f32_h8_dk64__scalar_exp2((mo - ms));
 				(alpha + 1)[0] = al;
 				(l + r0 + 1)[0] = ((l + r0 + 1)[0] * al + sum);
 				(m + r0 + 1)[0] = mx;
@@ -768,12 +769,13 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 2)[0]);
 				float sum = 0.0f;
 				const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 2)[0] - ms));
+				size_t jj = 0;
+				for (; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h8_dk64__scalar_exp2(((st + jj * 4 + 2)[0] - ms));
 					(st + jj * 4 + 2)[0] = p;
 					sum = (sum + p);
 				}
-				const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+				const float al = mha_f32_h8_dk64__scalar_exp2((mo - ms));
 				(alpha + 2)[0] = al;
 				(l + r0 + 2)[0] = ((l + r0 + 2)[0] * al + sum);
 				(m + r0 + 2)[0] = mx;
@@ -783,12 +785,13 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				const float mx = mha_f32_h8_dk64__scalar_max(mo, (mxb + 3)[0]);
 				float sum = 0.0f;
 				const float ms = mha_f32_h8_dk64__scalar_max(mx, (-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const float p = mha_f32_h8_dk64__scalar_exp(((st + jj * 4 + 3)[0] - ms));
+				size_t jj = 0;
+				for (; jj < kn[0]; ++jj) {
+					const float p = mha_f32_h8_dk64__scalar_exp2(((st + jj * 4 + 3)[0] - ms));
 					(st + jj * 4 + 3)[0] = p;
 					sum = (sum + p);
 				}
-				const float al = mha_f32_h8_dk64__scalar_exp((mo - ms));
+				const float al = mha_f32_h8_dk64__scalar_exp2((mo - ms));
 				(alpha + 3)[0] = al;
 				(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
 				(m + r0 + 3)[0] = mx;

@@ -77,29 +77,89 @@ struct mha_args {
 #endif
 
 
-/* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
- * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
- * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
- * (where exp(x) is no longer a normal float) the result is 0, so
- * exp(-INFINITY) is 0. */
-static inline __m256 mha_f32_h8_dk64_s128_causal__avx2_exp(__m256 x)
+/* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
+ * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
+ * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
+ * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
+ * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
+ * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
+ * a normal float) the result is 0, so 2^-INFINITY is 0. */
+static inline __m256 mha_f32_h8_dk64_s128_causal__avx2_exp2(__m256 x)
+{
+	__m256 y;
+	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
+	const __m256 t1 = _mm256_add_ps(x, magic);
+	const __m256 r1 = _mm256_sub_ps(x, _mm256_sub_ps(t1, magic));
+	__m256 p1 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r1, _mm256_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.62e43p-1f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1p+0f));
+	y = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	return y;
+}
+
+/* x[i] = 2^x[i] for 6 vectors, the same operations as mha_f32_h8_dk64_s128_causal__avx2_exp2
+ * taken a step at a time across them, so that one exp's latency overlaps
+ * the others' (the softmax's exps are independent) */
+static inline void mha_f32_h8_dk64_s128_causal__avx2_exp2s(__m256 *restrict x)
 {
 	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
-	const __m256 t = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), magic);
-	const __m256 n = _mm256_sub_ps(t, magic);
-	__m256 r = _mm256_fmadd_ps(n, _mm256_set1_ps(-0x1.63p-1f), x);
-	r = _mm256_fmadd_ps(n, _mm256_set1_ps(0x1.bd0106p-13f), r);
-	__m256 p = _mm256_set1_ps(0x1.6a22dp-10f);
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.123abap-7f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.5558f6p-5f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.55549p-3f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1.fffffcp-2f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
-	p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0x1p+0f));
-	const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
-	return _mm256_and_ps(_mm256_mul_ps(p, s), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.5d589ep+6f), _CMP_GE_OQ));
+	const __m256 t1 = _mm256_add_ps(x[0], magic);
+	const __m256 t2 = _mm256_add_ps(x[1], magic);
+	const __m256 t3 = _mm256_add_ps(x[2], magic);
+	const __m256 t4 = _mm256_add_ps(x[3], magic);
+	const __m256 t5 = _mm256_add_ps(x[4], magic);
+	const __m256 t6 = _mm256_add_ps(x[5], magic);
+	const __m256 r1 = _mm256_sub_ps(x[0], _mm256_sub_ps(t1, magic));
+	const __m256 r2 = _mm256_sub_ps(x[1], _mm256_sub_ps(t2, magic));
+	const __m256 r3 = _mm256_sub_ps(x[2], _mm256_sub_ps(t3, magic));
+	const __m256 r4 = _mm256_sub_ps(x[3], _mm256_sub_ps(t4, magic));
+	const __m256 r5 = _mm256_sub_ps(x[4], _mm256_sub_ps(t5, magic));
+	const __m256 r6 = _mm256_sub_ps(x[5], _mm256_sub_ps(t6, magic));
+	__m256 p1 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r1, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p2 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r2, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p3 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r3, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p4 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r4, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p5 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r5, _mm256_set1_ps(0x1.5f0502p-10f));
+	__m256 p6 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r6, _mm256_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.c6af86p-5f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.c6af86p-5f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.c6af86p-5f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.c6af86p-5f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.c6af86p-5f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.62e43p-1f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1.62e43p-1f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1.62e43p-1f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1.62e43p-1f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1.62e43p-1f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1.62e43p-1f));
+	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1p+0f));
+	p2 = _mm256_fmadd_ps(p2, r2, _mm256_set1_ps(0x1p+0f));
+	p3 = _mm256_fmadd_ps(p3, r3, _mm256_set1_ps(0x1p+0f));
+	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1p+0f));
+	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1p+0f));
+	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1p+0f));
+	x[0] = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x[0], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[1] = _mm256_and_ps(_mm256_mul_ps(p2, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t2), 23))), _mm256_cmp_ps(x[1], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[2] = _mm256_and_ps(_mm256_mul_ps(p3, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t3), 23))), _mm256_cmp_ps(x[2], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[3] = _mm256_and_ps(_mm256_mul_ps(p4, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t4), 23))), _mm256_cmp_ps(x[3], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[4] = _mm256_and_ps(_mm256_mul_ps(p5, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t5), 23))), _mm256_cmp_ps(x[4], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[5] = _mm256_and_ps(_mm256_mul_ps(p6, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t6), 23))), _mm256_cmp_ps(x[5], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -182,7 +242,8 @@ static void mha_f32_h8_dk64_s128_causal__avx2_each(const struct mha_args *a, siz
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+ * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict q, float *restrict qt, size_t n)
 {
@@ -216,14 +277,14 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict 
 				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
 				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
 			}
-			_mm256_store_ps(qt + (d + 0) * 144 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 1) * 144 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 2) * 144 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 3) * 144 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 4) * 144 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 5) * 144 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 6) * 144 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1p-3f)));
-			_mm256_store_ps(qt + (d + 7) * 144 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1p-3f)));
+			_mm256_store_ps(qt + (d + 0) * 144 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 144 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 144 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 144 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 144 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 144 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 144 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 144 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -231,7 +292,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pack(const float *restrict 
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 144 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 144 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
@@ -1178,12 +1239,36 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
+				size_t jj = 0;
+				for (; jj + 6 <= kn[0]; jj += 6) {
+					__m256 x[6];
+
+					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 0), ms);
+					x[1] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 1) * 16 + 0), ms);
+					x[2] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 2) * 16 + 0), ms);
+					x[3] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 3) * 16 + 0), ms);
+					x[4] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 4) * 16 + 0), ms);
+					x[5] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 5) * 16 + 0), ms);
+					mha_f32_h8_dk64_s128_causal__avx2_exp2s(x);
+					_mm256_store_ps(st + (jj + 0) * 16 + 0, x[0]);
+					sum = _mm256_add_ps(sum, x[0]);
+					_mm256_store_ps(st + (jj + 1) * 16 + 0, x[1]);
+					sum = _mm256_add_ps(sum, x[1]);
+					_mm256_store_ps(st + (jj + 2) * 16 + 0, x[2]);
+					sum = _mm256_add_ps(sum, x[2]);
+					_mm256_store_ps(st + (jj + 3) * 16 + 0, x[3]);
+					sum = _mm256_add_ps(sum, x[3]);
+					_mm256_store_ps(st + (jj + 4) * 16 + 0, x[4]);
+					sum = _mm256_add_ps(sum, x[4]);
+					_mm256_store_ps(st + (jj + 5) * 16 + 0, x[5]);
+					sum = _mm256_add_ps(sum, x[5]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 0), ms));
 					_mm256_store_ps(st + jj * 16 + 0, p);
 					sum = _mm256_add_ps(sum, p);
 				}
-				const __m256 al = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(mo, ms));
+				const __m256 al = mha_f32_h8_dk64_s128_causal__avx2_exp2(_mm256_sub_ps(mo, ms));
 				_mm256_store_ps(alpha + 0, al);
 				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
 				_mm256_store_ps(m + r0 + 0, mx);
@@ -1193,12 +1278,36 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[1]; ++jj) {
-					const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
+				size_t jj = 0;
+				for (; jj + 6 <= kn[1]; jj += 6) {
+					__m256 x[6];
+
+					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 8), ms);
+					x[1] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 1) * 16 + 8), ms);
+					x[2] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 2) * 16 + 8), ms);
+					x[3] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 3) * 16 + 8), ms);
+					x[4] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 4) * 16 + 8), ms);
+					x[5] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 5) * 16 + 8), ms);
+					mha_f32_h8_dk64_s128_causal__avx2_exp2s(x);
+					_mm256_store_ps(st + (jj + 0) * 16 + 8, x[0]);
+					sum = _mm256_add_ps(sum, x[0]);
+					_mm256_store_ps(st + (jj + 1) * 16 + 8, x[1]);
+					sum = _mm256_add_ps(sum, x[1]);
+					_mm256_store_ps(st + (jj + 2) * 16 + 8, x[2]);
+					sum = _mm256_add_ps(sum, x[2]);
+					_mm256_store_ps(st + (jj + 3) * 16 + 8, x[3]);
+					sum = _mm256_add_ps(sum, x[3]);
+					_mm256_store_ps(st + (jj + 4) * 16 + 8, x[4]);
+					sum = _mm256_add_ps(sum, x[4]);
+					_mm256_store_ps(st + (jj + 5) * 16 + 8, x[5]);
+					sum = _mm256_add_ps(sum, x[5]);
+				}
+				for (; jj < kn[1]; ++jj) {
+					const __m256 p = mha_f32_h8_dk64_s128_causal__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 					_mm256_store_ps(st + jj * 16 + 8, p);
 					sum = _mm256_add_ps(sum, p);
 				}
-				const __m256 al = mha_f32_h8_dk64_s128_causal__avx2_exp(_mm256_sub_ps(mo, ms));
+				const __m256 al = mha_f32_h8_dk64_s128_causal__avx2_exp2(_mm256_sub_ps(mo, ms));
 				_mm256_store_ps(alpha + 8, al);
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);

@@ -75,29 +75,107 @@ struct mha_args {
 #endif
 
 
-/* exp(x) for x <= 0, a vector at a time.  x = n*ln2 + r with |r| <= ln2/2
- * (ln2 split in two constants so n*ln2 is exact with or without FMA); exp(r)
- * by a degree-6 minimax polynomial of relative error 3.1e-9, times 2^n.
- * t = x/ln2 + 1.5*2^23 + 127 holds n + 127 in its low mantissa bits:
- * shifted left by 23 they are the bits of the float 2^n.  Below -87.3365
- * (where exp(x) is no longer a normal float) the result is 0, so
- * exp(-INFINITY) is 0. */
-static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp(float32x4_t x)
+/* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
+ * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
+ * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
+ * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
+ * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
+ * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
+ * a normal float) the result is 0, so 2^-INFINITY is 0. */
+static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp2(float32x4_t x)
+{
+	float32x4_t y;
+	const float32x4_t magic = vdupq_n_f32(0x1.8000fep+23f);
+	const float32x4_t t1 = vaddq_f32(x, magic);
+	const float32x4_t r1 = vsubq_f32(x, vsubq_f32(t1, magic));
+	float32x4_t p1 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r1);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p1, r1);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p1, r1);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p1, r1);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p1, r1);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p1, r1);
+	y = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)))), vcgeq_f32(x, vdupq_n_f32(-0x1.f8p+6f))));
+	return y;
+}
+
+/* x[i] = 2^x[i] for 8 vectors, the same operations as mha_f32_h8_dk64_s128_causal_padding__neon_exp2
+ * taken a step at a time across them, so that one exp's latency overlaps
+ * the others' (the softmax's exps are independent) */
+static inline void mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(float32x4_t *restrict x)
 {
 	const float32x4_t magic = vdupq_n_f32(0x1.8000fep+23f);
-	const float32x4_t t = vfmaq_f32(magic, x, vdupq_n_f32(0x1.715476p+0f));
-	const float32x4_t n = vsubq_f32(t, magic);
-	float32x4_t r = vfmaq_f32(x, n, vdupq_n_f32(-0x1.63p-1f));
-	r = vfmaq_f32(r, n, vdupq_n_f32(0x1.bd0106p-13f));
-	float32x4_t p = vdupq_n_f32(0x1.6a22dp-10f);
-	p = vfmaq_f32(vdupq_n_f32(0x1.123abap-7f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.5558f6p-5f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.55549p-3f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1.fffffcp-2f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1p+0f), p, r);
-	p = vfmaq_f32(vdupq_n_f32(0x1p+0f), p, r);
-	const float32x4_t s = vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t), 23));
-	return vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p, s)), vcgeq_f32(x, vdupq_n_f32(-0x1.5d589ep+6f))));
+	const float32x4_t t1 = vaddq_f32(x[0], magic);
+	const float32x4_t t2 = vaddq_f32(x[1], magic);
+	const float32x4_t t3 = vaddq_f32(x[2], magic);
+	const float32x4_t t4 = vaddq_f32(x[3], magic);
+	const float32x4_t t5 = vaddq_f32(x[4], magic);
+	const float32x4_t t6 = vaddq_f32(x[5], magic);
+	const float32x4_t t7 = vaddq_f32(x[6], magic);
+	const float32x4_t t8 = vaddq_f32(x[7], magic);
+	const float32x4_t r1 = vsubq_f32(x[0], vsubq_f32(t1, magic));
+	const float32x4_t r2 = vsubq_f32(x[1], vsubq_f32(t2, magic));
+	const float32x4_t r3 = vsubq_f32(x[2], vsubq_f32(t3, magic));
+	const float32x4_t r4 = vsubq_f32(x[3], vsubq_f32(t4, magic));
+	const float32x4_t r5 = vsubq_f32(x[4], vsubq_f32(t5, magic));
+	const float32x4_t r6 = vsubq_f32(x[5], vsubq_f32(t6, magic));
+	const float32x4_t r7 = vsubq_f32(x[6], vsubq_f32(t7, magic));
+	const float32x4_t r8 = vsubq_f32(x[7], vsubq_f32(t8, magic));
+	float32x4_t p1 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r1);
+	float32x4_t p2 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r2);
+	float32x4_t p3 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r3);
+	float32x4_t p4 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r4);
+	float32x4_t p5 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r5);
+	float32x4_t p6 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r6);
+	float32x4_t p7 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r7);
+	float32x4_t p8 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r8);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p1, r1);
+	p2 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p2, r2);
+	p3 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p3, r3);
+	p4 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p4, r4);
+	p5 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p5, r5);
+	p6 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p6, r6);
+	p7 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p7, r7);
+	p8 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p8, r8);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p1, r1);
+	p2 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p2, r2);
+	p3 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p3, r3);
+	p4 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p4, r4);
+	p5 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p5, r5);
+	p6 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p6, r6);
+	p7 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p7, r7);
+	p8 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p8, r8);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p1, r1);
+	p2 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p2, r2);
+	p3 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p3, r3);
+	p4 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p4, r4);
+	p5 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p5, r5);
+	p6 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p6, r6);
+	p7 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p7, r7);
+	p8 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p8, r8);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p1, r1);
+	p2 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p2, r2);
+	p3 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p3, r3);
+	p4 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p4, r4);
+	p5 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p5, r5);
+	p6 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p6, r6);
+	p7 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p7, r7);
+	p8 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p8, r8);
+	p1 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p1, r1);
+	p2 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p2, r2);
+	p3 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p3, r3);
+	p4 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p4, r4);
+	p5 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p5, r5);
+	p6 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p6, r6);
+	p7 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p7, r7);
+	p8 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p8, r8);
+	x[0] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)))), vcgeq_f32(x[0], vdupq_n_f32(-0x1.f8p+6f))));
+	x[1] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p2, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t2), 23)))), vcgeq_f32(x[1], vdupq_n_f32(-0x1.f8p+6f))));
+	x[2] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p3, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t3), 23)))), vcgeq_f32(x[2], vdupq_n_f32(-0x1.f8p+6f))));
+	x[3] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p4, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t4), 23)))), vcgeq_f32(x[3], vdupq_n_f32(-0x1.f8p+6f))));
+	x[4] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p5, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t5), 23)))), vcgeq_f32(x[4], vdupq_n_f32(-0x1.f8p+6f))));
+	x[5] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p6, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t6), 23)))), vcgeq_f32(x[5], vdupq_n_f32(-0x1.f8p+6f))));
+	x[6] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p7, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t7), 23)))), vcgeq_f32(x[6], vdupq_n_f32(-0x1.f8p+6f))));
+	x[7] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p8, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t8), 23)))), vcgeq_f32(x[7], vdupq_n_f32(-0x1.f8p+6f))));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -180,7 +258,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_each(const struct mha_args
 }
 
 /* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1p-3f * q_r[d]; rows from n up to the next whole
+ * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+ * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further). */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *restrict q, float *restrict qt, size_t n)
 {
@@ -203,10 +282,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
 				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
 			}
-			vst1q_f32(qt + (d + 0) * 80 + r, vmulq_f32(x0, vdupq_n_f32(0x1p-3f)));
-			vst1q_f32(qt + (d + 1) * 80 + r, vmulq_f32(x1, vdupq_n_f32(0x1p-3f)));
-			vst1q_f32(qt + (d + 2) * 80 + r, vmulq_f32(x2, vdupq_n_f32(0x1p-3f)));
-			vst1q_f32(qt + (d + 3) * 80 + r, vmulq_f32(x3, vdupq_n_f32(0x1p-3f)));
+			vst1q_f32(qt + (d + 0) * 80 + r, vmulq_f32(x0, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 1) * 80 + r, vmulq_f32(x1, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 2) * 80 + r, vmulq_f32(x2, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 3) * 80 + r, vmulq_f32(x3, vdupq_n_f32(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -214,7 +293,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 80 + r] = q[r * 512 + d] * 0x1p-3f;
+			qt[d * 80 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
@@ -2105,12 +2184,42 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[0]; ++jj) {
-					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[0]; jj += 8) {
+					float32x4_t x[8];
+
+					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 0), ms);
+					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 0), ms);
+					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 0), ms);
+					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 0), ms);
+					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 0), ms);
+					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 0), ms);
+					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 0), ms);
+					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 0), ms);
+					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
+					vst1q_f32(st + (jj + 0) * 16 + 0, x[0]);
+					sum = vaddq_f32(sum, x[0]);
+					vst1q_f32(st + (jj + 1) * 16 + 0, x[1]);
+					sum = vaddq_f32(sum, x[1]);
+					vst1q_f32(st + (jj + 2) * 16 + 0, x[2]);
+					sum = vaddq_f32(sum, x[2]);
+					vst1q_f32(st + (jj + 3) * 16 + 0, x[3]);
+					sum = vaddq_f32(sum, x[3]);
+					vst1q_f32(st + (jj + 4) * 16 + 0, x[4]);
+					sum = vaddq_f32(sum, x[4]);
+					vst1q_f32(st + (jj + 5) * 16 + 0, x[5]);
+					sum = vaddq_f32(sum, x[5]);
+					vst1q_f32(st + (jj + 6) * 16 + 0, x[6]);
+					sum = vaddq_f32(sum, x[6]);
+					vst1q_f32(st + (jj + 7) * 16 + 0, x[7]);
+					sum = vaddq_f32(sum, x[7]);
+				}
+				for (; jj < kn[0]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
 					vst1q_f32(st + jj * 16 + 0, p);
 					sum = vaddq_f32(sum, p);
 				}
-				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(mo, ms));
 				vst1q_f32(alpha + 0, al);
 				vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
 				vst1q_f32(m + r0 + 0, mx);
@@ -2120,12 +2229,42 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[1]; ++jj) {
-					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[1]; jj += 8) {
+					float32x4_t x[8];
+
+					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 4), ms);
+					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 4), ms);
+					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 4), ms);
+					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 4), ms);
+					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 4), ms);
+					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 4), ms);
+					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 4), ms);
+					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 4), ms);
+					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
+					vst1q_f32(st + (jj + 0) * 16 + 4, x[0]);
+					sum = vaddq_f32(sum, x[0]);
+					vst1q_f32(st + (jj + 1) * 16 + 4, x[1]);
+					sum = vaddq_f32(sum, x[1]);
+					vst1q_f32(st + (jj + 2) * 16 + 4, x[2]);
+					sum = vaddq_f32(sum, x[2]);
+					vst1q_f32(st + (jj + 3) * 16 + 4, x[3]);
+					sum = vaddq_f32(sum, x[3]);
+					vst1q_f32(st + (jj + 4) * 16 + 4, x[4]);
+					sum = vaddq_f32(sum, x[4]);
+					vst1q_f32(st + (jj + 5) * 16 + 4, x[5]);
+					sum = vaddq_f32(sum, x[5]);
+					vst1q_f32(st + (jj + 6) * 16 + 4, x[6]);
+					sum = vaddq_f32(sum, x[6]);
+					vst1q_f32(st + (jj + 7) * 16 + 4, x[7]);
+					sum = vaddq_f32(sum, x[7]);
+				}
+				for (; jj < kn[1]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
 					vst1q_f32(st + jj * 16 + 4, p);
 					sum = vaddq_f32(sum, p);
 				}
-				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(mo, ms));
 				vst1q_f32(alpha + 4, al);
 				vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
 				vst1q_f32(m + r0 + 4, mx);
@@ -2135,12 +2274,42 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[2]; ++jj) {
-					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[2]; jj += 8) {
+					float32x4_t x[8];
+
+					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 8), ms);
+					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 8), ms);
+					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 8), ms);
+					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 8), ms);
+					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 8), ms);
+					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 8), ms);
+					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 8), ms);
+					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 8), ms);
+					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
+					vst1q_f32(st + (jj + 0) * 16 + 8, x[0]);
+					sum = vaddq_f32(sum, x[0]);
+					vst1q_f32(st + (jj + 1) * 16 + 8, x[1]);
+					sum = vaddq_f32(sum, x[1]);
+					vst1q_f32(st + (jj + 2) * 16 + 8, x[2]);
+					sum = vaddq_f32(sum, x[2]);
+					vst1q_f32(st + (jj + 3) * 16 + 8, x[3]);
+					sum = vaddq_f32(sum, x[3]);
+					vst1q_f32(st + (jj + 4) * 16 + 8, x[4]);
+					sum = vaddq_f32(sum, x[4]);
+					vst1q_f32(st + (jj + 5) * 16 + 8, x[5]);
+					sum = vaddq_f32(sum, x[5]);
+					vst1q_f32(st + (jj + 6) * 16 + 8, x[6]);
+					sum = vaddq_f32(sum, x[6]);
+					vst1q_f32(st + (jj + 7) * 16 + 8, x[7]);
+					sum = vaddq_f32(sum, x[7]);
+				}
+				for (; jj < kn[2]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
 					vst1q_f32(st + jj * 16 + 8, p);
 					sum = vaddq_f32(sum, p);
 				}
-				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(mo, ms));
 				vst1q_f32(alpha + 8, al);
 				vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
 				vst1q_f32(m + r0 + 8, mx);
@@ -2150,12 +2319,42 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
-				for (size_t jj = 0; jj < kn[3]; ++jj) {
-					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
+				size_t jj = 0;
+				for (; jj + 8 <= kn[3]; jj += 8) {
+					float32x4_t x[8];
+
+					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 12), ms);
+					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 12), ms);
+					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 12), ms);
+					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 12), ms);
+					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 12), ms);
+					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 12), ms);
+					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 12), ms);
+					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 12), ms);
+					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
+					vst1q_f32(st + (jj + 0) * 16 + 12, x[0]);
+					sum = vaddq_f32(sum, x[0]);
+					vst1q_f32(st + (jj + 1) * 16 + 12, x[1]);
+					sum = vaddq_f32(sum, x[1]);
+					vst1q_f32(st + (jj + 2) * 16 + 12, x[2]);
+					sum = vaddq_f32(sum, x[2]);
+					vst1q_f32(st + (jj + 3) * 16 + 12, x[3]);
+					sum = vaddq_f32(sum, x[3]);
+					vst1q_f32(st + (jj + 4) * 16 + 12, x[4]);
+					sum = vaddq_f32(sum, x[4]);
+					vst1q_f32(st + (jj + 5) * 16 + 12, x[5]);
+					sum = vaddq_f32(sum, x[5]);
+					vst1q_f32(st + (jj + 6) * 16 + 12, x[6]);
+					sum = vaddq_f32(sum, x[6]);
+					vst1q_f32(st + (jj + 7) * 16 + 12, x[7]);
+					sum = vaddq_f32(sum, x[7]);
+				}
+				for (; jj < kn[3]; ++jj) {
+					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));
 					vst1q_f32(st + jj * 16 + 12, p);
 					sum = vaddq_f32(sum, p);
 				}
-				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp(vsubq_f32(mo, ms));
+				const float32x4_t al = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(mo, ms));
 				vst1q_f32(alpha + 12, al);
 				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 				vst1q_f32(m + r0 + 12, mx);

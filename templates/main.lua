@@ -352,6 +352,9 @@ local function plan(S, T)
 	else
 		P.algo = "tiled"
 	end
+	-- the tiled softmax takes its exps this many vectors at a time
+	-- (N_exps in vexp.c.in; 1: one at a time, no N_exps)
+	P.exp_group = P.algo == "tiled" and D.exp_group or 1
 	if P.algo == "rows" then
 		-- each row's keys in P.split ranges whose softmax states are
 		-- merged after, so that few rows still keep every thread busy; a
@@ -1075,6 +1078,14 @@ local function kernel_vars(spec, T)
 	-- the distance between two heads' rows in lse
 	vars.lse_heads = spec.varlen == "packed" and "(size_t)cu_seqlens_q[batch]" or vars.P.sq
 	vars.mods = modifiers(spec, T, spec.name)
+	-- the tiled softmax works in base 2, as FlashAttention's does: q is
+	-- packed scaled by log2(e) too, so the scores carry the factor and
+	-- their exps are 2^x, whose range reduction takes adds instead of three
+	-- FMAs (h8 dk64 s128, AVX2: 1.02x).  Not with score modifiers (they
+	-- act on natural scores).  exp_e: the kernel also calls the natural
+	-- exp (the rows algorithm, modifiers, sinks, --weights).
+	vars.P.log2 = vars.P.algo == "tiled" and not vars.mods.any
+	vars.P.exp_e = not vars.P.log2 or spec.sinks or spec.weights
 	-- q8: p ("row + off", off in elements) as its block, a C lvalue, and
 	-- the lane of the vector's first element in it (a whole vector lies
 	-- within one block)
@@ -1461,6 +1472,8 @@ local function generate(spec, what)
 	elseif what == "header" then
 		return engine.render("templates/header.h.in", vars)
 	elseif what == "exp" then
+		-- both bases, each one vector at a time and grouped
+		vars.P.log2, vars.P.exp_e, vars.P.exp_emit = true, true, true
 		return engine.render("templates/exp.c.in", vars)
 	elseif what == "cflags" then
 		return T.cflags .. "\n"

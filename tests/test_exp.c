@@ -1,7 +1,8 @@
 /* The generated vector exp of every target this machine builds, measured in
- * ulp against double exp over [-87, 0].  The bound is what the polynomial
- * and range reduction achieve (README: "Numerics"); a regression past it
- * fails. */
+ * ulp against double exp over [-87, 0], and its base-2 form (2^x, the tiled
+ * softmax's) against double exp2 over [-126, 0].  The bound is what the
+ * polynomial and range reduction achieve (README: "Numerics"); a regression
+ * past it fails. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
@@ -25,10 +26,14 @@ ParameterizedTest(int *i, exp, accuracy)
 
 	if (!mha_cpu_has(e->cpu))
 		cr_skip_test("this CPU cannot run %s (needs %s)", e->name, e->cpu);
-	ulp = ulp_max_exp(e->fn, 7, &worst);
-	cr_log_info("%s: max %.3f ulp at x = %a", e->name, ulp, (double)worst);
-	cr_assert_leq(ulp, e->bound, "%s: %.3f ulp at x = %a", e->name, ulp,
-	              (double)worst);
+	for (int base2 = 0; base2 < 2; ++base2) {
+		const char *f = base2 ? "2^x" : "exp";
+
+		ulp = ulp_max_exp(base2 ? e->fn2 : e->fn, base2, 7, &worst);
+		cr_log_info("%s %s: max %.3f ulp at x = %a", e->name, f, ulp, (double)worst);
+		cr_assert_leq(ulp, e->bound, "%s %s: %.3f ulp at x = %a", e->name, f, ulp,
+		              (double)worst);
+	}
 }
 
 ParameterizedTestParameters(exp, special_values)
@@ -36,26 +41,50 @@ ParameterizedTestParameters(exp, special_values)
 	return params_index(ulp_nexps);
 }
 
-/* Special values the softmax relies on. */
+/* Special values the softmax relies on, eight times over: 64 floats take
+ * the grouped forms (N_exps, N_exp2s: the tiled softmax's) on targets with them,
+ * as well as the one-vector form. */
 ParameterizedTest(int *i, exp, special_values)
 {
 	const struct ulp_exp *e = &ulp_exps[*i];
-	float x[8] = {0.0f, -INFINITY, -100.0f, -87.5f, -1e30f, -0.0f, -1.0f, -87.0f};
-	float y[8];
+	static const float sp[8] = {0.0f, -INFINITY, -100.0f, -87.5f, -1e30f, -0.0f, -1.0f, -87.0f};
+	float x[64], y[64];
 	const char *t = e->name;
 
 	if (!mha_cpu_has(e->cpu))
 		cr_skip_test("this CPU cannot run %s (needs %s)", e->name, e->cpu);
-	e->fn(x, y, 8);
-	cr_assert_eq(y[0], 1.0f, "%s: exp(0) = %a", t, (double)y[0]);
-	cr_assert_eq(y[1], 0.0f, "%s: exp(-inf) = %a", t, (double)y[1]);
-	cr_assert_eq(y[2], 0.0f, "%s: exp(-100) = %a", t, (double)y[2]);
-	cr_assert_eq(y[3], 0.0f, "%s: exp(-87.5) = %a", t, (double)y[3]);
-	cr_assert_eq(y[4], 0.0f, "%s: exp(-1e30) = %a", t, (double)y[4]);
-	cr_assert_eq(y[5], 1.0f, "%s: exp(-0) = %a", t, (double)y[5]);
-	cr_assert_float_eq(y[6], expf(-1.0f), (float)(e->bound * 0x1p-25),
-	                   "%s: exp(-1) = %a", t, (double)y[6]);
-	cr_assert(y[7] > 0.0f, "%s: exp(-87) = %a", t, (double)y[7]);
+	for (size_t k = 0; k < 64; ++k)
+		x[k] = sp[(k + k / 8) % 8];
+	e->fn(x, y, 64);
+	for (size_t k = 0; k < 64; ++k) {
+		const float v = y[k];
+
+		switch ((k + k / 8) % 8) {
+		case 0: case 5:
+			cr_assert_eq(v, 1.0f, "%s: exp(%g) = %a at %zu", t, (double)x[k], (double)v, k);
+			break;
+		case 1: case 2: case 3: case 4:
+			cr_assert_eq(v, 0.0f, "%s: exp(%g) = %a at %zu", t, (double)x[k], (double)v, k);
+			break;
+		case 6:
+			cr_assert_float_eq(v, expf(-1.0f), (float)(e->bound * 0x1p-25),
+			                   "%s: exp(-1) = %a at %zu", t, (double)v, k);
+			break;
+		default:
+			cr_assert(v > 0.0f, "%s: exp(-87) = %a at %zu", t, (double)v, k);
+		}
+	}
+	/* 2^x: exact at the integers, 0 below -126 (no subnormal results) */
+	static const float sp2[8] = {0.0f, -INFINITY, -150.0f, -126.5f, -1e30f, -0.0f, -1.0f, -126.0f};
+	for (size_t k = 0; k < 64; ++k)
+		x[k] = sp2[(k + k / 8) % 8];
+	e->fn2(x, y, 64);
+	for (size_t k = 0; k < 64; ++k) {
+		static const float want[8] = {1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.5f, 0x1p-126f};
+
+		cr_assert_eq(y[k], want[(k + k / 8) % 8], "%s: 2^%g = %a at %zu", t,
+		             (double)x[k], (double)y[k], k);
+	}
 }
 
 /* Both variants of every target this machine builds are linked. */

@@ -1,4 +1,4 @@
-/* Accuracy of a generated vector exp in ulp against double exp. */
+/* Accuracy of a generated vector exp in ulp against double exp (exp2). */
 #include "ulp.h"
 
 #include <math.h>
@@ -16,13 +16,14 @@ static double ulp_of(double r)
 	return ldexp(1.0, e - 24);
 }
 
-double ulp_max_exp(mha_exp_fn f, uint32_t stride, float *worst)
+double ulp_max_exp(mha_exp_fn f, int base2, uint32_t stride, float *worst)
 {
 	enum { CHUNK = 4096 };
 	float x[CHUNK], y[CHUNK];
 	double max = 0.0;
-	/* bit patterns of -0.0 up to -87.0, the float range [-87, 0] */
-	const uint32_t lo = 0x80000000u, hi = 0xc2ae0000u;
+	/* bit patterns of -0.0 up to -87.0 (-126.0), the float range [-87, 0]
+	 * ([-126, 0]) */
+	const uint32_t lo = 0x80000000u, hi = base2 ? 0xc2fc0000u : 0xc2ae0000u;
 	uint32_t u = lo;
 
 	*worst = 0.0f;
@@ -34,7 +35,7 @@ double ulp_max_exp(mha_exp_fn f, uint32_t stride, float *worst)
 		}
 		f(x, y, n);
 		for (size_t i = 0; i < n; ++i) {
-			double r = exp((double)x[i]);
+			double r = base2 ? exp2((double)x[i]) : exp((double)x[i]);
 			double e = fabs((double)y[i] - r) / ulp_of(r);
 			if (e > max || isnan(y[i])) {
 				max = isnan(y[i]) ? INFINITY : e;

@@ -3,7 +3,10 @@
  * more: n is rounded in float), c2..cN minimizing the largest relative
  * error, by the Remez exchange in long double.  Prints the coefficients
  * rounded to float, in the template's order (cN first, then down to the
- * two 1s of Horner's rule), and the error of the fit.
+ * two 1s of Horner's rule), and the error of the fit.  Then the same
+ * polynomials for 2^r = exp(r ln2) on |r| <= 1/2, the base-2 form the tiled
+ * softmax takes (its scores carry the factor log2(e)): ck ln2^k, from c1 =
+ * ln2 down to Horner's last 1, the same relative error before rounding.
  *
  *   exp-fit [N ...]     (default: 6 for accurate, 5 for fast)
  */
@@ -146,6 +149,10 @@ int main(int argc, char **argv)
 		for (int k = m - 1; k >= 0; --k)
 			printf("%a, ", (double)(float)c[k]);
 		printf("0x1p+0, 0x1p+0}\n");
+		printf("  2^r: {");
+		for (int k = m - 1; k >= -1; --k)
+			printf("%a, ", (double)(float)((k < 0 ? 1.0L : c[k]) * powl(logl(2.0L), k + 2)));
+		printf("0x1p+0}\n");
 	}
 	return 0;
 }
