@@ -2113,34 +2113,68 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			case 4: mha_f32_h16_dk128_causal__neon_qk4_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
 			default: break;
 			}
-			/* mask only where a row's limit falls inside the block,
-			 * then take the row maxima again */
+			/* mask only where a row's limit falls inside the block: row r's keys from
+			 * hi[r] on (relative to the block, clamped to nt,
+			 * as floats: exact) are -inf, a vector of rows at a time, the
+			 * row maxima taken again in the same pass */
 			if (j0 + nt > lim[r0]) {
-				for (size_t jj = 0; jj < nt; ++jj)
-					for (size_t r = 0; r < 16; ++r)
-						st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
+				_Alignas(64) float hi[16];
+
+				for (size_t r = 0; r < 16; ++r) {
+					const size_t e = lim[r0 + r];
+
+					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+				}
 				{
-					float32x4_t mx = vld1q_f32(st + 0);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+					const float32x4_t h = vld1q_f32(hi + 0);
+					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 0));
+
+						vst1q_f32(st + jj * 16 + 0, t);
+						mx = vmaxq_f32(mx, t);
+						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					}
 					vst1q_f32(mxb + 0, mx);
 				}
 				{
-					float32x4_t mx = vld1q_f32(st + 4);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+					const float32x4_t h = vld1q_f32(hi + 4);
+					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 4));
+
+						vst1q_f32(st + jj * 16 + 4, t);
+						mx = vmaxq_f32(mx, t);
+						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					}
 					vst1q_f32(mxb + 4, mx);
 				}
 				{
-					float32x4_t mx = vld1q_f32(st + 8);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+					const float32x4_t h = vld1q_f32(hi + 8);
+					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 8));
+
+						vst1q_f32(st + jj * 16 + 8, t);
+						mx = vmaxq_f32(mx, t);
+						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					}
 					vst1q_f32(mxb + 8, mx);
 				}
 				{
-					float32x4_t mx = vld1q_f32(st + 12);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+					const float32x4_t h = vld1q_f32(hi + 12);
+					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 12));
+
+						vst1q_f32(st + jj * 16 + 12, t);
+						mx = vmaxq_f32(mx, t);
+						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					}
 					vst1q_f32(mxb + 12, mx);
 				}
 			}

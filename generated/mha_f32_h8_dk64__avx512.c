@@ -1034,22 +1034,42 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
-			/* mask only where a row's limit falls inside the block,
-			 * then take the row maxima again */
+			/* mask only where a row's limit falls inside the block: row r's keys from
+			 * hi[r] on (relative to the block, clamped to nt,
+			 * as floats: exact) are -inf, a vector of rows at a time, the
+			 * row maxima taken again in the same pass */
 			if (j0 + nt > lim[r0]) {
-				for (size_t jj = 0; jj < nt; ++jj)
-					for (size_t r = 0; r < 32; ++r)
-						st[jj * 32 + r] = j0 + jj < lim[r0 + r] ? st[jj * 32 + r] : -INFINITY;
+				_Alignas(64) float hi[32];
+
+				for (size_t r = 0; r < 32; ++r) {
+					const size_t e = lim[r0 + r];
+
+					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+				}
 				{
-					__m512 mx = _mm512_load_ps(st + 0);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm512_max_ps(mx, _mm512_load_ps(st + jj * 32 + 0));
+					const __m512 h = _mm512_load_ps(hi + 0);
+					__m512 x = _mm512_setzero_ps(), mx = _mm512_set1_ps(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						__m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GE_OQ), _mm512_load_ps(st + jj * 32 + 0), _mm512_set1_ps(-INFINITY));
+
+						_mm512_store_ps(st + jj * 32 + 0, t);
+						mx = _mm512_max_ps(mx, t);
+						x = _mm512_add_ps(x, _mm512_set1_ps(1.0f));
+					}
 					_mm512_store_ps(mxb + 0, mx);
 				}
 				{
-					__m512 mx = _mm512_load_ps(st + 16);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm512_max_ps(mx, _mm512_load_ps(st + jj * 32 + 16));
+					const __m512 h = _mm512_load_ps(hi + 16);
+					__m512 x = _mm512_setzero_ps(), mx = _mm512_set1_ps(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						__m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GE_OQ), _mm512_load_ps(st + jj * 32 + 16), _mm512_set1_ps(-INFINITY));
+
+						_mm512_store_ps(st + jj * 32 + 16, t);
+						mx = _mm512_max_ps(mx, t);
+						x = _mm512_add_ps(x, _mm512_set1_ps(1.0f));
+					}
 					_mm512_store_ps(mxb + 16, mx);
 				}
 			}

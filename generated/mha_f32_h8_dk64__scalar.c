@@ -699,34 +699,68 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4, mxb); break;
 			default: break;
 			}
-			/* mask only where a row's limit falls inside the block,
-			 * then take the row maxima again */
+			/* mask only where a row's limit falls inside the block: row r's keys from
+			 * hi[r] on (relative to the block, clamped to nt,
+			 * as floats: exact) are -inf, a vector of rows at a time, the
+			 * row maxima taken again in the same pass */
 			if (j0 + nt > lim[r0]) {
-				for (size_t jj = 0; jj < nt; ++jj)
-					for (size_t r = 0; r < 4; ++r)
-						st[jj * 4 + r] = j0 + jj < lim[r0 + r] ? st[jj * 4 + r] : -INFINITY;
+				_Alignas(64) float hi[4];
+
+				for (size_t r = 0; r < 4; ++r) {
+					const size_t e = lim[r0 + r];
+
+					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+				}
 				{
-					float mx = (st + 0)[0];
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 0)[0]);
+					const float h = (hi + 0)[0];
+					float x = 0.0f, mx = (-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 0)[0]);
+
+						(st + jj * 4 + 0)[0] = t;
+						mx = mha_f32_h8_dk64__scalar_max(mx, t);
+						x = (x + (1.0f));
+					}
 					(mxb + 0)[0] = mx;
 				}
 				{
-					float mx = (st + 1)[0];
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 1)[0]);
+					const float h = (hi + 1)[0];
+					float x = 0.0f, mx = (-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 1)[0]);
+
+						(st + jj * 4 + 1)[0] = t;
+						mx = mha_f32_h8_dk64__scalar_max(mx, t);
+						x = (x + (1.0f));
+					}
 					(mxb + 1)[0] = mx;
 				}
 				{
-					float mx = (st + 2)[0];
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 2)[0]);
+					const float h = (hi + 2)[0];
+					float x = 0.0f, mx = (-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 2)[0]);
+
+						(st + jj * 4 + 2)[0] = t;
+						mx = mha_f32_h8_dk64__scalar_max(mx, t);
+						x = (x + (1.0f));
+					}
 					(mxb + 2)[0] = mx;
 				}
 				{
-					float mx = (st + 3)[0];
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = mha_f32_h8_dk64__scalar_max(mx, (st + jj * 4 + 3)[0]);
+					const float h = (hi + 3)[0];
+					float x = 0.0f, mx = (-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 3)[0]);
+
+						(st + jj * 4 + 3)[0] = t;
+						mx = mha_f32_h8_dk64__scalar_max(mx, t);
+						x = (x + (1.0f));
+					}
 					(mxb + 3)[0] = mx;
 				}
 			}

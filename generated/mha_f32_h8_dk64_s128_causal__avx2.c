@@ -1213,22 +1213,42 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 			case 5: mha_f32_h8_dk64_s128_causal__avx2_qk5_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
-			/* mask only where a row's limit falls inside the block,
-			 * then take the row maxima again */
+			/* mask only where a row's limit falls inside the block: row r's keys from
+			 * hi[r] on (relative to the block, clamped to nt,
+			 * as floats: exact) are -inf, a vector of rows at a time, the
+			 * row maxima taken again in the same pass */
 			if (j0 + nt > lim[r0]) {
-				for (size_t jj = 0; jj < nt; ++jj)
-					for (size_t r = 0; r < 16; ++r)
-						st[jj * 16 + r] = j0 + jj < lim[r0 + r] ? st[jj * 16 + r] : -INFINITY;
+				_Alignas(64) float hi[16];
+
+				for (size_t r = 0; r < 16; ++r) {
+					const size_t e = lim[r0 + r];
+
+					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+				}
 				{
-					__m256 mx = _mm256_load_ps(st + 0);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+					const __m256 h = _mm256_load_ps(hi + 0);
+					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 0), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+						_mm256_store_ps(st + jj * 16 + 0, t);
+						mx = _mm256_max_ps(mx, t);
+						x = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+					}
 					_mm256_store_ps(mxb + 0, mx);
 				}
 				{
-					__m256 mx = _mm256_load_ps(st + 8);
-					for (size_t jj = 1; jj < nt; ++jj)
-						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+					const __m256 h = _mm256_load_ps(hi + 8);
+					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
+
+					for (size_t jj = 0; jj < nt; ++jj) {
+						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 8), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+						_mm256_store_ps(st + jj * 16 + 8, t);
+						mx = _mm256_max_ps(mx, t);
+						x = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+					}
 					_mm256_store_ps(mxb + 8, mx);
 				}
 			}
