@@ -314,7 +314,7 @@ $(DISP)/all-%.o: $(DISP)/kernels.inc
 	@echo "  $(if $(filter gcc,$*),GCC,CC)     $(DISP)/all.c (no ISA flags)"
 	@$(if $(filter gcc,$*),$(GCC),$(CC)) $(KFLAGS) -I. -c $(DISP)/all.c -o $@
 
-# each target's vector exp alone (accurate and fast), and their registries
+# each target's vector exps alone (exp and 2^x, accurate and fast), and their registries
 $(EXP)/mha_exp_%.c: $(MHAGEN)
 	@mkdir -p $(@D)
 	@$(MHAGEN) --h 1 --dk 1 --target $* --emit exp --name mha_exp_$* -o $@
