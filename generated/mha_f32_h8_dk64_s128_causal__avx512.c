@@ -100,7 +100,7 @@ static inline __m512 mha_f32_h8_dk64_s128_causal__avx512_exp2(__m512 x)
 	return y;
 }
 
-/* x[i] = 2^x[i] for 8 vectors, the same operations as mha_f32_h8_dk64_s128_causal__avx512_exp2
+/* x[i] = 2^x[i] for 4 vectors, the same operations as mha_f32_h8_dk64_s128_causal__avx512_exp2
  * taken a step at a time across them, so that one exp's latency overlaps
  * the others' (the softmax's exps are independent) */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_exp2s(__m512 *restrict x)
@@ -110,74 +110,38 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_exp2s(__m512 *restrict x)
 	const __m512 t2 = _mm512_add_ps(x[1], magic);
 	const __m512 t3 = _mm512_add_ps(x[2], magic);
 	const __m512 t4 = _mm512_add_ps(x[3], magic);
-	const __m512 t5 = _mm512_add_ps(x[4], magic);
-	const __m512 t6 = _mm512_add_ps(x[5], magic);
-	const __m512 t7 = _mm512_add_ps(x[6], magic);
-	const __m512 t8 = _mm512_add_ps(x[7], magic);
 	const __m512 r1 = _mm512_sub_ps(x[0], _mm512_sub_ps(t1, magic));
 	const __m512 r2 = _mm512_sub_ps(x[1], _mm512_sub_ps(t2, magic));
 	const __m512 r3 = _mm512_sub_ps(x[2], _mm512_sub_ps(t3, magic));
 	const __m512 r4 = _mm512_sub_ps(x[3], _mm512_sub_ps(t4, magic));
-	const __m512 r5 = _mm512_sub_ps(x[4], _mm512_sub_ps(t5, magic));
-	const __m512 r6 = _mm512_sub_ps(x[5], _mm512_sub_ps(t6, magic));
-	const __m512 r7 = _mm512_sub_ps(x[6], _mm512_sub_ps(t7, magic));
-	const __m512 r8 = _mm512_sub_ps(x[7], _mm512_sub_ps(t8, magic));
 	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r1, _mm512_set1_ps(0x1.5f0502p-10f));
 	__m512 p2 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r2, _mm512_set1_ps(0x1.5f0502p-10f));
 	__m512 p3 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r3, _mm512_set1_ps(0x1.5f0502p-10f));
 	__m512 p4 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r4, _mm512_set1_ps(0x1.5f0502p-10f));
-	__m512 p5 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r5, _mm512_set1_ps(0x1.5f0502p-10f));
-	__m512 p6 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r6, _mm512_set1_ps(0x1.5f0502p-10f));
-	__m512 p7 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r7, _mm512_set1_ps(0x1.5f0502p-10f));
-	__m512 p8 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r8, _mm512_set1_ps(0x1.5f0502p-10f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.3b2e12p-7f));
 	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.3b2e12p-7f));
 	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.3b2e12p-7f));
 	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.3b2e12p-7f));
-	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.3b2e12p-7f));
-	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.3b2e12p-7f));
-	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.3b2e12p-7f));
-	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.3b2e12p-7f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.c6af86p-5f));
 	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.c6af86p-5f));
 	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.c6af86p-5f));
 	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.c6af86p-5f));
-	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.c6af86p-5f));
-	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.c6af86p-5f));
-	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.c6af86p-5f));
-	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.c6af86p-5f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.ebfbdcp-3f));
 	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.ebfbdcp-3f));
 	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.ebfbdcp-3f));
 	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.ebfbdcp-3f));
-	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.ebfbdcp-3f));
-	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.ebfbdcp-3f));
-	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.ebfbdcp-3f));
-	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.ebfbdcp-3f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
 	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.62e43p-1f));
 	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.62e43p-1f));
 	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.62e43p-1f));
-	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1.62e43p-1f));
-	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1.62e43p-1f));
-	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1.62e43p-1f));
-	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1.62e43p-1f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
 	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1p+0f));
 	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1p+0f));
 	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1p+0f));
-	p5 = _mm512_fmadd_ps(p5, r5, _mm512_set1_ps(0x1p+0f));
-	p6 = _mm512_fmadd_ps(p6, r6, _mm512_set1_ps(0x1p+0f));
-	p7 = _mm512_fmadd_ps(p7, r7, _mm512_set1_ps(0x1p+0f));
-	p8 = _mm512_fmadd_ps(p8, r8, _mm512_set1_ps(0x1p+0f));
 	x[0] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[0], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t1), 23)));
 	x[1] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[1], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p2, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t2), 23)));
 	x[2] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[2], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p3, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t3), 23)));
 	x[3] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[3], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p4, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t4), 23)));
-	x[4] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[4], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p5, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t5), 23)));
-	x[5] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[5], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p6, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t6), 23)));
-	x[6] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[6], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p7, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t7), 23)));
-	x[7] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[7], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p8, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t8), 23)));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -1568,17 +1532,13 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[0]; jj += 8) {
-					__m512 x[8];
+				for (; jj + 4 <= kn[0]; jj += 4) {
+					__m512 x[4];
 
 					x[0] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 0) * 32 + 0), ms);
 					x[1] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 1) * 32 + 0), ms);
 					x[2] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 2) * 32 + 0), ms);
 					x[3] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 3) * 32 + 0), ms);
-					x[4] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 4) * 32 + 0), ms);
-					x[5] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 5) * 32 + 0), ms);
-					x[6] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 6) * 32 + 0), ms);
-					x[7] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 7) * 32 + 0), ms);
 					mha_f32_h8_dk64_s128_causal__avx512_exp2s(x);
 					_mm512_store_ps(st + (jj + 0) * 32 + 0, x[0]);
 					sum = _mm512_add_ps(sum, x[0]);
@@ -1588,14 +1548,6 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 					sum = _mm512_add_ps(sum, x[2]);
 					_mm512_store_ps(st + (jj + 3) * 32 + 0, x[3]);
 					sum = _mm512_add_ps(sum, x[3]);
-					_mm512_store_ps(st + (jj + 4) * 32 + 0, x[4]);
-					sum = _mm512_add_ps(sum, x[4]);
-					_mm512_store_ps(st + (jj + 5) * 32 + 0, x[5]);
-					sum = _mm512_add_ps(sum, x[5]);
-					_mm512_store_ps(st + (jj + 6) * 32 + 0, x[6]);
-					sum = _mm512_add_ps(sum, x[6]);
-					_mm512_store_ps(st + (jj + 7) * 32 + 0, x[7]);
-					sum = _mm512_add_ps(sum, x[7]);
 				}
 				for (; jj < kn[0]; ++jj) {
 					const __m512 p = mha_f32_h8_dk64_s128_causal__avx512_exp2(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 0), ms));
@@ -1613,17 +1565,13 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_max_ps(mx, _mm512_set1_ps(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[1]; jj += 8) {
-					__m512 x[8];
+				for (; jj + 4 <= kn[1]; jj += 4) {
+					__m512 x[4];
 
 					x[0] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 0) * 32 + 16), ms);
 					x[1] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 1) * 32 + 16), ms);
 					x[2] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 2) * 32 + 16), ms);
 					x[3] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 3) * 32 + 16), ms);
-					x[4] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 4) * 32 + 16), ms);
-					x[5] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 5) * 32 + 16), ms);
-					x[6] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 6) * 32 + 16), ms);
-					x[7] = _mm512_sub_ps(_mm512_load_ps(st + (jj + 7) * 32 + 16), ms);
 					mha_f32_h8_dk64_s128_causal__avx512_exp2s(x);
 					_mm512_store_ps(st + (jj + 0) * 32 + 16, x[0]);
 					sum = _mm512_add_ps(sum, x[0]);
@@ -1633,14 +1581,6 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 					sum = _mm512_add_ps(sum, x[2]);
 					_mm512_store_ps(st + (jj + 3) * 32 + 16, x[3]);
 					sum = _mm512_add_ps(sum, x[3]);
-					_mm512_store_ps(st + (jj + 4) * 32 + 16, x[4]);
-					sum = _mm512_add_ps(sum, x[4]);
-					_mm512_store_ps(st + (jj + 5) * 32 + 16, x[5]);
-					sum = _mm512_add_ps(sum, x[5]);
-					_mm512_store_ps(st + (jj + 6) * 32 + 16, x[6]);
-					sum = _mm512_add_ps(sum, x[6]);
-					_mm512_store_ps(st + (jj + 7) * 32 + 16, x[7]);
-					sum = _mm512_add_ps(sum, x[7]);
 				}
 				for (; jj < kn[1]; ++jj) {
 					const __m512 p = mha_f32_h8_dk64_s128_causal__avx512_exp2(_mm512_sub_ps(_mm512_load_ps(st + jj * 32 + 16), ms));

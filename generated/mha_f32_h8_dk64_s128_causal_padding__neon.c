@@ -98,7 +98,7 @@ static inline float32x4_t mha_f32_h8_dk64_s128_causal_padding__neon_exp2(float32
 	return y;
 }
 
-/* x[i] = 2^x[i] for 8 vectors, the same operations as mha_f32_h8_dk64_s128_causal_padding__neon_exp2
+/* x[i] = 2^x[i] for 4 vectors, the same operations as mha_f32_h8_dk64_s128_causal_padding__neon_exp2
  * taken a step at a time across them, so that one exp's latency overlaps
  * the others' (the softmax's exps are independent) */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(float32x4_t *restrict x)
@@ -108,74 +108,38 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(float32x4_t *
 	const float32x4_t t2 = vaddq_f32(x[1], magic);
 	const float32x4_t t3 = vaddq_f32(x[2], magic);
 	const float32x4_t t4 = vaddq_f32(x[3], magic);
-	const float32x4_t t5 = vaddq_f32(x[4], magic);
-	const float32x4_t t6 = vaddq_f32(x[5], magic);
-	const float32x4_t t7 = vaddq_f32(x[6], magic);
-	const float32x4_t t8 = vaddq_f32(x[7], magic);
 	const float32x4_t r1 = vsubq_f32(x[0], vsubq_f32(t1, magic));
 	const float32x4_t r2 = vsubq_f32(x[1], vsubq_f32(t2, magic));
 	const float32x4_t r3 = vsubq_f32(x[2], vsubq_f32(t3, magic));
 	const float32x4_t r4 = vsubq_f32(x[3], vsubq_f32(t4, magic));
-	const float32x4_t r5 = vsubq_f32(x[4], vsubq_f32(t5, magic));
-	const float32x4_t r6 = vsubq_f32(x[5], vsubq_f32(t6, magic));
-	const float32x4_t r7 = vsubq_f32(x[6], vsubq_f32(t7, magic));
-	const float32x4_t r8 = vsubq_f32(x[7], vsubq_f32(t8, magic));
 	float32x4_t p1 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r1);
 	float32x4_t p2 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r2);
 	float32x4_t p3 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r3);
 	float32x4_t p4 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r4);
-	float32x4_t p5 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r5);
-	float32x4_t p6 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r6);
-	float32x4_t p7 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r7);
-	float32x4_t p8 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r8);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p1, r1);
 	p2 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p4, r4);
-	p5 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p5, r5);
-	p6 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p6, r6);
-	p7 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p7, r7);
-	p8 = vfmaq_f32(vdupq_n_f32(0x1.3b2e12p-7f), p8, r8);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p1, r1);
 	p2 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p4, r4);
-	p5 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p5, r5);
-	p6 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p6, r6);
-	p7 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p7, r7);
-	p8 = vfmaq_f32(vdupq_n_f32(0x1.c6af86p-5f), p8, r8);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p1, r1);
 	p2 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p4, r4);
-	p5 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p5, r5);
-	p6 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p6, r6);
-	p7 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p7, r7);
-	p8 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p8, r8);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p1, r1);
 	p2 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p4, r4);
-	p5 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p5, r5);
-	p6 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p6, r6);
-	p7 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p7, r7);
-	p8 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p8, r8);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p1, r1);
 	p2 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p4, r4);
-	p5 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p5, r5);
-	p6 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p6, r6);
-	p7 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p7, r7);
-	p8 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p8, r8);
 	x[0] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)))), vcgeq_f32(x[0], vdupq_n_f32(-0x1.f8p+6f))));
 	x[1] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p2, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t2), 23)))), vcgeq_f32(x[1], vdupq_n_f32(-0x1.f8p+6f))));
 	x[2] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p3, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t3), 23)))), vcgeq_f32(x[2], vdupq_n_f32(-0x1.f8p+6f))));
 	x[3] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p4, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t4), 23)))), vcgeq_f32(x[3], vdupq_n_f32(-0x1.f8p+6f))));
-	x[4] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p5, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t5), 23)))), vcgeq_f32(x[4], vdupq_n_f32(-0x1.f8p+6f))));
-	x[5] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p6, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t6), 23)))), vcgeq_f32(x[5], vdupq_n_f32(-0x1.f8p+6f))));
-	x[6] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p7, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t7), 23)))), vcgeq_f32(x[6], vdupq_n_f32(-0x1.f8p+6f))));
-	x[7] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p8, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t8), 23)))), vcgeq_f32(x[7], vdupq_n_f32(-0x1.f8p+6f))));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -2219,17 +2183,13 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[0]; jj += 8) {
-					float32x4_t x[8];
+				for (; jj + 4 <= kn[0]; jj += 4) {
+					float32x4_t x[4];
 
 					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 0), ms);
 					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 0), ms);
 					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 0), ms);
 					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 0), ms);
-					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 0), ms);
-					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 0), ms);
-					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 0), ms);
-					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 0), ms);
 					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
 					vst1q_f32(st + (jj + 0) * 16 + 0, x[0]);
 					sum = vaddq_f32(sum, x[0]);
@@ -2239,14 +2199,6 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 					sum = vaddq_f32(sum, x[2]);
 					vst1q_f32(st + (jj + 3) * 16 + 0, x[3]);
 					sum = vaddq_f32(sum, x[3]);
-					vst1q_f32(st + (jj + 4) * 16 + 0, x[4]);
-					sum = vaddq_f32(sum, x[4]);
-					vst1q_f32(st + (jj + 5) * 16 + 0, x[5]);
-					sum = vaddq_f32(sum, x[5]);
-					vst1q_f32(st + (jj + 6) * 16 + 0, x[6]);
-					sum = vaddq_f32(sum, x[6]);
-					vst1q_f32(st + (jj + 7) * 16 + 0, x[7]);
-					sum = vaddq_f32(sum, x[7]);
 				}
 				for (; jj < kn[0]; ++jj) {
 					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 0), ms));
@@ -2264,17 +2216,13 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[1]; jj += 8) {
-					float32x4_t x[8];
+				for (; jj + 4 <= kn[1]; jj += 4) {
+					float32x4_t x[4];
 
 					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 4), ms);
 					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 4), ms);
 					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 4), ms);
 					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 4), ms);
-					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 4), ms);
-					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 4), ms);
-					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 4), ms);
-					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 4), ms);
 					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
 					vst1q_f32(st + (jj + 0) * 16 + 4, x[0]);
 					sum = vaddq_f32(sum, x[0]);
@@ -2284,14 +2232,6 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 					sum = vaddq_f32(sum, x[2]);
 					vst1q_f32(st + (jj + 3) * 16 + 4, x[3]);
 					sum = vaddq_f32(sum, x[3]);
-					vst1q_f32(st + (jj + 4) * 16 + 4, x[4]);
-					sum = vaddq_f32(sum, x[4]);
-					vst1q_f32(st + (jj + 5) * 16 + 4, x[5]);
-					sum = vaddq_f32(sum, x[5]);
-					vst1q_f32(st + (jj + 6) * 16 + 4, x[6]);
-					sum = vaddq_f32(sum, x[6]);
-					vst1q_f32(st + (jj + 7) * 16 + 4, x[7]);
-					sum = vaddq_f32(sum, x[7]);
 				}
 				for (; jj < kn[1]; ++jj) {
 					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 4), ms));
@@ -2309,17 +2249,13 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[2]; jj += 8) {
-					float32x4_t x[8];
+				for (; jj + 4 <= kn[2]; jj += 4) {
+					float32x4_t x[4];
 
 					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 8), ms);
 					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 8), ms);
 					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 8), ms);
 					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 8), ms);
-					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 8), ms);
-					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 8), ms);
-					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 8), ms);
-					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 8), ms);
 					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
 					vst1q_f32(st + (jj + 0) * 16 + 8, x[0]);
 					sum = vaddq_f32(sum, x[0]);
@@ -2329,14 +2265,6 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 					sum = vaddq_f32(sum, x[2]);
 					vst1q_f32(st + (jj + 3) * 16 + 8, x[3]);
 					sum = vaddq_f32(sum, x[3]);
-					vst1q_f32(st + (jj + 4) * 16 + 8, x[4]);
-					sum = vaddq_f32(sum, x[4]);
-					vst1q_f32(st + (jj + 5) * 16 + 8, x[5]);
-					sum = vaddq_f32(sum, x[5]);
-					vst1q_f32(st + (jj + 6) * 16 + 8, x[6]);
-					sum = vaddq_f32(sum, x[6]);
-					vst1q_f32(st + (jj + 7) * 16 + 8, x[7]);
-					sum = vaddq_f32(sum, x[7]);
 				}
 				for (; jj < kn[2]; ++jj) {
 					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 8), ms));
@@ -2354,17 +2282,13 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 8 <= kn[3]; jj += 8) {
-					float32x4_t x[8];
+				for (; jj + 4 <= kn[3]; jj += 4) {
+					float32x4_t x[4];
 
 					x[0] = vsubq_f32(vld1q_f32(st + (jj + 0) * 16 + 12), ms);
 					x[1] = vsubq_f32(vld1q_f32(st + (jj + 1) * 16 + 12), ms);
 					x[2] = vsubq_f32(vld1q_f32(st + (jj + 2) * 16 + 12), ms);
 					x[3] = vsubq_f32(vld1q_f32(st + (jj + 3) * 16 + 12), ms);
-					x[4] = vsubq_f32(vld1q_f32(st + (jj + 4) * 16 + 12), ms);
-					x[5] = vsubq_f32(vld1q_f32(st + (jj + 5) * 16 + 12), ms);
-					x[6] = vsubq_f32(vld1q_f32(st + (jj + 6) * 16 + 12), ms);
-					x[7] = vsubq_f32(vld1q_f32(st + (jj + 7) * 16 + 12), ms);
 					mha_f32_h8_dk64_s128_causal_padding__neon_exp2s(x);
 					vst1q_f32(st + (jj + 0) * 16 + 12, x[0]);
 					sum = vaddq_f32(sum, x[0]);
@@ -2374,14 +2298,6 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 					sum = vaddq_f32(sum, x[2]);
 					vst1q_f32(st + (jj + 3) * 16 + 12, x[3]);
 					sum = vaddq_f32(sum, x[3]);
-					vst1q_f32(st + (jj + 4) * 16 + 12, x[4]);
-					sum = vaddq_f32(sum, x[4]);
-					vst1q_f32(st + (jj + 5) * 16 + 12, x[5]);
-					sum = vaddq_f32(sum, x[5]);
-					vst1q_f32(st + (jj + 6) * 16 + 12, x[6]);
-					sum = vaddq_f32(sum, x[6]);
-					vst1q_f32(st + (jj + 7) * 16 + 12, x[7]);
-					sum = vaddq_f32(sum, x[7]);
 				}
 				for (; jj < kn[3]; ++jj) {
 					const float32x4_t p = mha_f32_h8_dk64_s128_causal_padding__neon_exp2(vsubq_f32(vld1q_f32(st + jj * 16 + 12), ms));

@@ -353,7 +353,7 @@ local function plan(S, T)
 		P.algo = "tiled"
 	end
 	-- the tiled softmax takes its exps this many vectors at a time
-	-- (N_exps in vexp.c.in; 1: one at a time, no N_exps)
+	-- (N_exps, N_exp2s in vexp.c.in; 1: one at a time, neither)
 	P.exp_group = P.algo == "tiled" and D.exp_group or 1
 	if P.algo == "rows" then
 		-- each row's keys in P.split ranges whose softmax states are
@@ -1081,7 +1081,7 @@ local function kernel_vars(spec, T)
 	-- the tiled softmax works in base 2, as FlashAttention's does: q is
 	-- packed scaled by log2(e) too, so the scores carry the factor and
 	-- their exps are 2^x, whose range reduction takes adds instead of three
-	-- FMAs (h8 dk64 s128, AVX2: 1.02x).  Not with score modifiers (they
+	-- FMAs (h8 dk64 s128, AVX2: 1.010-1.015x).  Not with score modifiers (they
 	-- act on natural scores).  exp_e: the kernel also calls the natural
 	-- exp (the rows algorithm, modifiers, sinks, --weights).
 	vars.P.log2 = vars.P.algo == "tiled" and not vars.mods.any

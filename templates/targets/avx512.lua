@@ -11,9 +11,10 @@ local T = {
 	-- often as 192; 1.05x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            nk = 8, nv = 8, kv_split = 4,
-	            -- the softmax's exps 8 vectors at a time (32 registers; not
-	            -- measured: no AVX-512 machine)
-	            exp_group = 8,
+	            -- the softmax's exps 4 vectors at a time (not measured:
+	            -- no AVX-512 machine; on AVX2 4 took most of 6's gain, 1.025x
+	            -- against 1.03x, with a third less code per kernel)
+	            exp_group = 4,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
 	            gemm_mr = 12, gemm_nv = 2},

@@ -13,9 +13,10 @@ local T = {
 	-- in 31-32 instructions (16 x 6 with clang: 24 in 35-37).  The
 	-- blocks are still guesses.
 	defaults = {block_kv = 64, block_q = 64, mq = 16, nk = 5, nv = 5, kv_split = 4,
-	            -- the softmax's exps 8 vectors at a time (32 registers; not
-	            -- measured: needs an ARM machine)
-	            exp_group = 8,
+	            -- the softmax's exps 4 vectors at a time (not measured:
+	            -- needs an ARM machine; on AVX2 4 took most of 6's gain, 1.025x
+	            -- against 1.03x, with a third less code per kernel)
+	            exp_group = 4,
 	            -- the layer's projections: 8 rows x 2 vectors of accumulators
 	            gemm_mr = 8, gemm_nv = 2},
 	-- where its kernels build and run: AArch64 compilers (the C condition
