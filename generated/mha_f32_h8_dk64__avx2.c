@@ -6,7 +6,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 128 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -163,7 +163,7 @@ static inline void mha_f32_h8_dk64__avx2_exp2s(__m256 *restrict x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 284672 bytes per worker, from a->workspace when it
+ * Scratch: 247808 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 {
@@ -175,7 +175,7 @@ static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 284672 * mha_f32_h8_dk64__avx2_workers(a) + 63;
+	return 247808 * mha_f32_h8_dk64__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -186,14 +186,14 @@ static unsigned char *mha_f32_h8_dk64__avx2_scratch(const struct mha_args *a, si
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 284735) {
-		const size_t fit = (a->workspace_size - 63) / 284672;
+	if (a->workspace && a->workspace_size >= 247871) {
+		const size_t fit = (a->workspace_size - 63) / 247808;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(284672 * w + 63);
+	*mem = malloc(247808 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -210,7 +210,7 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (284672 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (247808 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h8_dk64__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -222,7 +222,7 @@ static void mha_f32_h8_dk64__avx2_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 284672 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 247808 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -778,12 +778,12 @@ static inline void mha_f32_h8_dk64__avx2_pv4(const float *restrict p, const floa
 }
 
 /* Work items are (batch, head, block of 384 query rows), the rows packed
- * transposed once.  For each block of 128 keys and each tile of 16 rows:
+ * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 284672
+ * row's limit are masked.  This is work item w, in one worker's 247808
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -813,10 +813,10 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 102400);
 	float *restrict st = (float *)(scratch + 204800);
-	float *restrict kc = (float *)(scratch + 212992);
-	float *restrict vp = (float *)(scratch + 245760);
-	float *restrict m = (float *)(scratch + 278528), *restrict l = (float *)(scratch + 280064);
-	size_t *restrict lim = (size_t *)(scratch + 281600);
+	float *restrict kc = (float *)(scratch + 208896);
+	float *restrict vp = (float *)(scratch + 225280);
+	float *restrict m = (float *)(scratch + 241664), *restrict l = (float *)(scratch + 243200);
+	size_t *restrict lim = (size_t *)(scratch + 244736);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -839,8 +839,8 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	}
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 128) {
-		const size_t nb = lim[rows - 1] - j0 < 128 ? lim[rows - 1] - j0 : 128;
+	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
+		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
 		/* the block's keys and values dense */
 		const float *kb = kc;
 		const float *vb = vp;

@@ -151,9 +151,18 @@ end
 local function describe(name)
 	local T = load_target(name)
 	local D = T.defaults
+	-- the key block's exceptions, "64 causal or dk + dv <= 128" (the
+	-- size said once when both are the same)
+	local bk = {}
+	if D.block_kv_causal then
+		bk[#bk + 1] = string.format("%d causal", D.block_kv_causal)
+	end
+	if D.block_kv_narrow then
+		bk[#bk + 1] = string.format("%sdk + dv <= %d", D.block_kv_narrow == D.block_kv_causal and ""
+		                            or (D.block_kv_narrow .. " "), D.block_kv_narrow_dims)
+	end
 	local defaults = string.format("block-q %d, block-kv %d%s, mq %d, nk %d, nv %d",
-		D.block_q, D.block_kv,
-		D.block_kv_causal and string.format(" (%d causal)", D.block_kv_causal) or "",
+		D.block_q, D.block_kv, #bk > 0 and (" (" .. table.concat(bk, " or ") .. ")") or "",
 		D.mq, D.nk, D.nv)
 	return {name = name, width = T.width, rank = T.rank, arch = T.arch,
 	        guard = T.guard, cflags = T.cflags, cpu = table.concat(T.cpu, " "),
@@ -411,6 +420,13 @@ local function plan(S, T)
 		end
 	end
 	if P.algo == "tiled" then
+		-- narrow heads (dk + dv floats at most the target's
+		-- block_kv_narrow_dims) take block_kv_narrow keys per block
+		-- unless --block-kv or causal says otherwise
+		if S.block_kv == 0 and not S.causal and D.block_kv_narrow and
+		   S.dk + S.dv <= D.block_kv_narrow_dims then
+			P.bk = D.block_kv_narrow
+		end
 		if S.seq_q > 0 and (P.bq > S.seq_q or
 		                    (S.block_q == 0 and S.seq_q <= P.bq * 3 // 2)) then
 			-- one block, rather than a full one and a thin remainder

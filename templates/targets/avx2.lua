@@ -10,7 +10,11 @@ local T = {
 	-- blocks waste less)
 	-- (measured: 384-row query blocks read each key and value block half as
 	-- often as 192; 1.03x on h16 dk128 s1024 causal)
+	-- (measured: heads of dk + dv <= 128 floats do better with 64-key
+	-- blocks, whose keys and values fit the 32 KiB L1 together: 1.007-1.012x
+	-- on h8 dk64 s128 and h12 dk64 s197; at dk 128, 0.99x)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 16,
+	            block_kv_narrow = 64, block_kv_narrow_dims = 128,
 	            nk = 6, nv = 6, kv_split = 4,
 	            -- (measured: the softmax's exps 6 vectors at a time, 1.03x
 	            -- on h8 dk64 s128; 4: 1.025x, 8: 1.02x)
