@@ -841,12 +841,13 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		/* the block's keys dense; its values likewise, alongside the
-		 * first tile's scores (vrow below) */
+		/* the block's keys dense; its values likewise,
+		 * alongside the first tile's scores (below) */
 		const float *kb = kc;
 		const float *vb = vp;
-		for (size_t j = 0; j < nb; ++j)
+		for (size_t j = 0; j < nb; ++j) {
 			memcpy(kc + j * 64, kh + (j0 + j) * 512, 64 * sizeof(float));
+		}
 		/* the value rows are copied (pack_v) by the first tile that sees the
 		 * block, a few before each of its score micro-kernels, so that the
 		 * copy's loads and stores run alongside their FMAs: vc rows so far.
