@@ -28,31 +28,21 @@
 #include "../runtime/mha_ref.h"
 #include "../runtime/mha_time.h"
 #include "bench.h"
+#include "job.h"
 
 #define MIN_RUNS 11     /* timed runs of a kernel or of OpenBLAS, at least */
 #define MAX_RUNS 201    /* ... and at most, for short calls */
 #define RUN_BUDGET 0.3  /* seconds of timed runs to aim for, per column */
 #define REF_SLOW 0.1    /* a reference call this slow gets REF_FEW runs */
 #define REF_FEW 3
-#define PEAK_RUNS 11
-#define WARM_UP 0.3 /* seconds of FMA loop before measuring the peak */
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
-#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)   \
-	mha_args_fn name##_args;
+#define MHA_KERNEL BENCH_PROTO
 #include "kernels.inc"
 #undef MHA_KERNEL
 
-struct shape {
-	const char *name;
-	mha_args_fn *fn;
-	struct mha_attn attn;
-	size_t seq_q, seq_kv; /* fixed by the spec */
-};
-
-#define MHA_KERNEL(name, tgt, cpu, sq, skv, plain, wts, lse, stack, ...)   \
-	{#name, name##_args, {__VA_ARGS__}, sq, skv},
+#define MHA_KERNEL BENCH_SHAPE
 static const struct shape shapes[] = {
 #include "kernels.inc"
 };
@@ -126,72 +116,7 @@ struct machine {
 	double others;         /* CPUs other processes kept busy, on average */
 };
 
-enum impl { KERNEL, REFERENCE, OPENBLAS };
-
-/* One implementation applied to one shape's buffers. */
-struct job {
-	const struct shape *sh;
-	size_t batch;
-	enum impl impl;
-	const float *q, *k, *v;
-	/* k and v as the kernel and the reference read them: k and v, or
-	 * their f16 or bf16 bits (--kv-dtype; k and v then hold the stored
-	 * values, for OpenBLAS) */
-	const void *kx, *vx;
-	/* q as the kernel reads it: q, or its f16 or bf16 bits (--dtype; q
-	 * then holds the stored values, and the kernel writes 16-bit outputs
-	 * at out's start) */
-	const void *qx;
-	float *out, *s; /* s: OpenBLAS workspace, seq_q * seq_kv floats */
-	const float *bias; /* NULL unless the mask has bias */
-	const uint8_t *bool_mask, *key_mask; /* NULL unless the mask has them */
-};
-
 static cpu_set_t all_cpus; /* the affinity the bench started with */
-
-/* Run the job once; seconds taken. */
-static double run_once(const struct job *j)
-{
-	const struct shape *sh = j->sh;
-	/* --varlen kernels: the one sequence full, the plain kernel's work
-	 * (the OpenBLAS baseline computes it as the plain shape) */
-	const int32_t ql[1] = {(int32_t)sh->seq_q}, kl[1] = {(int32_t)sh->seq_kv};
-	const int32_t cq[2] = {0, (int32_t)sh->seq_q};
-	const int32_t ck[2] = {0, (int32_t)sh->seq_kv};
-	struct mha_args x = {
-		.q = j->impl == KERNEL ? j->qx : (const void *)j->q,
-		.k = j->impl == OPENBLAS ? j->k : j->kx,
-		.v = j->impl == OPENBLAS ? j->v : j->vx, .out = j->out,
-		.batch = j->batch, .seq_q = sh->seq_q, .seq_kv = sh->seq_kv, .bias = j->bias,
-		.bool_mask = j->bool_mask, .key_mask = j->key_mask,
-		.kv_len = sh->attn.varlen == MHA_VARLEN_PADDED ? kl : NULL,
-		.q_len = sh->attn.varlen == MHA_VARLEN_PADDED ? ql : NULL,
-		.cu_seqlens_q = sh->attn.varlen == MHA_VARLEN_PACKED ? cq : NULL,
-		.cu_seqlens_k = sh->attn.varlen == MHA_VARLEN_PACKED ? ck : NULL,
-	};
-	double t0 = mha_now();
-
-	switch (j->impl) {
-	case KERNEL:
-		sh->fn(&x);
-		break;
-	case REFERENCE: {
-		/* from the stored values as floats, into floats */
-		struct mha_attn ar = sh->attn;
-		ar.dtype = MHA_DTYPE_F32;
-		mha_ref_attention(&ar, &x);
-		break;
-	}
-	case OPENBLAS:
-		if (blas_attention(&sh->attn, &x, j->s)) {
-			fprintf(stderr, "\nbench: no OpenBLAS baseline for "
-			        "%s (its mask or layout)\n", sh->name);
-			exit(1);
-		}
-		break;
-	}
-	return mha_now() - t0;
-}
 
 /* How many timed runs for a call that took t seconds: MIN_RUNS at least,
  * more for short calls, up to about RUN_BUDGET seconds. */
@@ -212,23 +137,8 @@ static double median_time(const struct job *j, size_t n, double first)
 	if (first >= 0.0)
 		t[i++] = first;
 	while (i < n)
-		t[i++] = run_once(j);
+		t[i++] = job_run(j);
 	return mha_median(t, n);
-}
-
-/* Largest |x - y| over n floats; infinite when x holds a NaN (an output the
- * kernel did not write, or a wrong one). */
-static double max_err(const float *x, const float *y, size_t n)
-{
-	double e = 0.0;
-
-	for (size_t i = 0; i < n; ++i) {
-		double d = fabs((double)x[i] - (double)y[i]);
-		if (isnan(d))
-			return INFINITY;
-		e = d > e ? d : e;
-	}
-	return e;
 }
 
 /* Exit 1, before any time of it is reported, when what differs from the
@@ -241,20 +151,6 @@ static void verify(const char *what, const struct result *r, double err)
 	        "max|err| %.3g > tolerance %.3g\n", what, r->label, err,
 	        r->tol);
 	exit(1);
-}
-
-/* The next state of a 64-bit LCG; its high bits are the random ones. */
-static uint64_t rng_next(uint64_t *s)
-{
-	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
-	return *s;
-}
-
-/* Uniform floats in [-1, 1) from the LCG. */
-static void fill(float *x, size_t n, uint64_t *s)
-{
-	for (size_t i = 0; i < n; ++i)
-		x[i] = (float)((double)(rng_next(s) >> 40) * 0x1p-23 - 1.0);
 }
 
 /* Start the OpenMP runtime and its second thread while every CPU is
@@ -270,64 +166,6 @@ static void start_threads(void)
 	}
 	omp_set_num_threads(1);
 #endif
-}
-
-/* "h8 dk64 s512 causal", "decode h32 dk128 q1 kv2048 f16kv". */
-static void label(char *buf, size_t size, const struct shape *sh)
-{
-	const struct mha_attn *a = &sh->attn;
-	const size_t nb = batch_of(sh);
-	int n = snprintf(buf, size, "%sh%zu", sh->seq_q == 1 ? "decode " : "",
-	                 a->h);
-
-	if (a->kv_heads != a->h)
-		n += snprintf(buf + n, size - (size_t)n, " kv%zu", a->kv_heads);
-	n += snprintf(buf + n, size - (size_t)n, " dk%zu", a->dk);
-	if (a->dv != a->dk)
-		n += snprintf(buf + n, size - (size_t)n, " dv%zu", a->dv);
-	if (sh->seq_q == sh->seq_kv)
-		n += snprintf(buf + n, size - (size_t)n, " s%zu", sh->seq_q);
-	else
-		n += snprintf(buf + n, size - (size_t)n, " q%zu kv%zu",
-		              sh->seq_q, sh->seq_kv);
-	if (a->mask & MHA_MASK_CAUSAL)
-		n += snprintf(buf + n, size - (size_t)n, " causal");
-	if (a->mask & MHA_MASK_BIAS)
-		n += snprintf(buf + n, size - (size_t)n, " bias");
-	if (a->mask & MHA_MASK_BOOL)
-		n += snprintf(buf + n, size - (size_t)n, " bool");
-	if (a->mask & MHA_MASK_KEYS)
-		n += snprintf(buf + n, size - (size_t)n, " keys");
-	if (a->varlen)
-		n += snprintf(buf + n, size - (size_t)n, " varlen%s",
-		              a->varlen == MHA_VARLEN_PACKED ? "packed" : "");
-	if (a->mask_dims)
-		n += snprintf(buf + n, size - (size_t)n, " dims%s%s",
-		              a->mask_dims & MHA_DIMS_BATCH ? "b" : "",
-		              a->mask_dims & MHA_DIMS_HEAD ? "h" : "");
-	if (a->dtype)
-		n += snprintf(buf + n, size - (size_t)n, " %s",
-		              a->dtype == MHA_DTYPE_F16 ? "f16" : "bf16");
-	if (a->kv_dtype && a->kv_dtype != a->dtype)
-		n += snprintf(buf + n, size - (size_t)n, " %skv",
-		              a->kv_dtype == MHA_DTYPE_F16 ? "f16" :
-		              a->kv_dtype == MHA_DTYPE_BF16 ? "bf16" : "q8");
-	if (nb > 1)
-		snprintf(buf + n, size - (size_t)n, " batch%zu", nb);
-}
-
-/* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
-static double useful_flops(const struct shape *sh)
-{
-	double pairs = 0.0;
-
-	for (size_t i = 0; i < sh->seq_q; ++i) {
-		size_t lo, end = mha_ref_visible(&sh->attn, i, sh->seq_q,
-		                                 sh->seq_kv, &lo);
-		pairs += end > lo ? (double)(end - lo) : 0.0;
-	}
-	return 2.0 * (double)(sh->attn.dk + sh->attn.dv) *
-	       (double)sh->attn.h * pairs * (double)batch_of(sh);
 }
 
 /* The build facts of kernel name, or NULL. */
@@ -363,21 +201,6 @@ static double others_seconds(void)
 	        (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6);
 }
 
-/* Median single-core FMA GFLOP/s, after WARM_UP seconds of warm-up (the
- * core takes a while to reach its full clock). */
-static double measure_peak(void)
-{
-	double (*fma)(void) = BENCH_WIDTH == 16 ? bench_fma512_gflops
-	                                        : bench_fma_gflops;
-	double g[PEAK_RUNS], t0 = mha_now();
-
-	while (mha_now() - t0 < WARM_UP)
-		fma();
-	for (int r = 0; r < PEAK_RUNS; ++r)
-		g[r] = fma();
-	return mha_median(g, PEAK_RUNS);
-}
-
 /* Median 1-core read GB/s over n floats (rounded up to 64), read again and
  * again like a decode kernel reads K and V: the same bytes, warm the same
  * way.  A large last-level cache holds them, so this is the bandwidth a
@@ -385,7 +208,7 @@ static double measure_peak(void)
  * of memory. */
 static double measure_bandwidth_of(size_t n)
 {
-	double g[PEAK_RUNS];
+	double g[BENCH_PEAK_RUNS];
 	float *a, sink = 0.0f;
 
 	n = (n + 63) / 64 * 64;
@@ -395,10 +218,10 @@ static double measure_bandwidth_of(size_t n)
 	for (size_t i = 0; i < n; ++i)
 		a[i] = 1.0f;
 	bench_read_gbs(a, n, &sink);
-	for (int r = 0; r < PEAK_RUNS; ++r)
+	for (int r = 0; r < BENCH_PEAK_RUNS; ++r)
 		g[r] = bench_read_gbs(a, n, &sink);
 	mha_free(a);
-	return sink == (float)n ? mha_median(g, PEAK_RUNS) : 0.0;
+	return sink == (float)n ? mha_median(g, BENCH_PEAK_RUNS) : 0.0;
 }
 
 /* Median single-core read GB/s over a 256 MiB array, after one warm-up. */
@@ -415,12 +238,9 @@ static double check(const struct job *j, struct mha_guarded *out,
 	double t, err;
 
 	mha_guarded_poison(out);
-	t = run_once(j);
-	/* --dtype: the n 16-bit outputs at the start as floats, last first
-	 * (float i overwrites 16-bit elements 2i and 2i + 1, already read) */
-	for (size_t i = out->n; j->impl == KERNEL && j->sh->attn.dtype && i-- > 0;)
-		out->data[i] = (float)mha_ref_elem(j->sh->attn.dtype, out->data, i);
-	err = mha_guarded_intact(out) ? max_err(out->data, ref, out->n)
+	t = job_run(j);
+	job_out_floats(j, out->data, out->n);
+	err = mha_guarded_intact(out) ? job_max_err(out->data, ref, out->n)
 	                              : INFINITY;
 	verify(what, r, err);
 	if (j->impl == OPENBLAS)
@@ -454,118 +274,50 @@ static void measure_kernel(const struct job *j, struct mha_guarded *out,
 static int measure_shape(const struct shape *sh, struct result *r,
                          size_t index)
 {
-	const struct mha_attn *a = &sh->attn;
 	const size_t batch = batch_of(sh);
-	size_t nq = batch * sh->seq_q * a->h * a->dk;
-	size_t nk = batch * sh->seq_kv * a->kv_heads * a->dk;
-	size_t nv = batch * sh->seq_kv * a->kv_heads * a->dv;
-	size_t no = batch * sh->seq_q * a->h * a->dv;
-	float *q = mha_alloc(nq), *k = mha_alloc(nk), *v = mha_alloc(nv);
-	float *ref = mha_alloc(no), *s = mha_alloc(sh->seq_q * sh->seq_kv);
-	/* the bias's and boolean mask's planes (batch 1) */
-	size_t nb = ((a->mask_dims & MHA_DIMS_HEAD) ? a->h : 1) * sh->seq_q *
-	            sh->seq_kv;
-	float *bias = a->mask & MHA_MASK_BIAS ? mha_alloc(nb) : NULL;
-	uint8_t *bm = a->mask & MHA_MASK_BOOL ? malloc(nb) : NULL;
-	uint8_t *km = a->mask & MHA_MASK_KEYS ? malloc(sh->seq_kv) : NULL;
+	struct inputs in;
+	struct job j;
 	struct mha_guarded out = {0};
-	/* --kv-dtype: k and v as stored, fewer bytes */
-	const size_t kvbytes = mha_kv_bytes(a->kv_dtype, nk) +
-	                       mha_kv_bytes(a->kv_dtype, nv);
-	void *k16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nk) + 64) : NULL;
-	void *v16 = a->kv_dtype ? malloc(mha_kv_bytes(a->kv_dtype, nv) + 64) : NULL;
-	void *q16 = a->dtype ? malloc(mha_kv_bytes(a->dtype, nq) + 64) : NULL;
-	struct job j = {sh, batch, REFERENCE, q, k, v, k, v, q, ref, s, bias, bm,
-	                km};
-	uint64_t seed = 0x6d686167656eull + index;
-	double tref, vmax = 0.0;
+	double tref;
 
-	if (a->mask & ~(unsigned)(MHA_MASK_CAUSAL | MHA_MASK_BIAS |
-	                          MHA_MASK_BOOL | MHA_MASK_KEYS)) {
-		fprintf(stderr, "bench: %s: only masks causal, bias, bool and keys "
-		        "are benchmarked\n", sh->name);
+	if (job_inputs(&in, &j, sh, batch, 0x6d686167656eull + index))
 		return -1;
-	}
-	if (batch > 1 && ((a->mask & ~(unsigned)MHA_MASK_CAUSAL) || a->varlen)) {
-		fprintf(stderr, "bench: %s: a batch of %zu is benchmarked only "
-		        "with a causal mask or none, fixed lengths\n", sh->name, batch);
-		return -1;
-	}
-	if (!q || !k || !v || !ref || !s || mha_guarded_init(&out, no) ||
-	    ((a->mask & MHA_MASK_BIAS) && !bias) ||
-	    ((a->mask & MHA_MASK_BOOL) && !bm) ||
-	    ((a->mask & MHA_MASK_KEYS) && !km) ||
-	    (a->kv_dtype && (!k16 || !v16)) || (a->dtype && !q16)) {
+	if (mha_guarded_init(&out, in.no)) {
 		fprintf(stderr, "bench: out of memory\n");
+		job_inputs_free(&in);
 		return -1;
 	}
-	label(r->label, sizeof r->label, sh);
-	r->flops = useful_flops(sh);
-	r->bytes = (double)kvbytes;
+	job_label(r->label, sizeof r->label, sh, batch);
+	r->flops = job_flops(sh, batch);
+	r->bytes = (double)in.kvbytes;
 	r->build = find_build(sh->name);
-	fill(q, nq, &seed);
-	fill(k, nk, &seed);
-	fill(v, nv, &seed);
-	if (a->kv_dtype) {
-		mha_kv_store_back(a->kv_dtype, k, k16, nk);
-		mha_kv_store_back(a->kv_dtype, v, v16, nv);
-		j.kx = k16;
-		j.vx = v16;
-	}
-	if (a->dtype) {
-		mha_kv_store_back(a->dtype, q, q16, nq);
-		j.qx = q16;
-	}
-	if (bias)
-		fill(bias, nb, &seed);
-	/* the boolean and key masks hide about one key in eight: the same
-	 * blocks to compute as without them */
-	for (size_t i = 0; bm && i < nb; ++i)
-		bm[i] = (rng_next(&seed) >> 40 & 7) != 0;
-	for (size_t j = 0; km && j < sh->seq_kv; ++j)
-		km[j] = (rng_next(&seed) >> 40 & 7) != 0;
-	for (size_t i = 0; i < nv; ++i)
-		vmax = fmax(vmax, fabs((double)v[i]));
-	r->tol = 1e-4 * vmax;
-	/* --dtype: and an ulp of the 16-bit outputs */
-	if (a->dtype)
-		r->tol += vmax * (a->dtype == MHA_DTYPE_F16 ? 0x1p-10 : 0x1p-7);
+	r->tol = in.tol;
 
 	fprintf(stderr, "bench: [%zu/%zu] %s (%s): reference", index + 1,
 	        NSHAPES, r->label, sh->name);
-	tref = run_once(&j);
+	tref = job_run(&j);
 	fprintf(stderr, " kernel-1T");
 	j.impl = KERNEL;
 	j.out = out.data;
-	measure_kernel(&j, &out, ref, r);
+	measure_kernel(&j, &out, in.ref, r);
 
 	fprintf(stderr, " OpenBLAS");
 	j.impl = OPENBLAS;
-	r->tblas = median_time(&j, runs_for(check(&j, &out, ref,
+	r->tblas = median_time(&j, runs_for(check(&j, &out, in.ref,
 	                       "the OpenBLAS baseline", r)), -1.0);
 
 	if (sh->seq_q == 1) {
 		fprintf(stderr, " bandwidth");
-		r->bw = measure_bandwidth_of(kvbytes / sizeof(float));
+		r->bw = measure_bandwidth_of(in.kvbytes / sizeof(float));
 	}
 	r->ref_runs = tref > REF_SLOW ? REF_FEW : MIN_RUNS;
 	fprintf(stderr, " reference-x%zu\n", r->ref_runs);
 	j.impl = REFERENCE;
-	j.out = ref;
+	j.out = in.ref;
 	/* a slow reference's check call counts as a run; else it warmed up */
 	r->tref = median_time(&j, r->ref_runs, tref > REF_SLOW ? tref : -1.0);
 
-	mha_free(q);
-	mha_free(k);
-	mha_free(v);
-	mha_free(ref);
-	mha_free(s);
-	mha_free(bias);
-	free(bm);
-	free(km);
-	free(k16);
-	free(v16);
-	free(q16);
+	job_inputs_free(&in);
 	mha_guarded_free(&out);
 	return 0;
 }
@@ -595,7 +347,7 @@ static void print_table(const struct result *res, const struct machine *m)
 	       "of %d, this run)\n", mha_cpu_model(),
 	       sysconf(_SC_NPROCESSORS_ONLN), BENCH_TARGET, m->peak, m->peak_end,
 	       m->bw,
-	       PEAK_RUNS);
+	       BENCH_PEAK_RUNS);
 	printf("kernels: mhagen --target %s%s, clang -O2 %s%s; "
 	       "%s, core %s, 1 thread\n\n", BENCH_TARGET,
 	       omp ? " --threads openmp" : "", BENCH_KFLAGS,
@@ -754,7 +506,7 @@ int main(int argc, char **argv)
 	mha_pin_cpu(0);
 
 	fprintf(stderr, "bench: FMA peak and read bandwidth of CPU 0\n");
-	m.peak = measure_peak();
+	m.peak = job_peak(BENCH_WIDTH);
 	m.bw = measure_bandwidth();
 	if (!(m.peak > 0.0) || !(m.bw > 0.0)) {
 		fprintf(stderr, "bench: peak measurement failed\n");
@@ -764,7 +516,7 @@ int main(int argc, char **argv)
 		if (measure_shape(&shapes[i], &res[i], i))
 			return 1;
 	fprintf(stderr, "bench: FMA peak of CPU 0 again\n");
-	m.peak_end = measure_peak();
+	m.peak_end = job_peak(BENCH_WIDTH);
 	m.others = others < 0.0 ? 0.0 : (others_seconds() - others) /
 	                                (mha_now() - t0);
 	print_table(res, &m);

@@ -76,7 +76,7 @@ BENCH_PLAIN_k30 := k5
 
 BENCH_KSRCS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.c)
 BENCH_KOBJS := $(BENCH_SHAPES:%=$(BENCH)/bench_%.o)
-BENCH_OBJS := $(BENCH)/bench.o $(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o
+BENCH_OBJS := $(BENCH)/bench.o $(BENCH)/job.o $(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o
 
 # Threaded kernels only when mhagen has --threads and $(CC) builds and links
 # OpenMP.  Expanded once, in a recipe run after $(MHAGEN) is built (so a
@@ -149,7 +149,7 @@ $(BENCH)/batches.inc: bench/bench.mk | $(BENCH)
 $(BENCH)/compile.inc: $(BENCH_KOBJS)
 	@cat $(BENCH_KOBJS:.o=.build) > $@
 
-$(BENCH)/bench.o: bench/bench.c $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
+$(BENCH)/bench.o: bench/bench.c bench/job.h $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
 		$(BENCH)/batches.inc \
 		$(BENCH)/flags
 	@echo "  CC      $<"
@@ -166,6 +166,10 @@ $(BENCH)/peak512.o: bench/peak512.c | $(BENCH)
 $(BENCH)/blas_attn.o: bench/blas_attn.c | $(BENCH)
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -O2 -c $< -o $@
+# a shape's inputs and calls (bench/job.h)
+$(BENCH)/job.o: bench/job.c bench/job.h bench/bench.h | $(BENCH)
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(BENCH)/bench: $(BENCH_OBJS) $(BENCH_KOBJS) $(RT_OBJS)
 	@echo "  LD      $@"
@@ -209,3 +213,4 @@ $(BENCH)/layer_bench: bench/layer_bench.c $(BENCH_LAYERS:%=$(BENCH)/layer_%.c) \
 bench-layer: $(BENCH)/layer_bench
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/layer_bench
+
