@@ -56,7 +56,7 @@ MHAGEN := $(BUILD)/mhagen
 
 .SECONDARY:
 .PHONY: all deps bench demo demo-run test check check-build generate exp-fit install \
-        uninstall install-check clean
+        uninstall install-check bench-ab-check clean
 all: $(MHAGEN)
 
 deps:
@@ -73,6 +73,7 @@ test: deps
 	@$(MAKE) --no-print-directory check
 	@$(MAKE) --no-print-directory demo-run
 	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory bench-ab-check
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
 	@mkdir -p $@
@@ -164,6 +165,9 @@ uninstall:
 # untouched outputs, and make uninstall (tools/install-check.sh)
 install-check: $(MHAGEN) $(PKG_FILES)
 	@MAKE="$(MAKE)" BUILD=$(BUILD) CC="$(CC)" tools/install-check.sh
+# make bench-ab as the README uses it (bench/bench.mk), on a small shape
+bench-ab-check: $(MHAGEN)
+	@MAKE="$(MAKE)" BUILD=$(BUILD) tools/bench-ab-check.sh
 
 clean:
 	rm -rf $(BUILD)
@@ -213,7 +217,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv bench-layer $(BUILD)/bench/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv bench-layer bench-ab-run $(BUILD)/bench/% $(BUILD)/bench-ab/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)

@@ -214,3 +214,64 @@ bench-layer: $(BENCH)/layer_bench
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/layer_bench
 
+# ---- bench-ab: two kernels of one spec called in turn, to measure a
+# change (bench/ab.c).  AB_SPEC: the spec's flags (required); AB_A, AB_B:
+# more flags for A and for B (knobs, --exp; not flags AB_SPEC or make
+# bench's --target and --threads give, which mhagen takes once); AB_TEMPLATES_A,
+# AB_TEMPLATES_B: a --template-dir for A and for B (a template change
+# against the built-in one); AB_FILE_A, AB_FILE_B: a kernel file of the spec
+# to take instead (generated with --name ab_a or ab_b, then edited: a part
+# taken out to see its cost, with AB_CHECK=0).  AB_ROUNDS calls of each,
+# alternating (51), AB_BATCH items per call (1), one thread on CPU AB_CPU
+# (0).  The generator flags of make bench (--target $(BENCH_TARGET) and
+# OpenMP) come before AB_A and AB_B.  Never a test.
+BENCH_AB := $(BUILD)/bench-ab
+AB_ROUNDS ?= 51
+AB_BATCH ?= 1
+AB_CPU ?= 0
+AB_CHECK ?= 1
+AB_X_a := A
+AB_X_b := B
+# mhagen's flags for kernel $1 (a or b)
+ab_flags = $(AB_SPEC) $(BENCH_GENFLAGS) $(AB_$(AB_X_$1)) \
+	$(if $(AB_TEMPLATES_$(AB_X_$1)),--template-dir $(AB_TEMPLATES_$(AB_X_$1))) --name ab_$1
+.PHONY: bench-ab bench-ab-run
+
+bench-ab: deps
+	@$(MAKE) --no-print-directory bench-ab-run
+
+$(BENCH_AB):
+	@mkdir -p $@
+
+# Rewritten only when their bytes change, so an unchanged kernel is not
+# compiled again.  A kernel file (AB_FILE_x) must export ab_a or ab_b.
+$(BENCH_AB)/ab_%.c: $(MHAGEN) FORCE | $(BENCH_AB)
+	@test -n '$(AB_SPEC)' || { echo "bench-ab: set AB_SPEC to the spec's flags," \
+		"e.g. make bench-ab AB_SPEC='--h 8 --dk 64 --seq 128' AB_B='--block-kv 128'" >&2; exit 2; }
+	@$(MHAGEN) $(call ab_flags,$*) --emit registry > $(@:.c=.reg).tmp
+	@cmp -s $(@:.c=.reg).tmp $(@:.c=.reg) || mv $(@:.c=.reg).tmp $(@:.c=.reg)
+	@rm -f $(@:.c=.reg).tmp
+	@f='$(AB_FILE_$(AB_X_$*))'; if [ -n "$$f" ]; then \
+		grep -q 'ab_$*_args' "$$f" || { echo "bench-ab: AB_FILE_$(AB_X_$*) $$f" \
+			"exports no ab_$*_args: generate it with --name ab_$*" >&2; exit 2; }; \
+		cmp -s "$$f" $@ || cp "$$f" $@; \
+	else $(MHAGEN) $(call ab_flags,$*) -o $@; fi
+$(BENCH_AB)/kernels.inc: $(BENCH_AB)/ab_a.c $(BENCH_AB)/ab_b.c
+	@cat $(BENCH_AB)/ab_a.reg $(BENCH_AB)/ab_b.reg > $@.tmp
+	@cmp -s $@.tmp $@ || mv $@.tmp $@
+	@rm -f $@.tmp
+# warnings not errors: an edited kernel may leave a function unused
+$(BENCH_AB)/ab_%.o: $(BENCH_AB)/ab_%.c
+	@echo "  CC      $< ($(BENCH_CFLAGS))"
+	@$(CC) $(filter-out -Werror,$(KFLAGS)) $(BENCH_CFLAGS) -c $< -o $@
+$(BENCH_AB)/ab.o: bench/ab.c bench/job.h $(BENCH_AB)/kernels.inc
+	@echo "  CC      $<"
+	@$(CC) $(ALL_CFLAGS) -I$(BENCH_AB) -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) -c $< -o $@
+$(BENCH_AB)/ab: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_a.o $(BENCH_AB)/ab_b.o $(BENCH)/job.o \
+		$(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o $(RT_OBJS)
+	@echo "  LD      $@"
+	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
+bench-ab-run: $(BENCH_AB)/ab
+	@echo "  BENCH   A: mhagen $(strip $(call ab_flags,a))$(if $(AB_FILE_A), (as edited in $(AB_FILE_A)))"
+	@echo "  BENCH   B: mhagen $(strip $(call ab_flags,b))$(if $(AB_FILE_B), (as edited in $(AB_FILE_B)))"
+	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK)

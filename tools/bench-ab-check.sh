@@ -1,0 +1,55 @@
+#!/bin/sh
+# bench-ab-check.sh: make bench-ab, the A/B measurement of a change, used as
+# the README tells (a small shape, one round, so it asserts no time): two
+# kernels of one spec with different knobs are checked against the
+# reference and timed; a kernel file of another scale (wrong results on
+# purpose) is refused, and timed with AB_CHECK=0; kernels of two different
+# specs and a file that exports the wrong name are refused.  Run from the
+# top of the repository (make bench-ab-check, part of make test).
+set -u
+
+MAKE=${MAKE:-make}
+BUILD=${BUILD:-build}
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT INT TERM
+log=$dir/log
+spec='--h 2 --dk 16 --seq 40 --mask causal'
+
+fail() {
+	echo "bench-ab-check: $*" >&2
+	[ -s "$log" ] && tail -n 30 "$log" >&2
+	exit 1
+}
+ok() { echo "  ok      $*"; }
+# ab ARGS...: make bench-ab-run with them, output in $log; its status
+ab() { $MAKE --no-print-directory bench-ab-run BUILD="$BUILD" AB_ROUNDS=1 "$@" > "$log" 2>&1; }
+
+ab AB_SPEC="$spec" AB_B='--block-kv 8 --mq 8' ||
+	fail "two kernels of one spec: make bench-ab failed"
+grep -q '^  A/B [0-9.]* (A.s time over B.s' "$log" && grep -q '% of peak' "$log" ||
+	fail "make bench-ab printed no ratio"
+ok "bench-ab times two kernels of one spec"
+
+# a kernel computing something else: scores scaled by 0.5, named ab_b
+"$BUILD/mhagen" $spec --scale 0.5 --target scalar --name ab_b -o "$dir/wrong.c" ||
+	fail "mhagen failed"
+if ab AB_SPEC="$spec" AB_FILE_B="$dir/wrong.c"; then
+	fail "a kernel that differs from the reference was timed"
+fi
+grep -q 'B (ab_b) differs from the reference' "$log" ||
+	fail "a wrong kernel was refused without naming it"
+ab AB_SPEC="$spec" AB_FILE_B="$dir/wrong.c" AB_CHECK=0 &&
+	grep -q 'beyond the tolerance' "$log" ||
+	fail "AB_CHECK=0 did not time the wrong kernel, or did not say it is wrong"
+ok "bench-ab refuses a wrong kernel, and times it with AB_CHECK=0"
+
+if ab AB_SPEC="$spec" AB_B='--window 8'; then
+	fail "kernels of two specs were compared"
+fi
+grep -q 'kernels of different specs' "$log" || fail "two specs: no clear error"
+sed 's/ab_b/ab_c/g' "$dir/wrong.c" > "$dir/named.c"
+if ab AB_SPEC="$spec" AB_FILE_B="$dir/named.c"; then
+	fail "a file exporting ab_c was taken as B"
+fi
+grep -q 'exports no ab_b_args' "$log" || fail "a misnamed file: no clear error"
+ok "bench-ab refuses two specs and a misnamed file"
