@@ -5,7 +5,7 @@
  * round, on one thread pinned to one CPU, so that whatever else loads the
  * machine falls on both alike.  Medians of ROUNDS calls of this thread's
  * CPU time (time the thread waits descheduled is not counted), the FMA
- * peak measured before and after.  Prints each kernel's ms and share of the
+ * peak measured before and after by the same clock.  Prints each kernel's ms and share of the
  * peak (decode: GB/s of K and V read) and the median over the rounds of
  * A's time over B's in the same round: above 1, B is faster (a ratio per
  * round cancels the machine's load drifting between rounds; the order
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, " compared with it; FMA peak");
-	peak = job_peak(BENCH_WIDTH);
+	peak = job_peak(BENCH_WIDTH, cpu_now);
 	fprintf(stderr, "; %zu rounds", rounds);
 	for (size_t r = 0; r < WARM_ROUNDS + rounds; ++r) {
 		/* A first in even rounds, B first in odd ones: the second
@@ -173,9 +173,12 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(stderr, "; FMA peak again\n");
-	peak_end = job_peak(BENCH_WIDTH);
-	for (int k = 0; k < 2; ++k)
+	peak_end = job_peak(BENCH_WIDTH, cpu_now);
+	for (int k = 0; k < 2; ++k) {
 		med[k] = mha_median(t[k], rounds);
+		/* the last call's outputs, as floats, for max|A - B| */
+		job_out_floats(&j[k], out[k].data, out[k].n);
+	}
 	qsort(ratio, rounds, sizeof ratio[0], cmp_double);
 
 	printf("%s, batch %zu: %zu rounds on CPU %d, 1 thread, CPU time per "

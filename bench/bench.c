@@ -506,7 +506,7 @@ int main(int argc, char **argv)
 	mha_pin_cpu(0);
 
 	fprintf(stderr, "bench: FMA peak and read bandwidth of CPU 0\n");
-	m.peak = job_peak(BENCH_WIDTH);
+	m.peak = job_peak(BENCH_WIDTH, NULL);
 	m.bw = measure_bandwidth();
 	if (!(m.peak > 0.0) || !(m.bw > 0.0)) {
 		fprintf(stderr, "bench: peak measurement failed\n");
@@ -516,7 +516,7 @@ int main(int argc, char **argv)
 		if (measure_shape(&shapes[i], &res[i], i))
 			return 1;
 	fprintf(stderr, "bench: FMA peak of CPU 0 again\n");
-	m.peak_end = job_peak(BENCH_WIDTH);
+	m.peak_end = job_peak(BENCH_WIDTH, NULL);
 	m.others = others < 0.0 ? 0.0 : (others_seconds() - others) /
 	                                (mha_now() - t0);
 	print_table(res, &m);

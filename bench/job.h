@@ -92,7 +92,8 @@ double job_flops(const struct shape *sh, size_t batch);
 
 /* Median single-core FMA GFLOP/s of vectors of width floats (8: AVX2, 16:
  * AVX-512), after a warm-up (the core takes a while to reach its full
- * clock), on the calling thread. */
-double job_peak(int width);
+ * clock), on the calling thread: per second of wall-clock time, or of
+ * clock's (a CPU-time clock, for kernels timed by one) unless NULL. */
+double job_peak(int width, double (*clock)(void));
 
 #endif
