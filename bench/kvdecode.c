@@ -15,7 +15,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "../runtime/mha_abi.h"
 #include "../runtime/mha_buf.h"
@@ -28,14 +27,6 @@ mha_args_fn bench_k5_args, bench_k6_args, bench_k18_args, bench_k19_args,
 #define NK 7 /* kernels */
 
 #define MAX_ROUNDS 201
-
-static double cpu_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Reads n 8-byte words in order, as a kernel reads its keys. */
 static uint64_t read_all(const uint64_t *p, size_t n)
@@ -110,15 +101,15 @@ int main(int argc, char **argv)
 			const struct mha_args a = {.q = q, .k = ks[i].k, .v = ks[i].v,
 			                           .out = o, .batch = 1, .seq_q = 1,
 			                           .seq_kv = skv};
-			const double t0 = cpu_now();
+			const double t0 = mha_cpu_now();
 			ks[i].fn(&a);
 			if (r >= 0)
-				t[i][r] = cpu_now() - t0;
+				t[i][r] = mha_cpu_now() - t0;
 		}
-		const double t0 = cpu_now();
+		const double t0 = mha_cpu_now();
 		sink += read_all(big, nr);
 		if (r >= 0)
-			tr[r] = cpu_now() - t0;
+			tr[r] = mha_cpu_now() - t0;
 	}
 	const double rd = nr * 8.0 / mha_median(tr, (size_t)rounds) * 1e-9;
 	printf("plain read of 64 MiB: %.2f GB/s%s\n", rd, sink == 1 ? " " : "");

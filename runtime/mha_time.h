@@ -7,6 +7,10 @@
 /* Seconds from an arbitrary fixed point, monotonic. */
 double mha_now(void);
 
+/* The calling thread's CPU seconds (time it waits descheduled is not
+ * counted), from an arbitrary fixed point. */
+double mha_cpu_now(void);
+
 /* Median of n samples (sorts them in place); 0 when n is 0. */
 double mha_median(double *t, size_t n);
 
