@@ -79,12 +79,14 @@ struct mha_args {
  * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
  * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
  * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
- * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
- * a normal float) the result is 0, so 2^-INFINITY is 0. */
+ * (relative error 3.1e-9), times 2^n.  x is first raised to -127,
+ * where 2^n's bits are 0: below -126.5 the result is 0, so 2^-INFINITY is
+ * 0 (between -126.5 and -126, 2^-126 times 2^r, a subnormal). */
 static inline float32x4_t mha_f32_h16_dk128_causal__neon_exp2(float32x4_t x)
 {
 	float32x4_t y;
 	const float32x4_t magic = vdupq_n_f32(0x1.8000fep+23f);
+	x = vmaxnmq_f32(x, vdupq_n_f32(-0x1.fcp+6f));
 	const float32x4_t t1 = vaddq_f32(x, magic);
 	const float32x4_t r1 = vsubq_f32(x, vsubq_f32(t1, magic));
 	float32x4_t p1 = vfmaq_f32(vdupq_n_f32(0x1.5f0502p-10f), vdupq_n_f32(0x1.414d8p-13f), r1);
@@ -93,7 +95,7 @@ static inline float32x4_t mha_f32_h16_dk128_causal__neon_exp2(float32x4_t x)
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.ebfbdcp-3f), p1, r1);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1.62e43p-1f), p1, r1);
 	p1 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p1, r1);
-	y = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)))), vcgeq_f32(x, vdupq_n_f32(-0x1.f8p+6f))));
+	y = vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)));
 	return y;
 }
 
@@ -105,6 +107,10 @@ static inline float32x4_t mha_f32_h16_dk128_causal__neon_exp2(float32x4_t x)
 static inline __attribute__((always_inline)) void mha_f32_h16_dk128_causal__neon_exp2s(float32x4_t *restrict x)
 {
 	const float32x4_t magic = vdupq_n_f32(0x1.8000fep+23f);
+	x[0] = vmaxnmq_f32(x[0], vdupq_n_f32(-0x1.fcp+6f));
+	x[1] = vmaxnmq_f32(x[1], vdupq_n_f32(-0x1.fcp+6f));
+	x[2] = vmaxnmq_f32(x[2], vdupq_n_f32(-0x1.fcp+6f));
+	x[3] = vmaxnmq_f32(x[3], vdupq_n_f32(-0x1.fcp+6f));
 	const float32x4_t t1 = vaddq_f32(x[0], magic);
 	const float32x4_t t2 = vaddq_f32(x[1], magic);
 	const float32x4_t t3 = vaddq_f32(x[2], magic);
@@ -137,10 +143,10 @@ static inline __attribute__((always_inline)) void mha_f32_h16_dk128_causal__neon
 	p2 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p2, r2);
 	p3 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p3, r3);
 	p4 = vfmaq_f32(vdupq_n_f32(0x1p+0f), p4, r4);
-	x[0] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)))), vcgeq_f32(x[0], vdupq_n_f32(-0x1.f8p+6f))));
-	x[1] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p2, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t2), 23)))), vcgeq_f32(x[1], vdupq_n_f32(-0x1.f8p+6f))));
-	x[2] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p3, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t3), 23)))), vcgeq_f32(x[2], vdupq_n_f32(-0x1.f8p+6f))));
-	x[3] = vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(vmulq_f32(p4, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t4), 23)))), vcgeq_f32(x[3], vdupq_n_f32(-0x1.f8p+6f))));
+	x[0] = vmulq_f32(p1, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t1), 23)));
+	x[1] = vmulq_f32(p2, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t2), 23)));
+	x[2] = vmulq_f32(p3, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t3), 23)));
+	x[3] = vmulq_f32(p4, vreinterpretq_f32_s32(vshlq_n_s32(vreinterpretq_s32_f32(t4), 23)));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the

@@ -96,12 +96,14 @@ static inline float mha_f32_h4_dk32_padding__scalar_max(float a, float b)
  * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
  * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
  * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
- * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
- * a normal float) the result is 0, so 2^-INFINITY is 0. */
+ * (relative error 3.1e-9), times 2^n.  x is first raised to -127,
+ * where 2^n's bits are 0: below -126.5 the result is 0, so 2^-INFINITY is
+ * 0 (between -126.5 and -126, 2^-126 times 2^r, a subnormal). */
 static inline float mha_f32_h4_dk32_padding__scalar_exp2(float x)
 {
 	float y;
 	const float magic = (0x1.8000fep+23f);
+	x = mha_f32_h4_dk32_padding__scalar_max(x, (-0x1.fcp+6f));
 	const float t1 = (x + magic);
 	const float r1 = (x - (t1 - magic));
 	float p1 = ((0x1.414d8p-13f) * r1 + (0x1.5f0502p-10f));
@@ -110,7 +112,7 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp2(float x)
 	p1 = (p1 * r1 + (0x1.ebfbdcp-3f));
 	p1 = (p1 * r1 + (0x1.62e43p-1f));
 	p1 = (p1 * r1 + (0x1p+0f));
-	y = (x >= (-0x1.f8p+6f) ? (p1 * mha_f32_h4_dk32_padding__scalar_as_float((int32_t)((uint32_t)mha_f32_h4_dk32_padding__scalar_as_int(t1) << 23))) : 0.0f);
+	y = (p1 * mha_f32_h4_dk32_padding__scalar_as_float((int32_t)((uint32_t)mha_f32_h4_dk32_padding__scalar_as_int(t1) << 23)));
 	return y;
 }
 

@@ -81,12 +81,14 @@ struct mha_args {
  * t = x + 1.5*2^23 + 127 (exact: n + 127 lands in t's low mantissa bits;
  * shifted left by 23 they are the bits of the float 2^n), r = x - n exactly,
  * |r| <= 1/2; 2^r by the degree-6 polynomial of the accurate exp in r ln2
- * (relative error 3.1e-9), times 2^n.  Below -126 (where 2^x is no longer
- * a normal float) the result is 0, so 2^-INFINITY is 0. */
+ * (relative error 3.1e-9), times 2^n.  x is first raised to -127,
+ * where 2^n's bits are 0: below -126.5 the result is 0, so 2^-INFINITY is
+ * 0 (between -126.5 and -126, 2^-126 times 2^r, a subnormal). */
 static inline __m256 mha_f32_h8_dk64__avx2_exp2(__m256 x)
 {
 	__m256 y;
 	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
+	x = _mm256_max_ps(x, _mm256_set1_ps(-0x1.fcp+6f));
 	const __m256 t1 = _mm256_add_ps(x, magic);
 	const __m256 r1 = _mm256_sub_ps(x, _mm256_sub_ps(t1, magic));
 	__m256 p1 = _mm256_fmadd_ps(_mm256_set1_ps(0x1.414d8p-13f), r1, _mm256_set1_ps(0x1.5f0502p-10f));
@@ -95,7 +97,7 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp2(__m256 x)
 	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.ebfbdcp-3f));
 	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1.62e43p-1f));
 	p1 = _mm256_fmadd_ps(p1, r1, _mm256_set1_ps(0x1p+0f));
-	y = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x, _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	y = _mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23)));
 	return y;
 }
 
@@ -107,6 +109,12 @@ static inline __m256 mha_f32_h8_dk64__avx2_exp2(__m256 x)
 static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx2_exp2s(__m256 *restrict x)
 {
 	const __m256 magic = _mm256_set1_ps(0x1.8000fep+23f);
+	x[0] = _mm256_max_ps(x[0], _mm256_set1_ps(-0x1.fcp+6f));
+	x[1] = _mm256_max_ps(x[1], _mm256_set1_ps(-0x1.fcp+6f));
+	x[2] = _mm256_max_ps(x[2], _mm256_set1_ps(-0x1.fcp+6f));
+	x[3] = _mm256_max_ps(x[3], _mm256_set1_ps(-0x1.fcp+6f));
+	x[4] = _mm256_max_ps(x[4], _mm256_set1_ps(-0x1.fcp+6f));
+	x[5] = _mm256_max_ps(x[5], _mm256_set1_ps(-0x1.fcp+6f));
 	const __m256 t1 = _mm256_add_ps(x[0], magic);
 	const __m256 t2 = _mm256_add_ps(x[1], magic);
 	const __m256 t3 = _mm256_add_ps(x[2], magic);
@@ -155,12 +163,12 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx2_exp2s(__
 	p4 = _mm256_fmadd_ps(p4, r4, _mm256_set1_ps(0x1p+0f));
 	p5 = _mm256_fmadd_ps(p5, r5, _mm256_set1_ps(0x1p+0f));
 	p6 = _mm256_fmadd_ps(p6, r6, _mm256_set1_ps(0x1p+0f));
-	x[0] = _mm256_and_ps(_mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23))), _mm256_cmp_ps(x[0], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
-	x[1] = _mm256_and_ps(_mm256_mul_ps(p2, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t2), 23))), _mm256_cmp_ps(x[1], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
-	x[2] = _mm256_and_ps(_mm256_mul_ps(p3, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t3), 23))), _mm256_cmp_ps(x[2], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
-	x[3] = _mm256_and_ps(_mm256_mul_ps(p4, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t4), 23))), _mm256_cmp_ps(x[3], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
-	x[4] = _mm256_and_ps(_mm256_mul_ps(p5, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t5), 23))), _mm256_cmp_ps(x[4], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
-	x[5] = _mm256_and_ps(_mm256_mul_ps(p6, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t6), 23))), _mm256_cmp_ps(x[5], _mm256_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ));
+	x[0] = _mm256_mul_ps(p1, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t1), 23)));
+	x[1] = _mm256_mul_ps(p2, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t2), 23)));
+	x[2] = _mm256_mul_ps(p3, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t3), 23)));
+	x[3] = _mm256_mul_ps(p4, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t4), 23)));
+	x[4] = _mm256_mul_ps(p5, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t5), 23)));
+	x[5] = _mm256_mul_ps(p6, _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t6), 23)));
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the

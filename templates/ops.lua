@@ -49,6 +49,7 @@ return {
 		{"as_float", true, "as_float(v)", "integer lanes' bits as floats"},
 		{"shl", true, "shl(a, k)", "integer lanes of a shifted left by k"},
 		{"mul_ge", true, "mul_ge(a, b, x, lim)", "a * b where x >= lim, else 0"},
+		{"clamp_lo", false, "clamp_lo(x, lim)", "x where x >= lim, else lim, per lane (lim where x is NaN); without it the softmax's 2^x masks its result (mul_ge) instead of raising x to -127 first"},
 		{"transpose", false, "transpose(names)", "a statement (lines after the first indented by a tab more, ending at the indentation of the first): transposes in place the width vectors held in the C variables names[1..width] (lane j of names[i] to lane i of names[j]); without it templates move lanes one at a time"},
 		{"load_f16", true, "load_f16(p)", "the vector of the W f16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
 		{"load_part_f16", true, "load_part_f16(p, n)", "the first n f16 values from p as floats, the rest zero; reads nothing past p[n-1]"},

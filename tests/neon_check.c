@@ -5,7 +5,8 @@
  *   neon_check NAME...    only these kernels and layers
  *   neon_check --list     print the kernel and layer names
  *   neon_check --exp      each exp's max ulp error over [-87, 0] (2^x's
- *                         over [-126, 0]) against its bound; one line each
+ *                         over [-126, 0]) against its bound, then each 2^x's
+ *                         special values (ulp_special2); one line each
  * Exit status 0 when every check passed. */
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +61,13 @@ int main(int argc, char **argv)
 				       base2 ? "exp2" : "exp", ulp, (double)worst, ulp_exps[i].bound);
 				failed += ulp > ulp_exps[i].bound;
 			}
+		for (size_t i = 0; i < ulp_nexps; ++i) {
+			const int bad = ulp_special2(ulp_exps[i].fn2, msg, sizeof msg);
+
+			printf("%s %s exp2 special values%s%s\n", bad ? "FAIL" : "ok",
+			       ulp_exps[i].name, bad ? ": " : "", bad ? msg : "");
+			failed += bad;
+		}
 		return failed ? 1 : 0;
 	}
 	for (size_t i = 0; i < NKERNELS; ++i) {

@@ -129,7 +129,9 @@ function T.gather(p, s)
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
 end
 -- a * b where x >= lim, else 0: one masked multiply (clang does not fuse
--- a multiply and a masked move)
+-- a multiply and a masked move).  No clamp_lo: its compare and masked
+-- multiply are as many operations as a max and a multiply, and 32
+-- registers hold the exps' values (not measured: no AVX-512 machine here)
 function T.mul_ge(a, b, x, lim)
 	return "_mm512_maskz_mul_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. b .. ")"
 end

@@ -139,6 +139,11 @@ function T.mul_ge(a, b, x, lim)
 	return "vreinterpretq_f32_u32(vandq_u32(vreinterpretq_u32_f32(" .. T.mul(a, b) ..
 	       "), vcgeq_f32(" .. x .. ", " .. lim .. ")))"
 end
+-- x where x >= lim, else lim, and lim where x is NaN (maxnm takes the
+-- number): the softmax's 2^x raises x to -127 with it, one instruction
+-- where masking the result takes a compare and an and (as on AVX2, where
+-- it was measured; not timed on an ARM machine)
+function T.clamp_lo(x, lim) return "vmaxnmq_f32(" .. x .. ", " .. lim .. ")" end
 -- f16 and bf16 elements (--kv-dtype) as floats: the f16 conversion of
 -- Advanced SIMD; bf16 is the high half of a float, widened by a shift
 local function f16(x) return "vcvt_f32_f16(vreinterpret_f16_u16(" .. x .. "))" end

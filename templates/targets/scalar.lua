@@ -73,6 +73,9 @@ function T.sub(a, b) return "(" .. a .. " - " .. b .. ")" end
 function T.mul(a, b) return "(" .. a .. " * " .. b .. ")" end
 function T.fma(a, b, c) return "(" .. a .. " * " .. b .. " + " .. c .. ")" end
 function T.max(a, b) T.use("max") return T.prefix .. "_max(" .. a .. ", " .. b .. ")" end
+-- x where x >= lim, else lim (P_max gives lim where x is NaN): the
+-- softmax's 2^x as the vector targets take it, the same results
+function T.clamp_lo(x, lim) return T.max(x, lim) end
 function T.div(a, b) return "(" .. a .. " / " .. b .. ")" end
 function T.select_ge(x, lim, a, b) return "(" .. x .. " >= " .. lim .. " ? " .. a .. " : " .. b .. ")" end
 function T.hsum(v) return v end
