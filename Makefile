@@ -396,10 +396,13 @@ SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-
 # -O1 (the test list's AVX2 part 1: 9.8 s against 49 s; test_kernels_asan
 # runs 105 s against 88 s on two cores), line tables for the reports
 SAN_KFLAGS := -O0 -gline-tables-only $(SAN_FLAGS)
-$(TK)/%-asan.o: $(TK)/%.c $(TARGETS_MK)
+# and every prefetch a checked read of its address, every kernel prefetching
+# its next work item whatever the size (tests/prefetch_check.h)
+SAN_KFLAGS += -DMHA_PREFETCH_MIN=0 -include tests/prefetch_check.h
+$(TK)/%-asan.o: $(TK)/%.c $(TARGETS_MK) tests/prefetch_check.h
 	@echo "  CC      $< (ASan, UBSan)"
 	@$(CC) $(KFLAGS) $(SAN_KFLAGS) $(MHA_CFLAGS_$(part_target)) -I. -c $< -o $@
-$(BUILD)/tests/gen-asan/%.o: generated/%.c $(TARGETS_MK)
+$(BUILD)/tests/gen-asan/%.o: generated/%.c $(TARGETS_MK) tests/prefetch_check.h
 	@mkdir -p $(@D)
 	@echo "  CC      $< (ASan, UBSan)"
 	@$(CC) $(KFLAGS) $(SAN_KFLAGS) $(call gflags,$*) -c $< -o $@
@@ -413,7 +416,7 @@ $(BUILD)/tests/test_kernels_asan: tests/test_kernels.c tests/check.c tests/props
 		$(wildcard runtime/*.c) $(filter %.o,$^) $(CRIT_LIBS) -lm -o $@
 # the layers too, every file built with AddressSanitizer and UBSan (the
 # layers with their target's flags)
-$(TL)/%/all-asan.o: $(TL)/%/all.c $(TARGETS_MK)
+$(TL)/%/all-asan.o: $(TL)/%/all.c $(TARGETS_MK) tests/prefetch_check.h
 	@echo "  CC      $< (ASan, UBSan)"
 	@$(CC) $(KFLAGS) $(SAN_KFLAGS) $(MHA_CFLAGS_$*) -I. -c $< -o $@
 $(BUILD)/tests/test_layer_asan: tests/test_layer.c tests/layer_check.c tests/check.c \
