@@ -972,13 +972,21 @@ local function base_vars(spec)
 	vars.kv_at = function(p, e)
 		return p .. " + " .. vars.kv_step(e)
 	end
+	-- the bytes n elements of k or v take (n a number; C text): with q8,
+	-- their blocks' (34 bytes per 32 elements)
+	vars.kv_bytes = function(n)
+		if spec.kv_dtype == "q8" then
+			return tostring(n // 32 * 34)
+		end
+		return n .. " * sizeof(" .. vars.KT .. ")"
+	end
 	-- the loop prefetching n elements from p + e (indent: the body's
 	-- line's), step elements at a time, with q8 a 64-byte line of the
 	-- blocks at a time
 	vars.prefetch = function(indent, p, e, n, step)
 		local bound, at = n, vars.kv_at(p, e .. " + c")
 		if spec.kv_dtype == "q8" then
-			bound, step, at = n // 32 * 34, 64, "(const char *)(" .. vars.kv_at(p, e) .. ") + c"
+			bound, step, at = vars.kv_bytes(n), 64, "(const char *)(" .. vars.kv_at(p, e) .. ") + c"
 		end
 		return "for (size_t c = 0; c < " .. bound .. "; c += " .. step .. ")\n" ..
 		       indent .. "\t__builtin_prefetch(" .. at .. ", 0, 3);"
