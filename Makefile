@@ -3,6 +3,7 @@
 # make test    every test (Criterion), including NEON under qemu-aarch64
 # make bench-kv  f16, bf16 and q8 KV-cache decode against f32, calls alternating
 #               (also the last part of make bench)
+# make bench-where  where each prefill shape's time goes, pass by pass (perf)
 
 ifeq ($(origin CC),default)
 CC = clang
@@ -217,7 +218,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv bench-layer bench-ab-run $(BUILD)/bench/% $(BUILD)/bench-ab/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build $(BUILD)/tests/% bench-run bench-kv bench-layer bench-ab-run bench-where-build $(BUILD)/bench/% $(BUILD)/bench-ab/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)

@@ -230,6 +230,8 @@ AB_ROUNDS ?= 51
 AB_BATCH ?= 1
 AB_CPU ?= 0
 AB_CHECK ?= 1
+# more compiler flags for the two kernels (make bench-where: -g)
+AB_CFLAGS ?=
 AB_X_a := A
 AB_X_b := B
 # mhagen's flags for kernel $1 (a or b)
@@ -263,11 +265,11 @@ $(BENCH_AB)/kernels.inc: $(BENCH_AB)/ab_a.c $(BENCH_AB)/ab_b.c
 # the compiler and its flags, rewritten when they change (CC=gcc after a
 # clang run compiles the kernels again)
 $(BENCH_AB)/cflags: FORCE | $(BENCH_AB)
-	@echo '$(CC) $(KFLAGS) $(BENCH_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(KFLAGS) $(BENCH_CFLAGS)' > $@
+	@echo '$(CC) $(KFLAGS) $(BENCH_CFLAGS) $(AB_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(KFLAGS) $(BENCH_CFLAGS) $(AB_CFLAGS)' > $@
 # warnings not errors: an edited kernel may leave a function unused
 $(BENCH_AB)/ab_%.o: $(BENCH_AB)/ab_%.c $(BENCH_AB)/cflags
-	@echo "  CC      $< ($(CC) -O2 $(BENCH_CFLAGS))"
-	@$(CC) $(filter-out -Werror,$(KFLAGS)) $(BENCH_CFLAGS) -c $< -o $@
+	@echo "  CC      $< ($(CC) -O2 $(BENCH_CFLAGS) $(AB_CFLAGS))"
+	@$(CC) $(filter-out -Werror,$(KFLAGS)) $(BENCH_CFLAGS) $(AB_CFLAGS) -c $< -o $@
 $(BENCH_AB)/ab.o: bench/ab.c bench/job.h $(BENCH_AB)/kernels.inc $(BENCH_AB)/cflags
 	@echo "  CC      $<"
 	@$(CC) $(ALL_CFLAGS) -I$(BENCH_AB) -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) -c $< -o $@
@@ -279,3 +281,29 @@ bench-ab-run: $(BENCH_AB)/ab
 	@echo "  BENCH   A: mhagen $(strip $(call ab_flags,a))$(if $(AB_FILE_A), (as edited in $(AB_FILE_A)))"
 	@echo "  BENCH   B: mhagen $(strip $(call ab_flags,b))$(if $(AB_FILE_B), (as edited in $(AB_FILE_B)))"
 	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK)
+
+# ---- bench-where: where each prefill shape's time goes, by pass
+# (tools/bench-where.sh: perf samples of the kernel built as make bench-ab's,
+# grouped by the part of the generated file their line belongs to).  The
+# shapes of make bench (WHERE_SHAPES), each WHERE_ROUNDS_x calls (1001 unless
+# set: about a second of samples), one thread on CPU WHERE_CPU.  Writes
+# $(BUILD)/bench-where/where.csv.  Needs perf (linux-perf).  Never a test.
+WHERE_SHAPES ?= k1 k2 k3 k4 k23 k24 k25
+WHERE_CPU ?= 0
+WHERE_ROUNDS_k3 := 301
+WHERE_ROUNDS_k4 := 21
+WHERE_ROUNDS_k23 := 201
+WHERE_ROUNDS_k24 := 151
+WHERE_ROUNDS_k25 := 5
+.PHONY: bench-where bench-where-run bench-where-build
+bench-where: deps
+	@$(MAKE) --no-print-directory bench-where-run
+bench-where-run: $(MHAGEN)
+	@echo "  WHERE   $(WHERE_SHAPES) (perf; the reference of each shape first, a minute or more)"
+	@BUILD=$(BUILD) tools/bench-where.sh --header
+	@$(foreach s,$(WHERE_SHAPES),MAKE="$(MAKE)" BUILD=$(BUILD) WHERE_CPU=$(WHERE_CPU) \
+		tools/bench-where.sh $(s) \
+		'$(BENCH_$(s))' $(or $(BENCH_BATCH_$(s)),1) $(or $(WHERE_ROUNDS_$(s)),1001) &&) true
+	@echo "  WHERE   $(BUILD)/bench-where/where.csv"
+# the kernel of AB_SPEC as A and B, for tools/bench-where.sh
+bench-where-build: $(BENCH_AB)/ab

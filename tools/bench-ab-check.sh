@@ -53,3 +53,21 @@ if ab AB_SPEC="$spec" AB_FILE_B="$dir/named.c"; then
 fi
 grep -q 'exports no ab_b_args' "$log" || fail "a misnamed file: no clear error"
 ok "bench-ab refuses two specs and a misnamed file"
+
+# make bench-where's grouping (tools/bench-where.sh) of a kernel's perf
+# samples by part: one row, the parts' shares summing to 100, and most of
+# them the two micro-kernels' (whatever the machine, they do 80% of the
+# work; a grouping that loses their lines leaves them near 0)
+BUILD="$BUILD" tools/bench-where.sh --header > "$log" 2>&1 || fail "bench-where --header failed"
+MAKE="$MAKE" BUILD="$BUILD" tools/bench-where.sh check '--h 8 --dk 64 --seq 128' 1 201 \
+	> "$log" 2>&1 || fail "bench-where failed on h8 dk64 s128"
+grep -q '^h8 dk64 s128 ' "$log" || fail "bench-where printed no row"
+awk -F, 'NR == 2 {
+	for (i = 8; i <= NF; ++i)
+		s += $i
+	if (s < 99.5 || s > 100.5 || $8 + $9 < 50) {
+		print "parts sum to " s "%, scores and P.V " $8 + $9 "%"
+		exit 1
+	}
+}' "$BUILD/bench-where/where.csv" >> "$log" || fail "bench-where grouped the samples wrongly"
+ok "bench-where groups a kernel's samples by part"
