@@ -4,8 +4,11 @@
 # kernels of one spec with different knobs are checked against the
 # reference and timed; a kernel file of another scale (wrong results on
 # purpose) is refused, and timed with AB_CHECK=0; kernels of two different
-# specs and a file that exports the wrong name are refused.  Run from the
-# top of the repository (make bench-ab-check, part of make test).
+# specs and a file that exports the wrong name are refused.  Then make
+# bench-where's grouping of a kernel's perf samples by part, on h8 dk64
+# s128 (its shares summing to 100, the micro-kernels most of them: a check
+# of the grouping, not of a time).  Run from the top of the repository
+# (make bench-ab-check, part of make test).
 set -u
 
 MAKE=${MAKE:-make}
