@@ -33,8 +33,9 @@ fail() {
 if [ "${1:-}" = "--header" ]; then
 	mkdir -p "$dir" || fail "cannot make $dir"
 	echo "shape,label,spec,batch,ms,peak_pct,samples,$(echo $parts | tr ' ' ',')" > "$csv"
-	printf '%-26s %7s %6s %7s %6s %6s %7s %6s %7s %7s %7s %6s\n' shape ms %peak \
-		scores P.V exp softmax pack output copies prefetch other
+	printf '%-26s %7s %6s' shape ms %peak
+	printf ' %7s' $parts
+	echo
 	exit 0
 fi
 [ $# -eq 4 ] || fail "usage: bench-where.sh NAME 'SPEC FLAGS' BATCH ROUNDS"
