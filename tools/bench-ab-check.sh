@@ -2,9 +2,10 @@
 # bench-ab-check.sh: make bench-ab, the A/B measurement of a change, used as
 # the README tells (a small shape, one round, so it asserts no time): two
 # kernels of one spec with different knobs are checked against the
-# reference and timed; a kernel file of another scale (wrong results on
-# purpose) is refused, and timed with AB_CHECK=0; kernels of two different
-# specs and a file that exports the wrong name are refused.  Then make
+# reference and timed, by two binaries linking them in either order; a
+# kernel file of another scale (wrong results on purpose) is refused, and
+# timed with AB_CHECK=0; kernels of two different specs and a file that
+# exports the wrong name are refused.  Then make
 # bench-where's grouping of a kernel's perf samples by part, on h8 dk64
 # s128 (its shares summing to 100, the micro-kernels most of them: a check
 # of the grouping, not of a time).  Run from the top of the repository
@@ -31,7 +32,12 @@ ab AB_SPEC="$spec" AB_B='--block-kv 8 --mq 8' ||
 	fail "two kernels of one spec: make bench-ab failed"
 grep -q '^  A/B [0-9.]* (A.s time over B.s' "$log" && grep -q '% of peak' "$log" ||
 	fail "make bench-ab printed no ratio"
-ok "bench-ab times two kernels of one spec"
+# both link orders, and the mean over them
+grep -q "; A's code linked first" "$log" && grep -q "; B's code linked first" "$log" ||
+	fail "make bench-ab did not time both link orders"
+grep -q '^A/B [0-9.]* over the two link orders' "$log" ||
+	fail "make bench-ab printed no ratio over the two link orders"
+ok "bench-ab times two kernels of one spec, in both link orders"
 
 # a kernel computing something else: scores scaled by 0.5, named ab_b
 "$BUILD/mhagen" $spec --scale 0.5 --target scalar --name ab_b -o "$dir/wrong.c" ||
