@@ -134,6 +134,11 @@ int main(int argc, char **argv)
 		job_out_floats(&j[k], out[k].data, out[k].n);
 		err[k] = !mha_guarded_intact(&out[k]) ? INFINITY
 		         : check == 2 ? 0.0 : job_max_err(out[k].data, in.ref, in.no);
+		if (check == 2 && !(err[k] <= in.tol)) {
+			fprintf(stderr, "\nbench-ab: %c (%s) wrote outside its "
+			        "output\n", "AB"[k], shapes[k].name);
+			return 1;
+		}
 		if (check && !(err[k] <= in.tol)) {
 			fprintf(stderr, "\nbench-ab: %c (%s) differs from the "
 			        "reference: max|err| %.3g > tolerance %.3g (AB_CHECK=0 "

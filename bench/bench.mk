@@ -275,7 +275,7 @@ $(BENCH_AB)/ab.o: bench/ab.c bench/job.h $(BENCH_AB)/kernels.inc $(BENCH_AB)/cfl
 	@$(CC) $(ALL_CFLAGS) -I$(BENCH_AB) -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) -c $< -o $@
 # ab links A's code first, ab-ba B's: where a kernel's code lies moves its
 # time by itself (two copies of one kernel measured 1.006-1.086 in ab and
-# 0.973-0.998 in ab-ba on a loaded host), so bench-ab runs both
+# 0.970-0.999 in ab-ba on a loaded host), so bench-ab runs both
 AB_LIBS := $(BENCH)/job.o $(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o $(RT_OBJS)
 $(BENCH_AB)/ab: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_a.o $(BENCH_AB)/ab_b.o $(AB_LIBS)
 	@echo "  LD      $@"
