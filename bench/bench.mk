@@ -277,12 +277,11 @@ $(BENCH_AB)/ab.o: bench/ab.c bench/job.h $(BENCH_AB)/kernels.inc $(BENCH_AB)/cfl
 # time by itself (two copies of one kernel measured 1.006-1.086 in ab and
 # 0.970-0.999 in ab-ba on a loaded host), so bench-ab runs both
 AB_LIBS := $(BENCH)/job.o $(BENCH)/peak.o $(BENCH)/peak512.o $(BENCH)/blas_attn.o $(RT_OBJS)
+ab_link = @echo "  LD      $@"; $(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
 $(BENCH_AB)/ab: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_a.o $(BENCH_AB)/ab_b.o $(AB_LIBS)
-	@echo "  LD      $@"
-	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
+	$(ab_link)
 $(BENCH_AB)/ab-ba: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_b.o $(BENCH_AB)/ab_a.o $(AB_LIBS)
-	@echo "  LD      $@ (B's code first)"
-	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
+	$(ab_link)
 # each binary's report shown as it ends, then the two ratios' geometric
 # mean; the second skips the reference (CHECK 2: the first checked the
 # same objects)
