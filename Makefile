@@ -4,6 +4,7 @@
 # make bench-kv  f16, bf16 and q8 KV-cache decode against f32, calls alternating
 #               (also the last part of make bench)
 # make bench-where  where each prefill shape's time goes, pass by pass (perf)
+# make bench-mca  the inner loops read from the assembly with llvm-mca's models
 
 ifeq ($(origin CC),default)
 CC = clang
@@ -75,6 +76,7 @@ test: deps
 	@$(MAKE) --no-print-directory demo-run
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory bench-ab-check
+	@$(MAKE) --no-print-directory bench-mca-run MCA_SHAPES=k1
 
 $(BUILD) $(BUILD)/generator $(BUILD)/runtime $(BUILD)/tests $(BUILD)/bench $(BUILD)/tools:
 	@mkdir -p $@

@@ -321,3 +321,23 @@ bench-where-run: $(MHAGEN)
 	@echo "  WHERE   $(BUILD)/bench-where/where.csv"
 # the kernel of AB_SPEC as A and B, for tools/bench-where.sh
 bench-where-build: $(BENCH_AB)/ab
+
+# ---- bench-mca: the tiled kernel's inner loops read from the compilers'
+# assembly with llvm-mca's CPU models (tools/bench-mca.sh): instructions,
+# FMAs and spills per iteration of the score and P.V micro-kernels and of
+# the softmax's group of exps, and each model's cycles, for targets this
+# machine cannot time.  The shapes MCA_SHAPES (make bench's), the targets
+# MCA_TARGETS, each on the models MCA_CPUS_t.  Read, not timed: make test
+# runs it on one shape to keep the loops it marks the ones it means.
+MCA_SHAPES ?= k1 k4
+MCA_TARGETS ?= avx2 avx512 neon
+MCA_CPUS_avx2 ?= znver3 skylake
+MCA_CPUS_avx512 ?= skylake-avx512
+MCA_CPUS_neon ?= neoverse-n1 apple-m1
+.PHONY: bench-mca bench-mca-run
+bench-mca: deps
+	@$(MAKE) --no-print-directory bench-mca-run
+bench-mca-run: $(MHAGEN)
+	@$(foreach s,$(MCA_SHAPES),$(foreach t,$(MCA_TARGETS),BUILD=$(BUILD) MHAGEN=$(MHAGEN) \
+		CLANG="$(CC)" GCC="$(GCC)" CROSS_CLANG="$(CROSS_CLANG)" CROSS_GCC="$(CROSS_GCC)" \
+		tools/bench-mca.sh $(t) '$(BENCH_$(s))' $(MCA_CPUS_$(t)) &&)) true

@@ -6,7 +6,7 @@ set -eu
 PKGS="build-essential pkg-config clang lld liblua5.4-dev libcriterion-dev
       qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross libopenblas-dev
       libomp-dev valgrind gnuplot-nox cmake meson ninja-build
-      python3 python3-numpy python3-pip python3-venv linux-perf"
+      python3 python3-numpy python3-pip python3-venv linux-perf llvm"
 
 missing=""
 for p in $PKGS; do
