@@ -13,8 +13,9 @@
 # and for the softmax, and the softmax's share of the three.  A model is a
 # model: LLVM 14's Zen 3 one keeps a pipe 2 cycles per 256-bit FMA and its
 # Neoverse N1 one issues one FMLA a cycle (both cores do 2 a cycle), so
-# there the qk and pv figures are twice the truth; the counts are the
-# compilers' own.
+# there the qk and pv figures are twice the truth, and its Skylake-SP one
+# counts a 512-bit load as two operations, one on the ports the FMAs use;
+# the counts are the compilers' own.
 #
 # usage: bench-mca.sh TARGET 'SPEC FLAGS' CPU...
 # Environment: BUILD (build), MHAGEN ($BUILD/mhagen), CLANG, GCC, CROSS_CLANG,
