@@ -125,8 +125,8 @@ while read -r cc; do
 			{ cat "$dir/$name.$cpu.mca" >&2; fail "$target: llvm-mca -mcpu=$cpu failed"; }
 	done
 	# the markers hold no register: a compiler may move some of an
-	# iteration's FMAs across them (clang 14 for NEON with --nk 6 --nv 6,
-	# the P.V loop rotated), which the checks below then report
+	# iteration's FMAs across them (clang 14 for NEON with --nk 6 --nv 6:
+	# 8 of the P.V loop's 24 after the end), which the checks below report
 	moved="
 (or $name moved some across the region's markers: $s)"
 	for r in qk pv softmax; do
