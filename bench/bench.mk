@@ -339,5 +339,5 @@ bench-mca: deps
 	@$(MAKE) --no-print-directory bench-mca-run
 bench-mca-run: $(MHAGEN)
 	@$(foreach s,$(MCA_SHAPES),$(foreach t,$(MCA_TARGETS),BUILD=$(BUILD) MHAGEN=$(MHAGEN) \
-		CLANG="$(CC)" GCC="$(GCC)" CROSS_CLANG="$(CROSS_CLANG)" CROSS_GCC="$(CROSS_GCC)" \
+		GCC="$(GCC)" CROSS_CLANG="$(CROSS_CLANG)" CROSS_GCC="$(CROSS_GCC)" \
 		tools/bench-mca.sh $(t) '$(BENCH_$(s))' $(MCA_CPUS_$(t)) &&)) true
