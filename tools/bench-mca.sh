@@ -47,6 +47,14 @@ rm -f "$dir"/cycles.*
 "$MHAGEN" $spec --target "$target" -o "$dir/k.c" || fail "$target: mhagen $spec failed"
 # shellcheck disable=SC2086
 flags=$("$MHAGEN" $spec --target "$target" --emit cflags) || fail "$target: --emit cflags failed"
+# dk and dv as the generator resolved them (its registry line)
+# shellcheck disable=SC2086
+reg=$("$MHAGEN" $spec --target "$target" --emit registry) || fail "$target: --emit registry failed"
+dk=$(echo "$reg" | sed -n 's/.*[.]dk = \([0-9]*\).*/\1/p')
+dv=$(echo "$reg" | sed -n 's/.*[.]dv = \([0-9]*\).*/\1/p')
+if [ -z "$dk" ] || [ -z "$dv" ]; then
+	fail "$target: no dk or dv in the registry line: $reg"
+fi
 
 # the three loops: the first loop of the qk and pv micro-kernels with the
 # most accumulators (the full tiles; causal kernels' qkN_0, all of whose
@@ -59,13 +67,17 @@ function num(s, pre) { sub(".*" pre, "", s); sub("[_(].*", "", s); return s + 0 
 /for [(]; jj [+] [0-9]+ <= kn[[]0[]]; jj [+]= [0-9]+[)] [{]/ && !sml {
 	g = $0; sub(".*jj [+]= ", "", g); sub("[)].*", "", g); if (g + 0 > 1) { sml = NR; grp = g + 0 }
 }
+# the degree of the exp polynomial: the Horner steps on p1 in N_exp2
+/^static .*_exp2[(]/ { inexp = 1 }
+inexp && /^}/ { inexp = 0 }
+inexp && /(^|[^a-z0-9_])p1 = / { ++degree }
 { line[NR] = $0 }
 END {
-	if (!qk || !pv || !sml) exit 1
+	if (!qk || !pv || !sml || !degree) exit 1
 	for (i = qkl; i <= NR && line[i] !~ /^\tfor [(]/; ++i) ; mark[i] = "qk"
 	for (i = pvl; i <= NR && line[i] !~ /^\tfor [(]/; ++i) ; mark[i] = "pv"
 	mark[sml] = "softmax"
-	printf "%d %d %d\n", grp, qk, pv > "/dev/stderr"
+	printf "%d %d %d %d\n", grp, qk, pv, degree > "/dev/stderr"
 	for (i = 1; i <= NR; ++i) {
 		if (i in close_at) for (k = 1; k <= close_at[i]; ++k)
 			print "__asm__ volatile(\"# LLVM-MCA-END " name_at[i, k] "\");"
@@ -77,8 +89,8 @@ END {
 		name_at[j, ++close_at[j]] = mark[i]
 	}
 }' "$dir/k.c" > "$dir/marked.c" 2> "$dir/group" ||
-	fail "$target: the qk, pv or grouped softmax loop is not in the generated file"
-read -r group nk nv < "$dir/group"
+	fail "$target: the qk, pv or grouped softmax loop or the exp2 is not in the generated file"
+read -r group nk nv degree < "$dir/group"
 
 # each compiler: its name and command, one per line
 case $target in
@@ -88,15 +100,6 @@ gcc ${CROSS_GCC:-aarch64-linux-gnu-gcc}"
 *)    compilers="clang ${CLANG:-clang}
 gcc ${GCC:-gcc}"
       triple="" ;;
-esac
-dk=$(echo " $spec " | sed -n 's/.* --dk \([0-9]*\) .*/\1/p')
-dv=$(echo " $spec " | sed -n 's/.* --dv \([0-9]*\) .*/\1/p')
-[ -n "$dk" ] || fail "$target: the spec names no --dk"
-[ -n "$dv" ] || dv=$dk
-# the exp's polynomial (see README, Numerics)
-case " $spec " in
-*" --exp fast "*) degree=5 ;;
-*) degree=6 ;;
 esac
 
 echo "$target: mhagen $spec ($flags); softmax exps $group vectors at a time"
@@ -135,7 +138,7 @@ while read -r cc; do
 			on && $1 !~ /^([#.]|\/\/)/ && $1 !~ /:$/ && NF' "$s")
 		ins=$(echo "$body" | grep -c .)
 		fma=$(echo "$body" | grep -c -E '^[[:space:]]*(vfn?madd|fmla)')
-		spill=$(echo "$body" | grep -c -E '[(]%rsp[)]|[(]%rbp[)]|%rsp[)]|%rbp[)]|\[sp')
+		spill=$(echo "$body" | grep -c -E '%r[sb]p[)]|\[sp')
 		# the regions are the loops meant: the products' hold FMAs, the
 		# softmax's one per step of each exp's polynomial
 		[ "$fma" -gt 0 ] || fail "$target: $name's $r region holds no FMA"
