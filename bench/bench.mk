@@ -5,8 +5,11 @@
 BENCH := $(BUILD)/bench
 
 # One kernel per shape, batch 1, fixed lengths; named bench_<shape>.
-BENCH_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 k17 \
-                k18 k19 k20 k21 k22 k23 k24 k25 k26 k27 k28 k29 k30
+# BENCH_SHAPES: the shapes timed, all unless set (make bench
+# BENCH_SHAPES='k1 k2' for a quick run on a busy host).
+BENCH_ALL_SHAPES := k1 k2 k3 k4 k5 k6 k7 k8 k9 k10 k11 k12 k13 k14 k15 k16 \
+                    k17 k18 k19 k20 k21 k22 k23 k24 k25 k26 k27 k28 k29 k30
+BENCH_SHAPES ?= $(BENCH_ALL_SHAPES)
 BENCH_k1 := --h 8 --dk 64 --seq 128
 BENCH_k2 := --h 12 --dk 64 --seq 197
 BENCH_k3 := --h 8 --dk 64 --seq 512 --mask causal
@@ -123,7 +126,7 @@ $(BENCH)/flags: $(MHAGEN) FORCE | $(BENCH)
 	@echo '$(BENCH_FLAGS)' | cmp -s - $@ || echo '$(BENCH_FLAGS)' > $@
 
 # A kernel and its registry line (for the bench's table of kernels).
-$(BENCH)/bench_%.c: $(MHAGEN) $(BENCH)/flags
+$(BENCH)/bench_%.c: $(MHAGEN) $(BENCH)/flags | $(BENCH)/shapes
 	@echo "  GEN     $@  (mhagen $(BENCH_$*) $(BENCH_GENFLAGS))"
 	@$(MHAGEN) $(BENCH_$*) $(BENCH_GENFLAGS) --name bench_$* \
 		--emit registry > $(@:.c=.reg)
@@ -138,15 +141,26 @@ $(BENCH)/bench_%.o: $(BENCH)/bench_%.c tools/time-cc.sh
 bench_chain = $(if $(word 2,$1),$(eval $(word 2,$1): | $(word 1,$1))$(call bench_chain,$(wordlist 2,99,$1)))
 $(call bench_chain,$(BENCH_KOBJS))
 
-$(BENCH)/kernels.inc: $(BENCH_KSRCS)
+# The list of shapes, rewritten only when BENCH_SHAPES changes, so that the
+# tables below follow a shorter or longer list.
+$(BENCH)/shapes: FORCE | $(BENCH)
+	@$(if $(strip $(BENCH_SHAPES)),,echo "bench: BENCH_SHAPES is empty" >&2; exit 2;)
+	@$(if $(filter-out $(BENCH_ALL_SHAPES),$(BENCH_SHAPES)),echo "bench: no shape" \
+		"$(filter-out $(BENCH_ALL_SHAPES),$(BENCH_SHAPES)) in bench/bench.mk (its shapes:" \
+		"$(firstword $(BENCH_ALL_SHAPES))...$(lastword $(BENCH_ALL_SHAPES)))" >&2; exit 2;)
+	@$(if $(filter-out $(words $(BENCH_SHAPES)),$(words $(sort $(BENCH_SHAPES)))),echo "bench:" \
+		"BENCH_SHAPES names a shape twice: $(BENCH_SHAPES)" >&2; exit 2;)
+	@echo '$(BENCH_SHAPES)' | cmp -s - $@ || echo '$(BENCH_SHAPES)' > $@
+$(BENCH)/kernels.inc: $(BENCH_KSRCS) $(BENCH)/shapes
 	@cat $(BENCH_KSRCS:.c=.reg) > $@
-$(BENCH)/pairs.inc: bench/bench.mk | $(BENCH)
+# a variant against its plain shape where both are timed
+$(BENCH)/pairs.inc: bench/bench.mk $(BENCH)/shapes | $(BENCH)
 	@: > $@
-	@$(foreach s,$(BENCH_SHAPES),$(if $(BENCH_PLAIN_$(s)),echo 'BENCH_PAIR(bench_$(s), bench_$(BENCH_PLAIN_$(s)))' >> $@;))
-$(BENCH)/batches.inc: bench/bench.mk | $(BENCH)
+	@$(foreach s,$(BENCH_SHAPES),$(if $(filter $(BENCH_PLAIN_$(s)),$(BENCH_SHAPES)),echo 'BENCH_PAIR(bench_$(s), bench_$(BENCH_PLAIN_$(s)))' >> $@;))
+$(BENCH)/batches.inc: bench/bench.mk $(BENCH)/shapes | $(BENCH)
 	@: > $@
 	@$(foreach s,$(BENCH_SHAPES),$(if $(BENCH_BATCH_$(s)),echo 'BENCH_BATCH(bench_$(s), $(BENCH_BATCH_$(s)))' >> $@;))
-$(BENCH)/compile.inc: $(BENCH_KOBJS)
+$(BENCH)/compile.inc: $(BENCH_KOBJS) $(BENCH)/shapes
 	@cat $(BENCH_KOBJS:.o=.build) > $@
 
 $(BENCH)/bench.o: bench/bench.c bench/job.h $(BENCH)/kernels.inc $(BENCH)/compile.inc $(BENCH)/pairs.inc \
