@@ -57,7 +57,15 @@ check "asan: no target tables" 2 "$MHAGEN_ASAN" --h 8 --dk 64 \
 	--template-dir tests/fixtures/limits
 "$MHAGEN" --emit targets > "$dir/want"
 check "asan: --emit targets" 0 "$MHAGEN_ASAN" --emit targets
-check "valgrind: --emit targets" 0 $VALGRIND "$MHAGEN_VG" --emit targets
+# valgrind runs the program on a CPU of its own (no AVX-512), so the one
+# line naming this CPU's best target (MHA_NATIVE) is left out
+# shellcheck disable=SC2317 # (called through check)
+vg_targets() {
+	$VALGRIND "$MHAGEN_VG" --emit targets > "$dir/vg" || return
+	grep -v '^MHA_NATIVE :=' "$dir/vg"
+}
+grep -v '^MHA_NATIVE :=' "$dir/want" > "$dir/all" && mv "$dir/all" "$dir/want"
+check "valgrind: --emit targets" 0 vg_targets
 : > "$dir/want"
 check "valgrind: bad --kv-heads" 2 $VALGRIND "$MHAGEN_VG" --h 8 --dk 64 --kv-heads 3
 check "valgrind: -o in a missing directory" 2 $VALGRIND "$MHAGEN_VG" --h 8 --dk 64 \
