@@ -128,6 +128,25 @@ function T.gather(p, s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
 end
+-- The 16-bit t values ("f16" or "bf16") p[0], p[s], ..., p[15 s] into lo
+-- and p[1], p[s + 1], ... into hi, as floats: one gather of the 32-bit
+-- pairs, each lane's low half the first (x86 is little-endian).  Offsets
+-- in 16-bit elements (scale 2), s as in gather.
+function T.gather2(p, s, t, lo, hi)
+	local ix = {}
+	for i = 0, T.width - 1 do
+		ix[#ix + 1] = tostring(i * s)
+	end
+	local g = "_mm512_i32gather_epi32(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), (const void *)(" .. p .. "), 2)"
+	if t == "f16" then
+		return "const __m512i " .. lo .. "_g = " .. g .. "; const __m512 " .. lo ..
+			" = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(" .. lo .. "_g)), " .. hi ..
+			" = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(" .. lo .. "_g, 16)));"
+	end
+	return "const __m512i " .. lo .. "_g = " .. g .. "; const __m512 " .. lo ..
+		" = _mm512_castsi512_ps(_mm512_slli_epi32(" .. lo .. "_g, 16)), " .. hi ..
+		" = _mm512_castsi512_ps(_mm512_and_si512(" .. lo .. "_g, _mm512_set1_epi32((int)0xffff0000u)));"
+end
 -- a * b where x >= lim, else 0: one masked multiply (clang does not fuse
 -- a multiply and a masked move).  No clamp_lo: its compare and masked
 -- multiply are as many operations as a max and a multiply, and 32
