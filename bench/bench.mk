@@ -189,7 +189,8 @@ $(BENCH)/bench: $(BENCH_OBJS) $(BENCH_KOBJS) $(RT_OBJS)
 	@echo "  LD      $@"
 	@$(CC) $(if $(BENCH_OMP),-fopenmp) $^ -lopenblas -lm -o $@
 
-# f16, bf16 and q8 KV-cache decode against f32 and a plain read of 64 MiB,
+# f16, bf16 and q8 KV-cache decode against f32 and a plain read of twice the
+# last-level cache (64 MiB at least), that read also before each call,
 # calls alternating (bench/kvdecode.c)
 $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
 		$(BENCH)/bench_k18.o $(BENCH)/bench_k19.o $(BENCH)/bench_k20.o \
