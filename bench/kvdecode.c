@@ -8,9 +8,9 @@
  * is read (a 260 MiB L3 would otherwise hold an f32 cache from one round
  * to the next).  Medians of ROUNDS calls of this thread's CPU time, pinned
  * to CPU 0 by the caller (taskset), one thread.  A plain read of that
- * buffer in the same rounds is the bandwidth one core gets.  Prints ms, GB/s of the K and V bytes read, that as a share of the
- * plain read's, and the ratio to the f32 kernel of the same shape.  Never
- * a test.
+ * buffer in the same rounds is the bandwidth one core gets.  Prints ms,
+ * GB/s of the K and V bytes read, that as a share of the plain read's, and
+ * the ratio to the f32 kernel of the same shape.  Never a test.
  *
  *   kvdecode [ROUNDS] */
 #include <stdint.h>
