@@ -65,6 +65,5 @@ return {
 		{"q8_ints", false, "q8_ints(b, i)", "the W int8 values of block b from element i on (i a multiple of W), as floats"},
 		{"load_q8", false, "load_q8(b, i)", "their product: the W q8_0 elements of block b from element i on, exactly"},
 		{"gather", false, "gather(p, s)", "p[0], p[s], ..., p[(width-1) s]; without it templates move lanes one at a time"},
-		{"gather2", false, "gather2(p, s, t, lo, hi)", "a statement (one line): the C variables lo and hi (declared by it) set to the t values (\"f16\" or \"bf16\") p[0], p[s], ..., p[(width-1) s] and p[1], p[s + 1], ..., p[(width-1) s + 1] as floats, exactly (p a uint16_t pointer); without it, and without transpose, templates convert 16-bit queries one at a time"},
 	},
 }

@@ -128,24 +128,42 @@ function T.gather(p, s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
 end
--- The 16-bit t values ("f16" or "bf16") p[0], p[s], ..., p[15 s] into lo
--- and p[1], p[s + 1], ... into hi, as floats: one gather of the 32-bit
--- pairs, each lane's low half the first (x86 is little-endian).  Offsets
--- in 16-bit elements (scale 2), s as in gather.
-function T.gather2(p, s, t, lo, hi)
-	local ix = {}
-	for i = 0, T.width - 1 do
-		ix[#ix + 1] = tostring(i * s)
+-- Transpose the 16 vectors held in the C variables names[1..16] in place:
+-- lane j of names[i] goes to lane i of names[j].  Four rounds of 16
+-- shuffles: after the unpacks and the in-lane shuffles u(4i + k) holds, in
+-- its 128-bit lane c, element 4c + k of rows 4i..4i+3; two rounds of
+-- 128-bit lane shuffles then bring each element's four lanes together from
+-- rows 4 and 8 apart.  (The tiled kernels' q pack, output and bias use it
+-- instead of gathers: see templates/tiled.c.in.)
+function T.transpose(names)
+	local x = names
+	local out = {"{"}
+	local function line(s) out[#out + 1] = "\t" .. s end
+	for i = 0, 7 do
+		line(string.format("const __m512 t%d = _mm512_unpacklo_ps(%s, %s), t%d = _mm512_unpackhi_ps(%s, %s);",
+			2 * i, x[2 * i + 1], x[2 * i + 2], 2 * i + 1, x[2 * i + 1], x[2 * i + 2]))
 	end
-	local g = "_mm512_i32gather_epi32(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), (const void *)(" .. p .. "), 2)"
-	if t == "f16" then
-		return "const __m512i " .. lo .. "_g = " .. g .. "; const __m512 " .. lo ..
-			" = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(" .. lo .. "_g)), " .. hi ..
-			" = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(" .. lo .. "_g, 16)));"
+	for i = 0, 3 do
+		local a, b = 4 * i, 4 * i + 2
+		line(string.format("const __m512 u%d = _mm512_shuffle_ps(t%d, t%d, 0x44), u%d = _mm512_shuffle_ps(t%d, t%d, 0xee);",
+			4 * i, a, b, 4 * i + 1, a, b))
+		line(string.format("const __m512 u%d = _mm512_shuffle_ps(t%d, t%d, 0x44), u%d = _mm512_shuffle_ps(t%d, t%d, 0xee);",
+			4 * i + 2, a + 1, b + 1, 4 * i + 3, a + 1, b + 1))
 	end
-	return "const __m512i " .. lo .. "_g = " .. g .. "; const __m512 " .. lo ..
-		" = _mm512_castsi512_ps(_mm512_slli_epi32(" .. lo .. "_g, 16)), " .. hi ..
-		" = _mm512_castsi512_ps(_mm512_and_si512(" .. lo .. "_g, _mm512_set1_epi32((int)0xffff0000u)));"
+	-- 128-bit lanes 0 and 2 (0x88) or 1 and 3 (0xdd) of two vectors
+	for i = 0, 1 do
+		for k = 0, 3 do
+			local a, b = 8 * i + k, 8 * i + 4 + k
+			line(string.format("const __m512 v%d = _mm512_shuffle_f32x4(u%d, u%d, 0x88), v%d = _mm512_shuffle_f32x4(u%d, u%d, 0xdd);",
+				8 * i + k, a, b, 8 * i + 4 + k, a, b))
+		end
+	end
+	for k = 0, 7 do
+		line(string.format("%s = _mm512_shuffle_f32x4(v%d, v%d, 0x88); %s = _mm512_shuffle_f32x4(v%d, v%d, 0xdd);",
+			x[k + 1], k, k + 8, x[k + 9], k, k + 8))
+	end
+	out[#out + 1] = "}"
+	return table.concat(out, "\n")
 end
 -- a * b where x >= lim, else 0: one masked multiply (clang does not fuse
 -- a multiply and a masked move).  No clamp_lo: its compare and masked
