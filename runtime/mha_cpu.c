@@ -27,6 +27,8 @@ static int has(const char *f, size_t n)
 	}
 	if (IS("avx512f"))
 		return __builtin_cpu_supports("avx512f");
+	if (IS("avx512dq"))
+		return __builtin_cpu_supports("avx512dq");
 	if (IS("avx512bw"))
 		return __builtin_cpu_supports("avx512bw");
 	if (IS("avx512vl"))

@@ -23,12 +23,14 @@ local T = {
 	-- these compiler flags (gcc and clang spell them alike)
 	arch = "x86_64",
 	guard = "defined(__x86_64__)",
-	cpu = {"avx512f"},
-	cflags = "-mavx512f",
+	cpu = {"avx512f", "avx512dq"},
+	cflags = "-mavx512f -mavx512dq",
 	-- what a file compiled with those flags has defined (a file without
 	-- them stops at an #error naming them), the target attribute that
 	-- gives one function the same instructions, and the run-time test of
-	-- the CPU (--target lists choose a variant by it)
+	-- the CPU (--target lists choose a variant by it).  AVX512F is what
+	-- the kernels need: built with -mavx512f alone, and in the attribute's
+	-- builds, the softmax's 2^x takes its AVX512F form (frac_if below)
 	requires = "defined(__AVX512F__)",
 	attribute = "avx512f",
 	detect = '__builtin_cpu_supports("avx512f")',
@@ -171,6 +173,13 @@ end
 -- registers hold the exps' values (not measured: no AVX-512 machine here)
 function T.mul_ge(a, b, x, lim)
 	return "_mm512_maskz_mul_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. b .. ")"
+end
+-- the softmax's 2^x where the compiler is given AVX512DQ (cflags below;
+-- not the attribute's builds): vreduceps takes x - round(x) in one op
+function T.frac(x) return "_mm512_reduce_ps(" .. x .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
+function T.frac_if() return "defined(__AVX512DQ__)" end
+function T.scale2_ge(a, n, x, lim)
+	return "_mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(" .. x .. ", " .. lim .. ", _CMP_GE_OQ), " .. a .. ", " .. n .. ")"
 end
 -- f16 and bf16 elements (--kv-dtype) as floats: AVX512F's conversion;
 -- bf16 is the high half of a float, zero-extended and shifted up
