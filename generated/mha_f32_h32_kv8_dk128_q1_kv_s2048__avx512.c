@@ -10,7 +10,7 @@
  * Stack: at most 23552 bytes; scratch: none.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
-#error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#error "mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512: compile with -mavx512f -mavx512dq (mhagen --emit cflags)"
 #endif
 #include <math.h>
 #include <stddef.h>

@@ -530,30 +530,52 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 1]} p[j][r] v_j[c] for c < 4,
  * r < 4: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 32 floats apart.
- * 4x4 accumulators in registers. */
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  4x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
-	const float al0 = (alpha + 0)[0];
-	const float al1 = (alpha + 1)[0];
-	const float al2 = (alpha + 2)[0];
-	const float al3 = (alpha + 3)[0];
-	float a0_0 = ((ot + 0)[0] * al0);
-	float a0_1 = ((ot + 1)[0] * al1);
-	float a0_2 = ((ot + 2)[0] * al2);
-	float a0_3 = ((ot + 3)[0] * al3);
-	float a1_0 = ((ot + 80)[0] * al0);
-	float a1_1 = ((ot + 81)[0] * al1);
-	float a1_2 = ((ot + 82)[0] * al2);
-	float a1_3 = ((ot + 83)[0] * al3);
-	float a2_0 = ((ot + 160)[0] * al0);
-	float a2_1 = ((ot + 161)[0] * al1);
-	float a2_2 = ((ot + 162)[0] * al2);
-	float a2_3 = ((ot + 163)[0] * al3);
-	float a3_0 = ((ot + 240)[0] * al0);
-	float a3_1 = ((ot + 241)[0] * al1);
-	float a3_2 = ((ot + 242)[0] * al2);
-	float a3_3 = ((ot + 243)[0] * al3);
+	float a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
+
+	if (alpha) {
+		const float al0 = (alpha + 0)[0];
+		const float al1 = (alpha + 1)[0];
+		const float al2 = (alpha + 2)[0];
+		const float al3 = (alpha + 3)[0];
+		a0_0 = ((ot + 0)[0] * al0);
+		a0_1 = ((ot + 1)[0] * al1);
+		a0_2 = ((ot + 2)[0] * al2);
+		a0_3 = ((ot + 3)[0] * al3);
+		a1_0 = ((ot + 80)[0] * al0);
+		a1_1 = ((ot + 81)[0] * al1);
+		a1_2 = ((ot + 82)[0] * al2);
+		a1_3 = ((ot + 83)[0] * al3);
+		a2_0 = ((ot + 160)[0] * al0);
+		a2_1 = ((ot + 161)[0] * al1);
+		a2_2 = ((ot + 162)[0] * al2);
+		a2_3 = ((ot + 163)[0] * al3);
+		a3_0 = ((ot + 240)[0] * al0);
+		a3_1 = ((ot + 241)[0] * al1);
+		a3_2 = ((ot + 242)[0] * al2);
+		a3_3 = ((ot + 243)[0] * al3);
+	} else {
+		a0_0 = 0.0f;
+		a0_1 = 0.0f;
+		a0_2 = 0.0f;
+		a0_3 = 0.0f;
+		a1_0 = 0.0f;
+		a1_1 = 0.0f;
+		a1_2 = 0.0f;
+		a1_3 = 0.0f;
+		a2_0 = 0.0f;
+		a2_1 = 0.0f;
+		a2_2 = 0.0f;
+		a2_3 = 0.0f;
+		a3_0 = 0.0f;
+		a3_1 = 0.0f;
+		a3_2 = 0.0f;
+		a3_3 = 0.0f;
+	}
 	size_t j = 0;
 	for (; j < n[0]; ++j, p += 4, v += 32) {
 		const float p0 = (p + 0)[0];
@@ -685,9 +707,12 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t c = 0; c < 32; ++c)
-		for (size_t r = 0; r < rp; ++r)
-			ot[c * 80 + r] = 0.0f;
+	/* fresh[t]: tile t has had no P.V yet, its ot columns unwritten: its
+	 * first P.V stores instead of accumulating, so ot is not zeroed first
+	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
+	 * causal 1.015x; AVX2 s128 1.017x) */
+	unsigned char fresh[16];
+	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
 		lim[r] = c < nkv ? c : nkv;
@@ -923,8 +948,11 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 4] ? NULL : alpha;
+
+				fresh[r0 / 4] = 0;
 				for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 320) {
-					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, alpha, kn);
+					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, al, kn);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 
@@ -939,6 +967,13 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 			}
 		}
 	}
+	/* tiles that no key block reached (no row of theirs sees a key):
+	 * zero ot, as their rows' outputs are */
+	for (size_t r0 = 0; r0 < rows; r0 += 4)
+		if (fresh[r0 / 4])
+			for (size_t c = 0; c < 32; ++c)
+				for (size_t r = r0; r < r0 + 4; ++r)
+					ot[c * 80 + r] = 0.0f;
 
 	/* out = ot transposed, each row divided by its sum (0 when the
 	 * row saw no key) */

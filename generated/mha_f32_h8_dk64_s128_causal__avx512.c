@@ -11,7 +11,7 @@
  * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk64_s128_causal__avx512_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
-#error "mha_f32_h8_dk64_s128_causal__avx512: compile with -mavx512f (mhagen --emit cflags)"
+#error "mha_f32_h8_dk64_s128_causal__avx512: compile with -mavx512f -mavx512dq (mhagen --emit cflags)"
 #endif
 #include <math.h>
 #include <stddef.h>
@@ -87,6 +87,17 @@ struct mha_args {
 static inline __m512 mha_f32_h8_dk64_s128_causal__avx512_exp2(__m512 x)
 {
 	__m512 y;
+#if defined(__AVX512DQ__)
+	const __m512 r1 = _mm512_reduce_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m512 n1 = _mm512_sub_ps(x, r1);
+	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r1, _mm512_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	y = _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, n1);
+#else
 	const __m512 magic = _mm512_set1_ps(0x1.8000fep+23f);
 	const __m512 t1 = _mm512_add_ps(x, magic);
 	const __m512 r1 = _mm512_sub_ps(x, _mm512_sub_ps(t1, magic));
@@ -97,6 +108,7 @@ static inline __m512 mha_f32_h8_dk64_s128_causal__avx512_exp2(__m512 x)
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
 	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
 	y = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x, _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t1), 23)));
+#endif
 	return y;
 }
 
@@ -107,6 +119,44 @@ static inline __m512 mha_f32_h8_dk64_s128_causal__avx512_exp2(__m512 x)
  * with gcc: 1.02x inlined) */
 static inline __attribute__((always_inline)) void mha_f32_h8_dk64_s128_causal__avx512_exp2s(__m512 *restrict x)
 {
+#if defined(__AVX512DQ__)
+	const __m512 r1 = _mm512_reduce_ps(x[0], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m512 r2 = _mm512_reduce_ps(x[1], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m512 r3 = _mm512_reduce_ps(x[2], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m512 r4 = _mm512_reduce_ps(x[3], _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+	const __m512 n1 = _mm512_sub_ps(x[0], r1);
+	const __m512 n2 = _mm512_sub_ps(x[1], r2);
+	const __m512 n3 = _mm512_sub_ps(x[2], r3);
+	const __m512 n4 = _mm512_sub_ps(x[3], r4);
+	__m512 p1 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r1, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p2 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r2, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p3 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r3, _mm512_set1_ps(0x1.5f0502p-10f));
+	__m512 p4 = _mm512_fmadd_ps(_mm512_set1_ps(0x1.414d8p-13f), r4, _mm512_set1_ps(0x1.5f0502p-10f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.3b2e12p-7f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.c6af86p-5f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.c6af86p-5f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.c6af86p-5f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.c6af86p-5f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.ebfbdcp-3f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1.62e43p-1f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1.62e43p-1f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1.62e43p-1f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1.62e43p-1f));
+	p1 = _mm512_fmadd_ps(p1, r1, _mm512_set1_ps(0x1p+0f));
+	p2 = _mm512_fmadd_ps(p2, r2, _mm512_set1_ps(0x1p+0f));
+	p3 = _mm512_fmadd_ps(p3, r3, _mm512_set1_ps(0x1p+0f));
+	p4 = _mm512_fmadd_ps(p4, r4, _mm512_set1_ps(0x1p+0f));
+	x[0] = _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x[0], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p1, n1);
+	x[1] = _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x[1], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p2, n2);
+	x[2] = _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x[2], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p3, n3);
+	x[3] = _mm512_maskz_scalef_ps(_mm512_cmp_ps_mask(x[3], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p4, n4);
+#else
 	const __m512 magic = _mm512_set1_ps(0x1.8000fep+23f);
 	const __m512 t1 = _mm512_add_ps(x[0], magic);
 	const __m512 t2 = _mm512_add_ps(x[1], magic);
@@ -144,6 +194,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64_s128_causal__a
 	x[1] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[1], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p2, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t2), 23)));
 	x[2] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[2], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p3, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t3), 23)));
 	x[3] = _mm512_maskz_mul_ps(_mm512_cmp_ps_mask(x[3], _mm512_set1_ps(-0x1.f8p+6f), _CMP_GE_OQ), p4, _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_castps_si512(t4), 23)));
+#endif
 }
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
@@ -1318,29 +1369,51 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 16]} p[j][r] v_j[c] for c < 8,
  * r < 32: the output block transposed (columns 144 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
- * 8x2 accumulators in registers.  Key counts n[] do not decrease:
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  8x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_pv8(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
-	const __m512 al0 = _mm512_load_ps(alpha + 0);
-	const __m512 al1 = _mm512_load_ps(alpha + 16);
-	__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ot + 0), al0);
-	__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ot + 16), al1);
-	__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 144), al0);
-	__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 160), al1);
-	__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 288), al0);
-	__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 304), al1);
-	__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 432), al0);
-	__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 448), al1);
-	__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 576), al0);
-	__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 592), al1);
-	__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 720), al0);
-	__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 736), al1);
-	__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 864), al0);
-	__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 880), al1);
-	__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1008), al0);
-	__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1024), al1);
+	__m512 a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1, a4_0, a4_1, a5_0, a5_1, a6_0, a6_1, a7_0, a7_1;
+
+	if (alpha) {
+		const __m512 al0 = _mm512_load_ps(alpha + 0);
+		const __m512 al1 = _mm512_load_ps(alpha + 16);
+		a0_0 = _mm512_mul_ps(_mm512_load_ps(ot + 0), al0);
+		a0_1 = _mm512_mul_ps(_mm512_load_ps(ot + 16), al1);
+		a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 144), al0);
+		a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 160), al1);
+		a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 288), al0);
+		a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 304), al1);
+		a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 432), al0);
+		a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 448), al1);
+		a4_0 = _mm512_mul_ps(_mm512_load_ps(ot + 576), al0);
+		a4_1 = _mm512_mul_ps(_mm512_load_ps(ot + 592), al1);
+		a5_0 = _mm512_mul_ps(_mm512_load_ps(ot + 720), al0);
+		a5_1 = _mm512_mul_ps(_mm512_load_ps(ot + 736), al1);
+		a6_0 = _mm512_mul_ps(_mm512_load_ps(ot + 864), al0);
+		a6_1 = _mm512_mul_ps(_mm512_load_ps(ot + 880), al1);
+		a7_0 = _mm512_mul_ps(_mm512_load_ps(ot + 1008), al0);
+		a7_1 = _mm512_mul_ps(_mm512_load_ps(ot + 1024), al1);
+	} else {
+		a0_0 = _mm512_setzero_ps();
+		a0_1 = _mm512_setzero_ps();
+		a1_0 = _mm512_setzero_ps();
+		a1_1 = _mm512_setzero_ps();
+		a2_0 = _mm512_setzero_ps();
+		a2_1 = _mm512_setzero_ps();
+		a3_0 = _mm512_setzero_ps();
+		a3_1 = _mm512_setzero_ps();
+		a4_0 = _mm512_setzero_ps();
+		a4_1 = _mm512_setzero_ps();
+		a5_0 = _mm512_setzero_ps();
+		a5_1 = _mm512_setzero_ps();
+		a6_0 = _mm512_setzero_ps();
+		a6_1 = _mm512_setzero_ps();
+		a7_0 = _mm512_setzero_ps();
+		a7_1 = _mm512_setzero_ps();
+	}
 	size_t j = 0;
 	for (; j < n[0]; ++j, p += 32, v += 64) {
 		const __m512 p0 = _mm512_load_ps(p + 0);
@@ -1517,9 +1590,12 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
-	for (size_t c = 0; c < 64; ++c)
-		for (size_t r = 0; r < rp; ++r)
-			ot[c * 144 + r] = 0.0f;
+	/* fresh[t]: tile t has had no P.V yet, its ot columns unwritten: its
+	 * first P.V stores instead of accumulating, so ot is not zeroed first
+	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
+	 * causal 1.015x; AVX2 s128 1.017x) */
+	unsigned char fresh[4];
+	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + 1);
 		lim[r] = c;
@@ -1754,8 +1830,11 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 32] ? NULL : alpha;
+
+				fresh[r0 / 32] = 0;
 				for (size_t c = 0; c + 8 <= 64; c += 8, vb0 += 8, ob += 1152) {
-					mha_f32_h8_dk64_s128_causal__avx512_pv8(st, vb0, ob, alpha, kn);
+					mha_f32_h8_dk64_s128_causal__avx512_pv8(st, vb0, ob, al, kn);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 
@@ -1770,6 +1849,13 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			}
 		}
 	}
+	/* tiles that no key block reached (no row of theirs sees a key):
+	 * zero ot, as their rows' outputs are */
+	for (size_t r0 = 0; r0 < rows; r0 += 32)
+		if (fresh[r0 / 32])
+			for (size_t c = 0; c < 64; ++c)
+				for (size_t r = r0; r < r0 + 32; ++r)
+					ot[c * 144 + r] = 0.0f;
 
 	/* out = ot transposed, each row divided by its sum (0 when the
 	 * row saw no key) */
