@@ -67,9 +67,10 @@ function num(s, pre) { sub(".*" pre, "", s); sub("[_(].*", "", s); return s + 0 
 /for [(]; jj [+] [0-9]+ <= kn[[]0[]]; jj [+]= [0-9]+[)] [{]/ && !sml {
 	g = $0; sub(".*jj [+]= ", "", g); sub("[)].*", "", g); if (g + 0 > 1) { sml = NR; grp = g + 0 }
 }
-# the degree of the exp polynomial: the Horner steps on p1 in N_exp2
+# the degree of the exp polynomial: the Horner steps on p1 in N_exp2 (in
+# its first form, where it has two: #if frac_if, templates/vexp.c.in)
 /^static .*_exp2[(]/ { inexp = 1 }
-inexp && /^}/ { inexp = 0 }
+inexp && /^(}|#else)/ { inexp = 0 }
 inexp && /(^|[^a-z0-9_])p1 = / { ++degree }
 { line[NR] = $0 }
 END {
