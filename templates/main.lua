@@ -28,6 +28,12 @@ local function check_target(T, path)
 			error(string.format("%s: lacks op '%s' (templates/ops.lua: %s, %s)",
 			                    path, op[1], op[3], op[4]), 0)
 		end
+		for _, w in ipairs(fn ~= nil and op.with or {}) do
+			if type(rawget(T, w)) ~= "function" then
+				error(string.format("%s: has op '%s' but lacks op '%s', which goes with it (templates/ops.lua)",
+				                    path, op[1], w), 0)
+			end
+		end
 		known[op[1]] = true
 	end
 	for k in pairs(T) do

@@ -7,7 +7,7 @@
 -- target's vector type, p a C pointer expression to floats (to uint16_t for
 -- the f16 and bf16 loads and stores of --dtype and --kv-dtype), n a lane count
 -- (a Lua integer below the width), k a shift count and s a stride (Lua
--- integers).
+-- integers).  An op's `with` lists the ops a table that has it must have too.
 return {
 	fields = {
 		{"name", "string", "the target's name, the file's name"},
@@ -50,7 +50,7 @@ return {
 		{"shl", true, "shl(a, k)", "integer lanes of a shifted left by k"},
 		{"mul_ge", true, "mul_ge(a, b, x, lim)", "a * b where x >= lim, else 0"},
 		{"clamp_lo", false, "clamp_lo(x, lim)", "x where x >= lim, else lim, per lane (lim where x is NaN); without it the softmax's 2^x masks its result (mul_ge) instead of raising x to -127 first"},
-		{"frac", false, "frac(x)", "x minus x rounded to the nearest integer (ties to even), exactly, one op (with frac_if and scale2_ge): the softmax's 2^x reduces its argument by it where frac_if() holds"},
+		{"frac", false, "frac(x)", "x minus x rounded to the nearest integer (ties to even), exactly, one op (with frac_if and scale2_ge): the softmax's 2^x reduces its argument by it where frac_if() holds", with = {"frac_if", "scale2_ge"}},
 		{"frac_if", false, "frac_if()", "with frac: the C preprocessor condition under which frac and scale2_ge compile"},
 		{"scale2_ge", false, "scale2_ge(a, n, x, lim)", "with frac: a * 2^n (n integral floats) where x >= lim, else 0"},
 		{"transpose", false, "transpose(names)", "a statement (lines after the first indented by a tab more, ending at the indentation of the first): transposes in place the width vectors held in the C variables names[1..width] (lane j of names[i] to lane i of names[j]); without it templates move lanes one at a time"},

@@ -486,8 +486,9 @@ Test(targets, copy_is_a_target, .fini = cleanup)
 }
 
 /* A table is checked against templates/ops.lua when loaded: a missing
- * required op, an op the list does not know and a field of the wrong type
- * are refused, naming the table and what is wrong. */
+ * required op, an op the list does not know, a field of the wrong type and
+ * an op without those that go with it are refused, naming the table and
+ * what is wrong. */
 Test(targets, checked_against_ops, .fini = cleanup)
 {
 	static const struct {
@@ -500,6 +501,8 @@ Test(targets, checked_against_ops, .fini = cleanup)
 		{"width = 8,", "width = \"8\",", "field 'width' must be a number"},
 		{"cpu = {\"avx2\", \"fma\", \"f16c\"},", "",
 		 "field 'cpu' must be a table (the CPU features it needs"},
+		{"function T.max(a, b)", "function T.frac(x) return x end\nfunction T.max(a, b)",
+		 "has op 'frac' but lacks op 'frac_if', which goes with it"},
 	};
 	const char *dir = tmp_copy("templates");
 	char path[128], orig[128], err[MHAGEN_ERR], want[512];
