@@ -7,7 +7,7 @@
  * Rows whose keys are all masked are zero.
  * mha_f32_h12_dk64_s197__avx2_args takes the same inputs as one struct mha_args.
  * Algorithm: tiled, 197 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
- * Stack: at most 3072 bytes; scratch: mha_f32_h12_dk64_s197__avx2_workspace(a) bytes, from a->workspace or malloc.
+ * Stack: at most 4096 bytes; scratch: mha_f32_h12_dk64_s197__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #error "mha_f32_h12_dk64_s197__avx2: compile with -mavx2 -mfma -mf16c (mhagen --emit cflags)"
@@ -75,6 +75,33 @@ struct mha_args {
 };
 #endif
 
+static inline float mha_f32_h12_dk64_s197__avx2_hsum(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline float mha_f32_h12_dk64_s197__avx2_hmax(__m256 v)
+{
+	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_max_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline __m256 mha_f32_h12_dk64_s197__avx2_hsums(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7)
+{
+	const __m256 s0 = _mm256_add_ps(_mm256_permute2f128_ps(x0, x4, 0x20), _mm256_permute2f128_ps(x0, x4, 0x31));
+	const __m256 s1 = _mm256_add_ps(_mm256_permute2f128_ps(x1, x5, 0x20), _mm256_permute2f128_ps(x1, x5, 0x31));
+	const __m256 s2 = _mm256_add_ps(_mm256_permute2f128_ps(x2, x6, 0x20), _mm256_permute2f128_ps(x2, x6, 0x31));
+	const __m256 s3 = _mm256_add_ps(_mm256_permute2f128_ps(x3, x7, 0x20), _mm256_permute2f128_ps(x3, x7, 0x31));
+	const __m256 w0 = _mm256_add_ps(_mm256_shuffle_ps(s0, s1, 0x88), _mm256_shuffle_ps(s0, s1, 0xdd));
+	const __m256 w1 = _mm256_add_ps(_mm256_shuffle_ps(s2, s3, 0x88), _mm256_shuffle_ps(s2, s3, 0xdd));
+
+	return _mm256_add_ps(_mm256_shuffle_ps(w0, w1, 0x88), _mm256_shuffle_ps(w0, w1, 0xdd));
+}
 
 /* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
  * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
@@ -173,7 +200,7 @@ static inline __attribute__((always_inline)) void mha_f32_h12_dk64_s197__avx2_ex
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 146688 bytes per worker, from a->workspace when it
+ * Scratch: 149248 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h12_dk64_s197__avx2_workers(const struct mha_args *a)
 {
@@ -185,7 +212,7 @@ static size_t mha_f32_h12_dk64_s197__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h12_dk64_s197__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 146688 * mha_f32_h12_dk64_s197__avx2_workers(a) + 63;
+	return 149248 * mha_f32_h12_dk64_s197__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -196,14 +223,14 @@ static unsigned char *mha_f32_h12_dk64_s197__avx2_scratch(const struct mha_args 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 146751) {
-		const size_t fit = (a->workspace_size - 63) / 146688;
+	if (a->workspace && a->workspace_size >= 149311) {
+		const size_t fit = (a->workspace_size - 63) / 149248;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(146688 * w + 63);
+	*mem = malloc(149248 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -220,7 +247,7 @@ static void mha_f32_h12_dk64_s197__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (146688 bytes each, from scratch; NULL when scratch is); dynamic: one
+ * runs it (149248 bytes each, from scratch; NULL when scratch is); dynamic: one
  * item at a time to whichever worker is free, else even shares. */
 struct mha_f32_h12_dk64_s197__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
@@ -232,7 +259,7 @@ static void mha_f32_h12_dk64_s197__avx2_task(void *task, size_t i, size_t worker
 {
 	const struct mha_f32_h12_dk64_s197__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 146688 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 149248 : NULL);
 }
 
 static void mha_f32_h12_dk64_s197__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
@@ -665,72 +692,6 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 	}
 }
 
-/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x1
- * accumulators in registers.
- * The last tile's rows from 8 on lie past the block: their scores are
- * -inf, their maxima left alone. */
-static inline void mha_f32_h12_dk64_s197__avx2_qk6_part(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_0 = _mm256_setzero_ps();
-	__m256 a1_0 = _mm256_setzero_ps();
-	__m256 a2_0 = _mm256_setzero_ps();
-	__m256 a3_0 = _mm256_setzero_ps();
-	__m256 a4_0 = _mm256_setzero_ps();
-	__m256 a5_0 = _mm256_setzero_ps();
-	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[64 + d]);
-			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[192 + d]);
-			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
-			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[320 + d]);
-			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
-		}
-	}
-	_mm256_store_ps(st + 0, a0_0);
-	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 16, a1_0);
-	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 32, a2_0);
-	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 48, a3_0);
-	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 64, a4_0);
-	_mm256_store_ps(st + 72, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 80, a5_0);
-	_mm256_store_ps(st + 88, _mm256_set1_ps(-INFINITY));
-	{
-		__m256 t = _mm256_load_ps(mx + 0);
-		t = _mm256_max_ps(t, a0_0);
-		t = _mm256_max_ps(t, a1_0);
-		t = _mm256_max_ps(t, a2_0);
-		t = _mm256_max_ps(t, a3_0);
-		t = _mm256_max_ps(t, a4_0);
-		t = _mm256_max_ps(t, a5_0);
-		_mm256_store_ps(mx + 0, t);
-	}
-}
-
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 208 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
@@ -885,118 +846,6 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4(const float *restrict p, cons
 	_mm256_store_ps(ot + 632, a3_1);
 }
 
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
- * r < 8: the output block transposed (columns 208 floats apart), rows in
- * vector lanes, one value element broadcast; value rows 64 floats apart.
- * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  6x1 accumulators in registers.
- * (The last tile's: its rows from 8 on lie past the block.) */
-static inline void mha_f32_h12_dk64_s197__avx2_pv6_part(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
-{
-	__m256 a0_0, a1_0, a2_0, a3_0, a4_0, a5_0;
-
-	if (alpha) {
-		const __m256 al0 = _mm256_load_ps(alpha + 0);
-		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
-		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
-		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
-		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 832), al0);
-		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1040), al0);
-	} else {
-		a0_0 = _mm256_setzero_ps();
-		a1_0 = _mm256_setzero_ps();
-		a2_0 = _mm256_setzero_ps();
-		a3_0 = _mm256_setzero_ps();
-		a4_0 = _mm256_setzero_ps();
-		a5_0 = _mm256_setzero_ps();
-	}
-	size_t j = 0;
-	for (; j < n[0]; ++j, p += 16, v += 64) {
-		const __m256 p0 = _mm256_load_ps(p + 0);
-		{
-			const __m256 vb = _mm256_set1_ps(v[0]);
-			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[1]);
-			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[2]);
-			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[3]);
-			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[4]);
-			a4_0 = _mm256_fmadd_ps(p0, vb, a4_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[5]);
-			a5_0 = _mm256_fmadd_ps(p0, vb, a5_0);
-		}
-	}
-	_mm256_store_ps(ot + 0, a0_0);
-	_mm256_store_ps(ot + 208, a1_0);
-	_mm256_store_ps(ot + 416, a2_0);
-	_mm256_store_ps(ot + 624, a3_0);
-	_mm256_store_ps(ot + 832, a4_0);
-	_mm256_store_ps(ot + 1040, a5_0);
-}
-
-/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 4,
- * r < 8: the output block transposed (columns 208 floats apart), rows in
- * vector lanes, one value element broadcast; value rows 64 floats apart.
- * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  4x1 accumulators in registers.
- * (The last tile's: its rows from 8 on lie past the block.) */
-static inline void mha_f32_h12_dk64_s197__avx2_pv4_part(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
-{
-	__m256 a0_0, a1_0, a2_0, a3_0;
-
-	if (alpha) {
-		const __m256 al0 = _mm256_load_ps(alpha + 0);
-		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al0);
-		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 416), al0);
-		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 624), al0);
-	} else {
-		a0_0 = _mm256_setzero_ps();
-		a1_0 = _mm256_setzero_ps();
-		a2_0 = _mm256_setzero_ps();
-		a3_0 = _mm256_setzero_ps();
-	}
-	size_t j = 0;
-	for (; j < n[0]; ++j, p += 16, v += 64) {
-		const __m256 p0 = _mm256_load_ps(p + 0);
-		{
-			const __m256 vb = _mm256_set1_ps(v[0]);
-			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[1]);
-			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[2]);
-			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[3]);
-			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
-		}
-	}
-	_mm256_store_ps(ot + 0, a0_0);
-	_mm256_store_ps(ot + 208, a1_0);
-	_mm256_store_ps(ot + 416, a2_0);
-	_mm256_store_ps(ot + 624, a3_0);
-}
-
 #ifndef MHA_PREFETCH_MIN
 /* A work item prefetches the next one's rows (and each key block the next
  * block's) when a call's q, k, v and out take this many bytes or more:
@@ -1015,7 +864,7 @@ static inline void mha_f32_h12_dk64_s197__avx2_pv4_part(const float *restrict p,
  * (running max m, sum l), then P.V accumulated into the transposed output
  * block ot (values broadcast), written to out at the end.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 146688
+ * row's limit are masked.  This is work item w, in one worker's 149248
  * bytes of scratch. */
 static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1038,7 +887,11 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	const size_t hh = w / 1 % 12;
 	const size_t i0 = w % 1 * 197;
 	const size_t hk = hh;
-	const size_t rows = 197 - i0 < 197 ? 197 - i0 : 197;
+	const size_t rows_in = 197 - i0 < 197 ? 197 - i0 : 197;
+	/* its rows past the last whole vector (5 or none) are the tail's,
+	 * a row at a time (below); rows counts the others */
+	const size_t tr = rows_in % 8;
+	const size_t rows = rows_in - tr;
 	const float *qh = q + ((b * 197 + i0) * 12 + hh) * 64;
 	float *oh = out + ((b * 197 + i0) * 12 + hh) * 64;
 	const float *kh = k + ((b * 197 + 0) * 12 + hk) * 64;
@@ -1089,19 +942,40 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	for (size_t r = rows; r < rp; ++r) {
 		lim[r] = 0;
 	}
+	/* the tail: row rows + x sees keys [0, tlim[x]); its running max tm[x]
+	 * and sum tl[x] (as m and l), its q scaled in tq and its output
+	 * (unnormalized) in ta, 64 and 64 floats a row */
+	static const float tpos[8] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
+	size_t tlim[5];
+	float tm[5], tl[5];
+	float *restrict tq = (float *)(scratch + 146688), *restrict ta = (float *)(scratch + 147968);
+	for (size_t x = 0; x < tr; ++x) {
+		const size_t c = 197;
+		const float *const qr = qh + (rows + x) * 768;
+
+		tlim[x] = c;
+		tm[x] = -INFINITY;
+		tl[x] = 0.0f;
+		for (size_t d = 0; d < 64; d += 8)
+			_mm256_store_ps(tq + x * 64 + d, _mm256_mul_ps(_mm256_loadu_ps(qr + d), _mm256_set1_ps(0x1.715476p-3f)));
+		for (size_t c2 = 0; c2 < 64; c2 += 8)
+			_mm256_store_ps(ta + x * 64 + c2, _mm256_setzero_ps());
+	}
+	/* the last row's limit is every row's end (lim grows with the row) */
+	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+	for (size_t j0 = 0; j0 < kend; j0 += 64) {
+		const size_t nb = kend - j0 < 64 ? kend - j0 : 64;
 		/* what comes next, prefetched a few rows after each P.V
 		 * micro-kernel of the block (pf, below): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 768
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[3];
+		const char *pfb[3] = {NULL, NULL, NULL}; /* (gcc cannot tell pfn bounds the reads) */
 		size_t pfs[3], pfr[3], pfw[3], pfn = 0, pfx = 0, pfi = 0, pfq;
-		if (pfon && j0 + 64 < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
+		if (pfon && j0 + 64 < kend) {
+			const size_t e = kend - (j0 + 64) < 64 ? kend - (j0 + 64) : 64;
 
 			pfb[0] = (const char *)(kh + (j0 + 64) * 768);
 			pfs[0] = 768 * sizeof(float);
@@ -1166,49 +1040,25 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			 * rows skip the keys beyond their last row's limit */
 			size_t kn[1];
 			kn[0] = nt;
-			if (mt <= 8) {
-				/* the block's last rows: the tile's first vector */
-				for (; j + 6 <= kn[0]; j += 6) {
-					for (; kcn < j + 12 && kcn < nb; ++kcn) {
-						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
-					}
-					for (; vc < j + 6; ++vc) {
-						memcpy(vp + vc * 64, vh + (j0 + vc) * 768, 64 * sizeof(float));
-					}
-					mha_f32_h12_dk64_s197__avx2_qk6_part(qt + r0, kb + j * 64, st + j * 16, mxb);
-				}
-				for (; kcn < kn[0]; ++kcn) {
+			for (; j + 6 <= kn[0]; j += 6) {
+				for (; kcn < j + 12 && kcn < nb; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
 				}
-				switch (kn[0] - j) {
-				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				default: break;
+				for (; vc < j + 6; ++vc) {
+					memcpy(vp + vc * 64, vh + (j0 + vc) * 768, 64 * sizeof(float));
 				}
-			} else {
-				for (; j + 6 <= kn[0]; j += 6) {
-					for (; kcn < j + 12 && kcn < nb; ++kcn) {
-						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
-					}
-					for (; vc < j + 6; ++vc) {
-						memcpy(vp + vc * 64, vh + (j0 + vc) * 768, 64 * sizeof(float));
-					}
-					mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
-				}
-				for (; kcn < kn[0]; ++kcn) {
-					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
-				}
-				switch (kn[0] - j) {
-				case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				default: break;
-				}
+				mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+			}
+			for (; kcn < kn[0]; ++kcn) {
+				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
+			}
+			switch (kn[0] - j) {
+			case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */
 			for (; vc < nb; ++vc) {
@@ -1254,8 +1104,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0;
-			 * the block's last tile skips its vectors from 1 on (past the block) */
+			 * -FLT_MAX instead of -inf, so their weights stay 0 */
 			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 0);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
@@ -1295,7 +1144,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
-			if (mt > 8) {
+			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 8);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
@@ -1334,29 +1183,6 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);
 			}
-			if (mt <= 8)
-			{
-				const float *vb0 = vb;
-				float *ob = ot + r0;
-				const float *const al = fresh[r0 / 16] ? NULL : alpha;
-
-				fresh[r0 / 16] = 0;
-				for (size_t c = 0; c + 6 <= 64; c += 6, vb0 += 6, ob += 1248) {
-					mha_f32_h12_dk64_s197__avx2_pv6_part(st, vb0, ob, al, kn);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
-						if (++pfi == pfr[pfx]) {
-							pfi = 0;
-							++pfx;
-						}
-					}
-				}
-				mha_f32_h12_dk64_s197__avx2_pv4_part(st, vb0, ob, al, kn);
-			}
-			else
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
@@ -1378,6 +1204,196 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				}
 				mha_f32_h12_dk64_s197__avx2_pv4(st, vb0, ob, al, kn);
 			}
+		}
+		if (tr) {
+			/* the tail's rows: row x sees keys [ka[x], ke[x]) of the block
+			 * (both grow with x); its scores are taken for whole vectors
+			 * of keys from the first row's first to the last row's end u1,
+			 * -inf (weight 0) outside its own, and the P.V pass runs over
+			 * those keys for every row at once, each value row loaded once */
+			size_t ke[5];
+			float al[5];
+
+			/* the block's keys that no tile copied (above) */
+			for (; kcn < nb; ++kcn) {
+				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
+			}
+			for (; vc < nb; ++vc) {
+				memcpy(vp + vc * 64, vh + (j0 + vc) * 768, 64 * sizeof(float));
+			}
+			for (size_t x = 0; x < 5; ++x) {
+				ke[x] = tlim[x] <= j0 ? 0 : tlim[x] - j0 < nb ? tlim[x] - j0 : nb;
+			}
+			const size_t u1 = ke[4];
+			for (size_t x = 0; x < 5; ++x) {
+				const float *const qx = tq + x * 64;
+				float *const sx = st + x * 64;
+				const __m256 fe = _mm256_set1_ps((float)ke[x]);
+				__m256 mx = _mm256_set1_ps(-INFINITY);
+
+				for (size_t j = 0; j < u1; j += 8) {
+					/* 8 keys (past u1 the last again), a dot product each */
+					const float *const k0 = kb + j * 64;
+					const float *const k1 = kb + (j + 1 < u1 ? j + 1 : u1 - 1) * 64;
+					const float *const k2 = kb + (j + 2 < u1 ? j + 2 : u1 - 1) * 64;
+					const float *const k3 = kb + (j + 3 < u1 ? j + 3 : u1 - 1) * 64;
+					const float *const k4 = kb + (j + 4 < u1 ? j + 4 : u1 - 1) * 64;
+					const float *const k5 = kb + (j + 5 < u1 ? j + 5 : u1 - 1) * 64;
+					const float *const k6 = kb + (j + 6 < u1 ? j + 6 : u1 - 1) * 64;
+					const float *const k7 = kb + (j + 7 < u1 ? j + 7 : u1 - 1) * 64;
+					__m256 d0 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k0));
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k0 + 8), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k0 + 16), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k0 + 24), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k0 + 32), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k0 + 40), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k0 + 48), d0);
+					d0 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k0 + 56), d0);
+					__m256 d1 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k1));
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k1 + 8), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k1 + 16), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k1 + 24), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k1 + 32), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k1 + 40), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k1 + 48), d1);
+					d1 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k1 + 56), d1);
+					__m256 d2 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k2));
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k2 + 8), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k2 + 16), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k2 + 24), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k2 + 32), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k2 + 40), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k2 + 48), d2);
+					d2 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k2 + 56), d2);
+					__m256 d3 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k3));
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k3 + 8), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k3 + 16), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k3 + 24), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k3 + 32), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k3 + 40), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k3 + 48), d3);
+					d3 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k3 + 56), d3);
+					__m256 d4 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k4));
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k4 + 8), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k4 + 16), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k4 + 24), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k4 + 32), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k4 + 40), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k4 + 48), d4);
+					d4 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k4 + 56), d4);
+					__m256 d5 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k5));
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k5 + 8), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k5 + 16), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k5 + 24), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k5 + 32), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k5 + 40), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k5 + 48), d5);
+					d5 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k5 + 56), d5);
+					__m256 d6 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k6));
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k6 + 8), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k6 + 16), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k6 + 24), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k6 + 32), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k6 + 40), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k6 + 48), d6);
+					d6 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k6 + 56), d6);
+					__m256 d7 = _mm256_mul_ps(_mm256_load_ps(qx), _mm256_loadu_ps(k7));
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 8), _mm256_loadu_ps(k7 + 8), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 16), _mm256_loadu_ps(k7 + 16), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 24), _mm256_loadu_ps(k7 + 24), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 32), _mm256_loadu_ps(k7 + 32), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 40), _mm256_loadu_ps(k7 + 40), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 48), _mm256_loadu_ps(k7 + 48), d7);
+					d7 = _mm256_fmadd_ps(_mm256_load_ps(qx + 56), _mm256_loadu_ps(k7 + 56), d7);
+					__m256 sv = mha_f32_h12_dk64_s197__avx2_hsums(d0, d1, d2, d3, d4, d5, d6, d7);
+					const __m256 pos = _mm256_add_ps(_mm256_set1_ps((float)j), _mm256_loadu_ps(tpos));
+
+					sv = _mm256_blendv_ps(sv, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(pos, fe, _CMP_GE_OQ));
+					_mm256_store_ps(sx + j, sv);
+					mx = _mm256_max_ps(mx, sv);
+				}
+				/* online softmax; a row that saw no key yet subtracts
+				 * -FLT_MAX instead of -inf, so its weights stay 0 */
+				const float bm = mha_f32_h12_dk64_s197__avx2_hmax(mx), mo = tm[x];
+				const float mn = mo > bm ? mo : bm;
+				const float ms = mn > -0x1.fffffep+127f ? mn : -0x1.fffffep+127f;
+				__m256 sum = _mm256_setzero_ps();
+
+				for (size_t j = 0; j < u1; j += 8) {
+					const __m256 p = mha_f32_h12_dk64_s197__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(sx + j), _mm256_set1_ps(ms)));
+
+					_mm256_store_ps(sx + j, p);
+					sum = _mm256_add_ps(sum, p);
+				}
+				al[x] = _mm256_cvtss_f32(mha_f32_h12_dk64_s197__avx2_exp2(_mm256_set1_ps(mo - ms)));
+				tl[x] = tl[x] * al[x] + mha_f32_h12_dk64_s197__avx2_hsum(sum);
+				tm[x] = mn;
+			}
+			/* P.V, 2 vectors of columns at a time */
+			for (size_t c = 0; c < 64; c += 16)
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					const __m256 al1 = _mm256_set1_ps(al[1]);
+					const __m256 al2 = _mm256_set1_ps(al[2]);
+					const __m256 al3 = _mm256_set1_ps(al[3]);
+					const __m256 al4 = _mm256_set1_ps(al[4]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + c), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 8), al0);
+					__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 64), al1);
+					__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 72), al1);
+					__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 128), al2);
+					__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 136), al2);
+					__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 192), al3);
+					__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 200), al3);
+					__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 256), al4);
+					__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 264), al4);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64 + c;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[64 + j]);
+				
+							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[128 + j]);
+				
+							a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm256_fmadd_ps(p, v1, a2_1);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[192 + j]);
+				
+							a3_0 = _mm256_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm256_fmadd_ps(p, v1, a3_1);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[256 + j]);
+				
+							a4_0 = _mm256_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm256_fmadd_ps(p, v1, a4_1);
+						}
+					}
+					_mm256_store_ps(ta + c, a0_0);
+					_mm256_store_ps(ta + c + 8, a0_1);
+					_mm256_store_ps(ta + c + 64, a1_0);
+					_mm256_store_ps(ta + c + 72, a1_1);
+					_mm256_store_ps(ta + c + 128, a2_0);
+					_mm256_store_ps(ta + c + 136, a2_1);
+					_mm256_store_ps(ta + c + 192, a3_0);
+					_mm256_store_ps(ta + c + 200, a3_1);
+					_mm256_store_ps(ta + c + 256, a4_0);
+					_mm256_store_ps(ta + c + 264, a4_1);
+				}
 		}
 	}
 	/* tiles that no key block reached (no row of theirs sees a key):
@@ -1438,6 +1454,14 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	for (size_t r = nv; r < rows; ++r)
 		for (size_t c = 0; c < 64; ++c)
 			oh[r * 768 + c] = ot[c * 208 + r] * l[r];
+	/* the tail's rows, from ta, each divided by its sum */
+	for (size_t x = 0; x < tr; ++x) {
+		float *const o = oh + (rows + x) * 768;
+		const float *const ax = ta + x * 64;
+		const float inv = tl[x] > 0.0f ? 1.0f / tl[x] : 0.0f;
+		for (size_t c = 0; c < 64; c += 8)
+			_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_load_ps(ax + c), _mm256_set1_ps(inv)));
+	}
 }
 
 static void mha_f32_h12_dk64_s197__avx2_run(const struct mha_args *restrict a)

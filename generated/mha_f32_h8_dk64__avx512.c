@@ -1143,7 +1143,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[3];
+		const char *pfb[3] = {NULL, NULL, NULL}; /* (gcc cannot tell pfn bounds the reads) */
 		size_t pfs[3], pfr[3], pfw[3], pfn = 0, pfx = 0, pfi = 0, pfq;
 		if (pfon && j0 + 128 < lim[rows - 1]) {
 			const size_t e = lim[rows - 1] - (j0 + 128) < 128 ? lim[rows - 1] - (j0 + 128) : 128;

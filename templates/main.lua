@@ -252,8 +252,18 @@ local function scratch_and_stack(S, P)
 		if P.lo then
 			put("lo", 8 * P.bqp)
 		end
+		-- the tail's rows (P.tr): q scaled, and the outputs, a row each of
+		-- whole vectors
+		if P.tr > 0 then
+			put("tq", vec(P.tr * ((S.dk + W - 1) // W)))
+			put("ta", vec(P.tr * ((S.dv + W - 1) // W)))
+		end
 		-- alpha, mxb; kn; the micro-kernels' accumulators and operands
 		stack = 8 * P.mq + 8 * (P.mq // W) + vec((P.mq // W) * (math.max(P.nk, P.nv) + 2))
+		-- the tail's row state and positions; its W dot products
+		if P.tr > 0 then
+			stack = stack + 48 * P.tr + 4 * W + vec(W)
+		end
 	else
 		local dp = P.v.n * W
 		if P.split > 1 then
@@ -467,6 +477,28 @@ local function plan(S, T)
 		-- and 0.96x of 192 on AVX-512)
 		P.bqs = (P.bqp + 15) // 16
 		P.bqs = (P.bqs % 2 == 0 and P.bqs + 1 or P.bqs) * 16
+		-- P.tr: a block's rows past its last whole vector (tiled.c.in's
+		-- tail), taken a row at a time, keys in vector lanes, instead of
+		-- in a vector of W rows mostly empty: where every block has 0 or
+		-- P.tr such rows (fixed lengths), no bias, mask bytes or score
+		-- modifier touches the scores, and the rows' work is less.  Per key,
+		-- a vector of rows costs dk + dv FMAs; each row's dot product
+		-- ceil(dk/W) of them plus about 3 ops of horizontal sums per key
+		-- (templates/ops.lua hsums), its P.V ceil(dv/W): taken only at
+		-- 3/4 of the vector's cost or less
+		P.tr = 0
+		if P.W > 1 and S.seq_q > 0 and S.varlen == "none" and not (S.bias or S.bool or S.keys) and
+		   S.softcap == 0 and S.alibi == "none" then
+			local nqb = (S.seq_q + P.bq - 1) // P.bq
+			local last = (S.seq_q - (nqb - 1) * P.bq) % P.W
+			local full = nqb > 1 and P.bq % P.W or 0
+			local t = last > 0 and last or full
+			local function vecs(n) return (n + P.W - 1) // P.W end
+			if t > 0 and (full == 0 or full == t) and (last == 0 or last == t) and
+			   4 * t * (vecs(S.dk) + vecs(S.dv) + 3) <= 3 * (S.dk + S.dv) then
+				P.tr = t
+			end
+		end
 		if d * P.bqp > 65536 then
 			error(string.format("--block-q %d: head dim %d x %d floats exceed the 256 KiB query block; lower --block-q",
 			                    P.bq, d, P.bqp), 0)
@@ -484,7 +516,8 @@ local function plan(S, T)
 			local conv = S.kv_dtype ~= "f32"
 			local vp = (P.vstride ~= S.dv or conv) and bk * S.dv or 0
 			local kp = (conv or P.pack_k) and bk * S.dk or 0
-			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq
+			local tail = P.tr * ((S.dk + P.W - 1) // P.W + (S.dv + P.W - 1) // P.W) * P.W
+			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq + tail
 		end
 		if S.block_kv == 0 then
 			while P.bk > P.W and P.bk > 8 and stack_floats(P.bk) > 1048576 do

@@ -136,6 +136,28 @@ static inline __m256 P_q8i(const struct mha_q8_0 *b, size_t i)
 ]]},
 }
 
+-- lane i: the sum of x_i's lanes.  Each round adds two vectors' parts side
+-- by side: 128-bit halves (x_k with x_k+4), then pairs of lanes within
+-- halves twice; the halves' order leaves x_i's sum in lane i (14
+-- shuffles, 7 adds)
+T.helpers[#T.helpers + 1] = {"hsums", [[
+static inline __m256 P_hsums(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7)
+{
+	const __m256 s0 = _mm256_add_ps(_mm256_permute2f128_ps(x0, x4, 0x20), _mm256_permute2f128_ps(x0, x4, 0x31));
+	const __m256 s1 = _mm256_add_ps(_mm256_permute2f128_ps(x1, x5, 0x20), _mm256_permute2f128_ps(x1, x5, 0x31));
+	const __m256 s2 = _mm256_add_ps(_mm256_permute2f128_ps(x2, x6, 0x20), _mm256_permute2f128_ps(x2, x6, 0x31));
+	const __m256 s3 = _mm256_add_ps(_mm256_permute2f128_ps(x3, x7, 0x20), _mm256_permute2f128_ps(x3, x7, 0x31));
+	const __m256 w0 = _mm256_add_ps(_mm256_shuffle_ps(s0, s1, 0x88), _mm256_shuffle_ps(s0, s1, 0xdd));
+	const __m256 w1 = _mm256_add_ps(_mm256_shuffle_ps(s2, s3, 0x88), _mm256_shuffle_ps(s2, s3, 0xdd));
+
+	return _mm256_add_ps(_mm256_shuffle_ps(w0, w1, 0x88), _mm256_shuffle_ps(w0, w1, 0xdd));
+}
+]]}
+function T.hsums(names)
+	T.use("hsums")
+	return T.prefix .. "_hsums(" .. table.concat(names, ", ") .. ")"
+end
+
 function T.zero() return "_mm256_setzero_ps()" end
 function T.set1(x) return "_mm256_set1_ps(" .. x .. ")" end
 function T.load(p) return "_mm256_load_ps(" .. p .. ")" end

@@ -96,6 +96,39 @@ static inline __m512 P_q8i(const struct mha_q8_0 *b, size_t i)
 ]]},
 }
 
+-- lane i: the sum of x_i's lanes.  Each round adds two vectors' parts side
+-- by side: 256-bit halves (x_k with x_k+4, x_k+8 with x_k+12), 128-bit
+-- quarters, then pairs of lanes within quarters twice; the quarters' order
+-- leaves x_i's sum in lane i (30 shuffles, 15 adds)
+do
+	local x, out = {}, {}
+	for i = 0, 15 do
+		x[#x + 1] = "__m512 x" .. i
+	end
+	local function put(s) out[#out + 1] = "\t" .. s end
+	local function pair(r, a, b, shuf, lo, hi)
+		put(string.format("const __m512 %s = _mm512_add_ps(%s(%s, %s, 0x%02x), %s(%s, %s, 0x%02x));",
+			r, shuf, a, b, lo, shuf, a, b, hi))
+	end
+	for k = 0, 3 do
+		pair("s" .. k, "x" .. k, "x" .. k + 4, "_mm512_shuffle_f32x4", 0x44, 0xee)
+		pair("s" .. k + 4, "x" .. k + 8, "x" .. k + 12, "_mm512_shuffle_f32x4", 0x44, 0xee)
+	end
+	for k = 0, 3 do
+		pair("t" .. k, "s" .. k, "s" .. k + 4, "_mm512_shuffle_f32x4", 0x88, 0xdd)
+	end
+	pair("w0", "t0", "t1", "_mm512_shuffle_ps", 0x88, 0xdd)
+	pair("w1", "t2", "t3", "_mm512_shuffle_ps", 0x88, 0xdd)
+	put("")
+	put("return _mm512_add_ps(_mm512_shuffle_ps(w0, w1, 0x88), _mm512_shuffle_ps(w0, w1, 0xdd));")
+	T.helpers[#T.helpers + 1] = {"hsums", "static inline __m512 P_hsums(" .. table.concat(x, ", ") ..
+		")\n{\n" .. table.concat(out, "\n") .. "\n}\n"}
+end
+function T.hsums(names)
+	T.use("hsums")
+	return T.prefix .. "_hsums(" .. table.concat(names, ", ") .. ")"
+end
+
 function T.zero() return "_mm512_setzero_ps()" end
 function T.set1(x) return "_mm512_set1_ps(" .. x .. ")" end
 function T.load(p) return "_mm512_load_ps(" .. p .. ")" end

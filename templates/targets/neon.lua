@@ -121,6 +121,10 @@ function T.sums4(p, a, b, c, d, f)
 	return "vst1q_f32(" .. p .. ", vmulq_n_f32(vpaddq_f32(vpaddq_f32(" .. a .. ", " .. b .. "), vpaddq_f32(" ..
 	       c .. ", " .. d .. ")), " .. f .. "));"
 end
+-- lane i: the sum of x_i's lanes, by pairwise adds twice
+function T.hsums(x)
+	return "vpaddq_f32(vpaddq_f32(" .. x[1] .. ", " .. x[2] .. "), vpaddq_f32(" .. x[3] .. ", " .. x[4] .. "))"
+end
 function T.first(v) return "vgetq_lane_f32(" .. v .. ", 0)" end
 function T.as_int(v) return "vreinterpretq_s32_f32(" .. v .. ")" end
 function T.as_float(v) return "vreinterpretq_f32_s32(" .. v .. ")" end
