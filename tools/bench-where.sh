@@ -6,7 +6,7 @@
 # generated file their source line belongs to: the score and P.V
 # micro-kernels, the exp, the softmax and masking passes, the query pack, the
 # output stage, the key and value copies, the prefetches of what comes next,
-# and the rest (loop control, set-up, lines without line information).  A
+# the tail rows (templates/main.lua P.tr) and the rest (loop control, set-up, lines without line information).  A
 # libc memcpy the compiler calls for long rows (dk 128) counts as key/value
 # copy, half of its samples A's (A and B are the same kernel).
 #
@@ -23,7 +23,7 @@ BUILD=${BUILD:-build}
 CPU=${WHERE_CPU:-0}
 dir=$BUILD/bench-where
 csv=$dir/where.csv
-parts="scores P.V exp softmax pack output copies prefetch other"
+parts="scores P.V exp softmax pack output copies prefetch tail other"
 
 fail() {
 	echo "bench-where: $*" >&2
@@ -92,9 +92,13 @@ FILENAME == ARGV[1] {
 		p = part_of_fn(fn)
 		if (p == "") p = "other"
 	} else if (fn == "block") {
-		if ($0 ~ /\/\* (mask only where|online softmax|score modifiers|the additive bias|the boolean mask|the key mask|the tile.s rows in the bias)/)
+		# the tail rows (P.tr): their set-up before the block loop, and
+		# their pass in each block after the tiles
+		if ($0 ~ /\/\* the tail(: row|.s rows: row)/)
+			state = "tail"
+		else if (state != "tail" && $0 ~ /\/\* (mask only where|online softmax|score modifiers|the additive bias|the boolean mask|the key mask|the tile.s rows in the bias)/)
 			state = "softmax"
-		if ($0 ~ /const float \*vb0 = vb;/)
+		if ($0 ~ /const float \*vb0 = vb;|\/\* (row r sees keys|tiles that no key block reached)/)
 			state = "other"
 		if ($0 ~ /\/\* out = ot transposed/)
 			state = "output"
