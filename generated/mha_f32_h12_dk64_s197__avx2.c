@@ -6,7 +6,7 @@
  * (12 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h12_dk64_s197__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 197 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 197 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); a block's last 5 rows one at a time; exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h12_dk64_s197__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))

@@ -1067,7 +1067,8 @@ local function base_vars(spec)
 		if P.algo == "tiled" then
 			return "tiled, " .. P.bq .. " query rows x " .. P.bk ..
 			       " keys, micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
-			       P.mq .. "x" .. P.nv .. " (P.V)"
+			       P.mq .. "x" .. P.nv .. " (P.V)" ..
+			       (P.tr > 0 and ("; a block's last " .. P.tr .. " row" .. (P.tr > 1 and "s" or "") .. " one at a time") or "")
 		end
 		return "rows, blocks of " .. P.bk .. " keys"
 	end
