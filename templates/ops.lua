@@ -44,7 +44,7 @@ return {
 		{"hsum", true, "hsum(v)", "the sum of v's lanes, a float"},
 		{"hmax", true, "hmax(v)", "the largest of v's lanes, a float"},
 		{"sums4", false, "sums4(p, a, b, c, d, f)", "a statement: p[0], ..., p[3] = f times the sum of the lanes of a, b, c, d (p a float pointer, any alignment); without it templates take four hsums"},
-		{"hsums", false, "hsums(names)", "the vector whose lane i is the sum of the lanes of names[i+1] (width C expressions of vectors); without it templates take width hsums through memory"},
+		{"hsums", true, "hsums(names)", "the vector whose lane i is the sum of the lanes of names[i+1] (width C expressions of vectors)"},
 		{"first", true, "first(v)", "lane 0 of v, a float"},
 		{"as_int", true, "as_int(v)", "v's bits as 32-bit integer lanes"},
 		{"as_float", true, "as_float(v)", "integer lanes' bits as floats"},

@@ -79,6 +79,8 @@ function T.clamp_lo(x, lim) return T.max(x, lim) end
 function T.div(a, b) return "(" .. a .. " / " .. b .. ")" end
 function T.select_ge(x, lim, a, b) return "(" .. x .. " >= " .. lim .. " ? " .. a .. " : " .. b .. ")" end
 function T.hsum(v) return v end
+-- one vector of one lane: its sum is itself
+function T.hsums(names) return names[1] end
 function T.hmax(v) return v end
 function T.first(v) return v end
 function T.as_int(v) T.use("as_int") return T.prefix .. "_as_int(" .. v .. ")" end
