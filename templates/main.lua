@@ -480,15 +480,13 @@ local function plan(S, T)
 		-- P.tr: a block's rows past its last whole vector (tiled.c.in's
 		-- tail), taken a row at a time, keys in vector lanes, instead of
 		-- in a vector of W rows mostly empty: where every block has 0 or
-		-- P.tr such rows (fixed lengths), no bias, mask bytes or score
-		-- modifier touches the scores, and the rows' work is less.  Per key,
+		-- P.tr such rows (fixed lengths) and the rows' work is less.  Per key,
 		-- a vector of rows costs dk + dv FMAs; each row's dot product
 		-- ceil(dk/W) of them plus about 3 ops of horizontal sums per key
 		-- (templates/ops.lua hsums), its P.V ceil(dv/W): taken only at
 		-- 3/4 of the vector's cost or less
 		P.tr = 0
-		if P.W > 1 and S.seq_q > 0 and S.varlen == "none" and not (S.bias or S.bool or S.keys) and
-		   S.softcap == 0 and S.alibi == "none" then
+		if P.W > 1 and S.seq_q > 0 and S.varlen == "none" then
 			local nqb = (S.seq_q + P.bq - 1) // P.bq
 			local last = (S.seq_q - (nqb - 1) * P.bq) % P.W
 			local full = nqb > 1 and P.bq % P.W or 0
