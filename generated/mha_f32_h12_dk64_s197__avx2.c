@@ -888,9 +888,9 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	const size_t i0 = w % 1 * 197;
 	const size_t hk = hh;
 	const size_t rows_in = 197 - i0 < 197 ? 197 - i0 : 197;
-	/* its rows past the last whole vector (5 or none) are the tail's,
+	/* its rows past the last whole vector (5) are the tail's,
 	 * a row at a time (below); rows counts the others */
-	const size_t tr = rows_in % 8;
+	const size_t tr = 5;
 	const size_t rows = rows_in - tr;
 	const float *qh = q + ((b * 197 + i0) * 12 + hh) * 64;
 	float *oh = out + ((b * 197 + i0) * 12 + hh) * 64;
@@ -962,7 +962,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			_mm256_store_ps(ta + x * 64 + c2, _mm256_setzero_ps());
 	}
 	/* the last row's limit is every row's end (lim grows with the row) */
-	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
+	const size_t kend = tlim[4];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < kend; j0 += 64) {
@@ -1205,7 +1205,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				mha_f32_h12_dk64_s197__avx2_pv4(st, vb0, ob, al, kn);
 			}
 		}
-		if (tr) {
+		{
 			/* the tail's rows: row x sees keys [ka[x], ke[x]) of the block
 			 * (both grow with x); its scores are taken for whole vectors
 			 * of keys from the first row's first to the last row's end u1,

@@ -485,7 +485,10 @@ local function plan(S, T)
 		-- ceil(dk/W) of them plus about 3 ops of horizontal sums per key
 		-- (templates/ops.lua hsums), its P.V ceil(dv/W): taken only at
 		-- 3/4 of the vector's cost or less
-		P.tr = 0
+		-- With it, P.tr_all: every work item has the tail (tr is P.tr);
+		-- P.tr_short: an item has fewer than W rows, only the tail's (all
+		-- of them when P.tr_only)
+		P.tr, P.tr_all, P.tr_short, P.tr_only = 0, false, false, false
 		if P.W > 1 and S.seq_q > 0 and S.varlen == "none" then
 			local nqb = (S.seq_q + P.bq - 1) // P.bq
 			local last = (S.seq_q - (nqb - 1) * P.bq) % P.W
@@ -495,6 +498,9 @@ local function plan(S, T)
 			if t > 0 and (full == 0 or full == t) and (last == 0 or last == t) and
 			   4 * t * (vecs(S.dk) + vecs(S.dv) + 3) <= 3 * (S.dk + S.dv) then
 				P.tr = t
+				P.tr_all = nqb == 1 or (full == t and last == t)
+				P.tr_short = S.seq_q - (nqb - 1) * P.bq < P.W
+				P.tr_only = nqb == 1 and S.seq_q < P.W
 			end
 		end
 		if d * P.bqp > 65536 then
