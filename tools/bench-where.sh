@@ -100,9 +100,14 @@ FILENAME == ARGV[1] {
 			state = "softmax"
 		if ($0 ~ /const float \*vb0 = vb;|\/\* (row r sees keys|tiles that no key block reached)/)
 			state = "other"
-		if ($0 ~ /\/\* out = ot transposed/)
+		# the rows of a tile written out after its last key block, the
+		# tail rows after the block loop
+		if ($0 ~ /\/\* (the tile.s last block: its rows written out|the tail.s rows, from ta)/)
 			state = "output"
 		p = state
+		# and the prefetch of its first out rows at the start of that block
+		if ($0 ~ /__builtin_prefetch\(oh /)
+			p = "output"
 		if ($0 ~ /memcpy\((kc|vp) |[kv]s16|[kv]d \+/)
 			p = "copies"
 		else if (state != "output" && $0 ~ /(^|[^a-z_])pf[a-z]*([^a-z_]|$)|__builtin_prefetch\(p \+ pc/)
