@@ -1060,7 +1060,8 @@ static inline void mha_f32_h8_dk64__avx512_pv8(const float *restrict p, const fl
  * transposed once.  For each block of 128 keys and each tile of 32 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the transposed output
- * block ot (values broadcast), written to out at the end.  Key
+ * block ot (values broadcast), a tile's rows written to out after the last
+ * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked.  This is work item w, in one worker's 292864
  * bytes of scratch. */
