@@ -2042,8 +2042,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
- * (running max m, sum l), then P.V accumulated into the transposed output
- * block ot (values broadcast), a tile's rows written to out after the last
+ * (running max m, sum l), then P.V accumulated into the output block ot:
+ * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
  * row's limit are masked.  This is work item w, in one worker's 78848

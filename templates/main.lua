@@ -259,7 +259,8 @@ local function scratch_and_stack(S, P)
 			put("ta", vec(P.tr * ((S.dv + W - 1) // W)))
 		end
 		-- alpha, mxb; kn; the micro-kernels' accumulators and operands
-		stack = 8 * P.mq + 8 * (P.mq // W) + vec((P.mq // W) * (math.max(P.nk, P.nv) + 2))
+		stack = 8 * P.mq + 8 * (P.mq // W) + vec(math.max((P.mq // W) * (math.max(P.nk, P.nv) + 2),
+		                                              (P.pvr + 1) * (P.pvcs[1] or 0) + 1))
 		-- the tail's row state and positions; its W dot products
 		if P.tr > 0 then
 			stack = stack + 48 * P.tr + 4 * W + vec(W)
@@ -452,6 +453,34 @@ local function plan(S, T)
 		if P.mq % P.W ~= 0 then
 			error(string.format("--mq %d is not a multiple of the %s vector width %d",
 			                    P.mq, T.name, P.W), 0)
+		end
+		-- P.pvr: the P.V micro-kernel takes P.pvr rows of weights
+		-- broadcast against P.pvc vectors of a value row (the output's
+		-- columns in vector lanes), the output block row-major and a tile's
+		-- last block writing its rows to out directly, each times its
+		-- factor: no transpose (tiled.c.in); 0: rows in vector lanes
+		-- against --nv value columns broadcast, the output block
+		-- transposed.  Rows a divisor of the vector width, so that a
+		-- group of them lies in one vector of the scores (one key count of
+		-- the causal diagonal's).  Its accumulators, operands and a broadcast fill the
+		-- registers at most.  The target's default (pv_rows), where dv is
+		-- whole vectors (and at most its pv_dv, where set).
+		P.pvr = D.pv_rows or 0
+		if P.W == 1 or P.W % math.max(P.pvr, 1) ~= 0 or S.dv % P.W ~= 0 or
+		   S.dv > (D.pv_dv or S.dv) then
+			P.pvr = 0
+		end
+		-- P.pvcs: the vectors of each of a row's column chunks, as even
+		-- as the registers allow
+		P.pvcs = {}
+		if P.pvr > 0 then
+			local most = math.max(1, (T.registers - 1) // (P.pvr + 1))
+			local n = S.dv // P.W
+			local chunks = (n + most - 1) // most
+			local each = (n + chunks - 1) // chunks
+			for c = 1, chunks do
+				P.pvcs[c] = c < chunks and each or n - (chunks - 1) * each
+			end
 		end
 		-- the transposed query and output blocks live in scratch: keep
 		-- them within 256 KiB each, shrinking the default query block for
@@ -1071,7 +1100,8 @@ local function base_vars(spec)
 		if P.algo == "tiled" then
 			return "tiled, " .. P.bq .. " query rows x " .. P.bk ..
 			       " keys, micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
-			       P.mq .. "x" .. P.nv .. " (P.V)" ..
+			       (P.pvr > 0 and (P.pvr .. "x" .. P.pvcs[1] * P.W .. " (P.V, rows broadcast)")
+			        or (P.mq .. "x" .. P.nv .. " (P.V)")) ..
 			       (P.tr > 0 and ("; a block's last " .. P.tr .. " row" .. (P.tr > 1 and "s" or "") .. " one at a time") or "")
 		end
 		return "rows, blocks of " .. P.bk .. " keys"

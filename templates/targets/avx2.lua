@@ -3,6 +3,8 @@ local T = {
 	name = "avx2",
 	width = 8,
 	vec = "__m256",
+	-- vector registers (templates/main.lua sizes micro-tiles by them)
+	registers = 16,
 	includes = {"<immintrin.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
@@ -19,6 +21,11 @@ local T = {
 	            -- (measured: the softmax's exps 6 vectors at a time, 1.03x
 	            -- on h8 dk64 s128; 4: 1.025x, 8: 1.02x)
 	            exp_group = 6,
+	            -- P.V takes 4 rows of weights broadcast against 3 vectors
+	            -- of a value row (templates/main.lua, P.pvr) where dv is 64
+	            -- or less; at dv 128 (chunks of 3, 3, 3, 3, 3 and 1 vectors)
+	            -- it measured 0.986x on h16 dk128 s1024 causal
+	            pv_rows = 4, pv_dv = 64,
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers)
 	            gemm_mr = 6, gemm_nv = 2},

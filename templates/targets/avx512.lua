@@ -4,6 +4,8 @@ local T = {
 	name = "avx512",
 	width = 16,
 	vec = "__m512",
+	-- vector registers (templates/main.lua sizes micro-tiles by them)
+	registers = 32,
 	includes = {"<immintrin.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the 32-register file
@@ -15,6 +17,10 @@ local T = {
 	            -- no AVX-512 machine; on AVX2 4 took most of 6's gain, 1.025x
 	            -- against 1.03x, with a third less code per kernel)
 	            exp_group = 4,
+	            -- P.V takes 4 rows of weights broadcast against up to 6
+	            -- vectors of a value row, the output's columns in vector
+	            -- lanes (templates/main.lua, P.pvr)
+	            pv_rows = 4,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
 	            gemm_mr = 12, gemm_nv = 2},

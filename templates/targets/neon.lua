@@ -3,6 +3,8 @@ local T = {
 	name = "neon",
 	width = 4,
 	vec = "float32x4_t",
+	-- vector registers (templates/main.lua sizes micro-tiles by them)
+	registers = 32,
 	includes = {"<arm_neon.h>"},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file.  Read from the compilers'

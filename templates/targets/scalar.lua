@@ -3,6 +3,9 @@ local T = {
 	name = "scalar",
 	width = 1,
 	vec = "float",
+	-- vector registers (templates/main.lua sizes micro-tiles by them): a
+	-- float each, as many as a typical FPU register file
+	registers = 16,
 	includes = {},
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the register file
