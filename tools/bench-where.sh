@@ -88,7 +88,17 @@ FILENAME == ARGV[1] {
 		state = "other"
 	}
 	p = "other"
-	if (fn != "" && fn != "block") {
+	if (fn ~ /^pvr/) {
+		# P.V with the output columns in lanes: in the last block the rows
+		# go to out (if (o)), in the others back to the output block
+		if ($0 ~ /^\tif \(o\) \{/)
+			state = "output"
+		else if ($0 ~ /^\t\} else \{/)
+			state = "P.V"
+		else if (state == "other")
+			state = "P.V"
+		p = state
+	} else if (fn != "" && fn != "block") {
 		p = part_of_fn(fn)
 		if (p == "") p = "other"
 	} else if (fn == "block") {
@@ -98,11 +108,11 @@ FILENAME == ARGV[1] {
 			state = "tail"
 		else if (state != "tail" && $0 ~ /\/\* (mask only where|online softmax|score modifiers|the additive bias|the boolean mask|the key mask|the tile.s rows in the bias)/)
 			state = "softmax"
-		if ($0 ~ /const float \*vb0 = vb;|\/\* (row r sees keys|tiles that no key block reached)/)
+		if ($0 ~ /const float \*vb0 = vb;|const float \*const al = fresh|\/\* (row r sees keys|tiles that no key block reached)/)
 			state = "other"
 		# the rows of a tile written out after its last key block, the
 		# tail rows after the block loop
-		if ($0 ~ /\/\* (the tile.s last block: its rows written out|the tail.s rows, from ta)/)
+		if ($0 ~ /\/\* (the tile.s last block: (its rows written out|each row.s factor)|the tail.s rows, from ta)/)
 			state = "output"
 		p = state
 		# and the prefetch of its first out rows at the start of that block
