@@ -50,10 +50,13 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 .help = "scores micro-tile: keys (tiled; default per target)",
 	 .tag = "nk", .lua = "nk", .off = OFF(nk),
 	 .min = 1, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
+	/* 0: the target's P.V, which on avx512 (and avx2 at dv <= 64)
+	 * broadcasts rows of weights against the output's columns in lanes;
+	 * the plan reports 0 for it */
 	{.key = "nv", .arg = "N",
-	 .help = "P.V micro-tile: output columns, for mq rows\n" "(tiled; default per target)",
+	 .help = "P.V micro-tile: output columns, for mq rows in\n" "vector lanes (tiled; default per target; 0: the\n" "target's P.V, on avx512 and on avx2 at dv <= 64 4\n" "rows broadcast against the columns in lanes)",
 	 .tag = "nv", .lua = "nv", .off = OFF(nv),
-	 .min = 1, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
+	 .min = 0, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
 	/* tried: every head dim a loop, or unrolled; the plan reports what it
 	 * decides, whether k and v are unrolled */
 	{.key = "unroll-max", .arg = "N",

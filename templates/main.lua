@@ -464,9 +464,10 @@ local function plan(S, T)
 		-- group of them lies in one vector of the scores (one key count of
 		-- the causal diagonal's).  Its accumulators, operands and a broadcast fill the
 		-- registers at most.  The target's default (pv_rows), where dv is
-		-- whole vectors (and at most its pv_dv, where set).
+		-- whole vectors (and at most its pv_dv, where set), unless --nv
+		-- asks for rows in lanes (nv columns).
 		P.pvr = D.pv_rows or 0
-		if P.W == 1 or P.W % math.max(P.pvr, 1) ~= 0 or S.dv % P.W ~= 0 or
+		if S.nv > 0 or P.W == 1 or P.W % math.max(P.pvr, 1) ~= 0 or S.dv % P.W ~= 0 or
 		   S.dv > (D.pv_dv or S.dv) then
 			P.pvr = 0
 		end
@@ -569,11 +570,12 @@ end
 -- The knobs in effect for spec, for the C side (generator/gen.c,
 -- mhagen_plan): each under its field name (generator/knobs.c), with what
 -- unroll_max decides as unroll_k and unroll_v.  kv_split is the rows
--- algorithm's only.
+-- algorithm's only; nv is 0 where P.V takes rows broadcast (P.pvr: no
+-- --nv; --nv 0 is the default).
 local function knobs_in_effect(spec)
 	local P = plan(spec, load_target(spec.target))
 	return {algo = P.algo, block_q = P.bq, block_kv = P.bk, mq = P.mq,
-	        nk = P.nk, nv = P.nv, unroll_k = P.k.unrolled,
+	        nk = P.nk, nv = (P.pvr or 0) > 0 and 0 or P.nv, unroll_k = P.k.unrolled,
 	        unroll_v = P.v.unrolled, kv_split = P.split}
 end
 

@@ -427,13 +427,19 @@ static const struct {
 	/* AVX2: 64-key blocks for heads of dk + dv <= 128 floats, 128 for
 	 * wider ones, 64 causal */
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "avx2"},
+	 "tiled bq128 bk64 mq16 nk6 nv0"},
+	/* --nv: rows in lanes, nv columns, where the target would broadcast
+	 * rows (nv 0 in the plan) */
+	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "avx2", "--nv", "6"},
 	 "tiled bq128 bk64 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "64", "--dv", "72", "--seq", "128", "--target", "avx2"},
 	 "tiled bq128 bk128 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "128", "--seq", "128", "--target", "avx2", "--mask", "causal"},
 	 "tiled bq128 bk64 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "avx512"},
-	 "tiled bq128 bk128 mq32 nk8 nv8"},
+	 "tiled bq128 bk128 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "128", "--seq", "128", "--target", "avx512"},
+	 "tiled bq128 bk128 mq32 nk8 nv0"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "scalar"},
 	 "tiled bq64 bk64 mq4 nk4 nv4"},
 	/* decode items read the whole rows of both key/value heads: blocks of
