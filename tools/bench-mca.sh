@@ -5,7 +5,8 @@
 # rest.  The kernel of one spec is generated for TARGET and compiled to
 # assembly by clang and by gcc with the target's flags, the body of three
 # loops marked as llvm-mca code regions: the full score micro-kernel's d
-# loop (qk), the widest P.V micro-kernel's key loop (pv) and the softmax
+# loop (qk), the widest P.V micro-kernel's key loop (pv; where P.V
+# broadcasts rows of weights, the widest N_pvr kernel's) and the softmax
 # pass's loop over a group of exps (softmax).  For each region and compiler:
 # its instructions per iteration, FMAs, stack references (spills), and
 # llvm-mca's cycles per iteration on each CPU model named; then each
@@ -64,6 +65,10 @@ awk '
 function num(s, pre) { sub(".*" pre, "", s); sub("[_(].*", "", s); return s + 0 }
 /^static .*_qk[0-9]+(_0)?[(]/ { n = num($0, "_qk"); if (n > qk) { qk = n; qkl = NR } }
 /^static .*_pv[0-9]+[(]/ { n = num($0, "_pv"); if (n > pv) { pv = n; pvl = NR } }
+# or, where P.V broadcasts rows of weights (N_pvrC: R rows x C vectors of
+# columns), the widest of those and its rows
+/^[/][*] o_x = .* rows x < [0-9]+ / { r = $0; sub(".*rows x < ", "", r); rows = r + 0 }
+/^static .*_pvr[0-9]+[(]/ { n = num($0, "_pvr"); if (n > pvr) { pvr = n; pvrl = NR; pvrows = rows } }
 /for [(]; jj [+] [0-9]+ <= kn[[]0[]]; jj [+]= [0-9]+[)] [{]/ && !sml {
 	g = $0; sub(".*jj [+]= ", "", g); sub("[)].*", "", g); if (g + 0 > 1) { sml = NR; grp = g + 0 }
 }
@@ -74,11 +79,12 @@ inexp && /^(}|#else)/ { inexp = 0 }
 inexp && /(^|[^a-z0-9_])p1 = / { ++degree }
 { line[NR] = $0 }
 END {
+	if (pvr) { pv = pvr; pvl = pvrl }
 	if (!qk || !pv || !sml || !degree) exit 1
 	for (i = qkl; i <= NR && line[i] !~ /^\tfor [(]/; ++i) ; mark[i] = "qk"
 	for (i = pvl; i <= NR && line[i] !~ /^\tfor [(]/; ++i) ; mark[i] = "pv"
 	mark[sml] = "softmax"
-	printf "%d %d %d %d\n", grp, qk, pv, degree > "/dev/stderr"
+	printf "%d %d %d %d %d\n", grp, qk, pv, degree, pvr ? pvrows : 0 > "/dev/stderr"
 	for (i = 1; i <= NR; ++i) {
 		if (i in close_at) for (k = 1; k <= close_at[i]; ++k)
 			print "__asm__ volatile(\"# LLVM-MCA-END " name_at[i, k] "\");"
@@ -91,7 +97,8 @@ END {
 	}
 }' "$dir/k.c" > "$dir/marked.c" 2> "$dir/group" ||
 	fail "$target: the qk, pv or grouped softmax loop or the exp2 is not in the generated file"
-read -r group nk nv degree < "$dir/group"
+# pvrows: 0, or the rows broadcast by a P.V of nv vectors of columns
+read -r group nk nv degree pvrows < "$dir/group"
 
 # each compiler: its name and command, one per line
 case $target in
@@ -134,8 +141,10 @@ while read -r cc; do
 	moved="
 (or $name moved some across the region's markers: $s)"
 	for r in qk pv softmax; do
+		# (its first copy: where a compiler unrolls the loop, each copy of
+		# the body has its markers, and llvm-mca reads the first)
 		body=$(awk -v r="$r" '$0 ~ "LLVM-MCA-BEGIN " r "$" { on = 1; next }
-			$0 ~ "LLVM-MCA-END " r "$" { on = 0 }
+			$0 ~ "LLVM-MCA-END " r "$" { exit }
 			on && $1 !~ /^([#.]|\/\/)/ && $1 !~ /:$/ && NF' "$s")
 		ins=$(echo "$body" | grep -c .)
 		fma=$(echo "$body" | grep -c -E '^[[:space:]]*(vfn?madd|fmla)')
@@ -147,8 +156,13 @@ while read -r cc; do
 		case $r in
 		qk) qv=$((fma / nk)); [ $((qv * nk)) -eq "$fma" ] ||
 			fail "$target: $name's qk region holds $fma FMAs, not a multiple of nk = $nk$moved" ;;
-		pv) [ "$fma" -eq $((qv * nv)) ] ||
-			fail "$target: $name's pv region holds $fma FMAs, not $qv query vectors x nv = $nv$moved" ;;
+		pv) if [ "$pvrows" -gt 0 ]; then
+			[ "$fma" -eq $((pvrows * nv)) ] ||
+				fail "$target: $name's pv region holds $fma FMAs, not $pvrows rows x $nv vectors$moved"
+		    else
+			[ "$fma" -eq $((qv * nv)) ] ||
+				fail "$target: $name's pv region holds $fma FMAs, not $qv query vectors x nv = $nv$moved"
+		    fi ;;
 		esac
 		[ "$r" != softmax ] || [ "$fma" -eq $((degree * group)) ] ||
 			fail "$target: $name's softmax region holds $fma FMAs, not $degree for each of $group exps$moved"
