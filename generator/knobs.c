@@ -54,7 +54,7 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 * broadcasts rows of weights against the output's columns in lanes;
 	 * the plan reports 0 for it */
 	{.key = "nv", .arg = "N",
-	 .help = "P.V micro-tile: output columns, for mq rows in\n" "vector lanes (tiled; default per target; 0: the\n" "target's P.V, on avx512 and on avx2 at dv <= 64 4\n" "rows broadcast against the columns in lanes)",
+	 .help = "P.V micro-tile: output columns, for mq rows in\n" "vector lanes (tiled; default per target); 0: the\n" "target's P.V (avx512, and avx2 at dv <= 64: 4 rows\n" "broadcast against the columns in lanes)",
 	 .tag = "nv", .lua = "nv", .off = OFF(nv),
 	 .min = 0, .max = 16, .algos = TILED, .plan = 1, TRIES(2, 4, 6, 8)},
 	/* tried: every head dim a loop, or unrolled; the plan reports what it

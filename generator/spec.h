@@ -57,7 +57,8 @@ struct mha_spec {
 	long block_kv;           /* keys per block */
 	long block_q;            /* query rows per work item (tiled) */
 	long mq, nk;             /* QK micro-tile: query rows, keys (tiled) */
-	long nv;                 /* P.V micro-tile: output columns (tiled) */
+	long nv;                 /* P.V micro-tile: output columns (tiled;
+	                          * > 0 also picks rows in lanes) */
 	long unroll_max;         /* head dims up to this are unrolled (rows) */
 	long kv_split;           /* key ranges per row, merged after (rows) */
 	long algo;               /* enum mha_algo: 0 auto, 1 tiled, 2 rows */

@@ -455,17 +455,17 @@ local function plan(S, T)
 			                    P.mq, T.name, P.W), 0)
 		end
 		-- P.pvr: the P.V micro-kernel takes P.pvr rows of weights
-		-- broadcast against P.pvc vectors of a value row (the output's
-		-- columns in vector lanes), the output block row-major and a tile's
-		-- last block writing its rows to out directly, each times its
-		-- factor: no transpose (tiled.c.in); 0: rows in vector lanes
-		-- against --nv value columns broadcast, the output block
-		-- transposed.  Rows a divisor of the vector width, so that a
-		-- group of them lies in one vector of the scores (one key count of
-		-- the causal diagonal's).  Its accumulators, operands and a broadcast fill the
-		-- registers at most.  The target's default (pv_rows), where dv is
-		-- whole vectors (and at most its pv_dv, where set), unless --nv
-		-- asks for rows in lanes (nv columns).
+		-- broadcast against a chunk of P.pvcs[c] vectors of a value row
+		-- (the output's columns in vector lanes), the output block
+		-- row-major and a tile's last block writing its rows to out
+		-- directly, each times its factor: no transpose (tiled.c.in); 0:
+		-- rows in vector lanes against --nv value columns broadcast, the
+		-- output block transposed.  Rows a divisor of the vector width, so
+		-- that a group of them lies in one vector of the scores (one key
+		-- count of the causal diagonal's).  Its accumulators, operands and
+		-- a broadcast fill the registers at most.  The target's default
+		-- (pv_rows), where dv is whole vectors (and at most its pv_dv,
+		-- where set), unless --nv asks for rows in lanes (nv columns).
 		P.pvr = D.pv_rows or 0
 		if S.nv > 0 or P.W == 1 or P.W % math.max(P.pvr, 1) ~= 0 or S.dv % P.W ~= 0 or
 		   S.dv > (D.pv_dv or S.dv) then
