@@ -947,11 +947,11 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_1(const float *restrict
  * rows of weights broadcast (p's keys 16 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread.  o set (the tile's last block): row x < nr goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x3 accumulators. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr3(const float *restrict p, const float *restrict v, size_t n,
         float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
-        const float *restrict inv, size_t nr)
+        const float *restrict inv)
 {
 	__m256 a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2;
 
@@ -1039,21 +1039,21 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr3(const float *restrict 
 			_mm256_storeu_ps(o + 8, _mm256_mul_ps(a0_1, f));
 			_mm256_storeu_ps(o + 16, _mm256_mul_ps(a0_2, f));
 		}
-		if (nr > 1) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[1]);
 
 			_mm256_storeu_ps(o + 1 * os + 0, _mm256_mul_ps(a1_0, f));
 			_mm256_storeu_ps(o + 1 * os + 8, _mm256_mul_ps(a1_1, f));
 			_mm256_storeu_ps(o + 1 * os + 16, _mm256_mul_ps(a1_2, f));
 		}
-		if (nr > 2) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[2]);
 
 			_mm256_storeu_ps(o + 2 * os + 0, _mm256_mul_ps(a2_0, f));
 			_mm256_storeu_ps(o + 2 * os + 8, _mm256_mul_ps(a2_1, f));
 			_mm256_storeu_ps(o + 2 * os + 16, _mm256_mul_ps(a2_2, f));
 		}
-		if (nr > 3) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[3]);
 
 			_mm256_storeu_ps(o + 3 * os + 0, _mm256_mul_ps(a3_0, f));
@@ -1080,11 +1080,11 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr3(const float *restrict 
  * rows of weights broadcast (p's keys 16 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread.  o set (the tile's last block): row x < nr goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x2 accumulators. */
 static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr2(const float *restrict p, const float *restrict v, size_t n,
         float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
-        const float *restrict inv, size_t nr)
+        const float *restrict inv)
 {
 	__m256 a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1;
 
@@ -1158,19 +1158,19 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr2(const float *restrict 
 			_mm256_storeu_ps(o + 0, _mm256_mul_ps(a0_0, f));
 			_mm256_storeu_ps(o + 8, _mm256_mul_ps(a0_1, f));
 		}
-		if (nr > 1) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[1]);
 
 			_mm256_storeu_ps(o + 1 * os + 0, _mm256_mul_ps(a1_0, f));
 			_mm256_storeu_ps(o + 1 * os + 8, _mm256_mul_ps(a1_1, f));
 		}
-		if (nr > 2) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[2]);
 
 			_mm256_storeu_ps(o + 2 * os + 0, _mm256_mul_ps(a2_0, f));
 			_mm256_storeu_ps(o + 2 * os + 8, _mm256_mul_ps(a2_1, f));
 		}
-		if (nr > 3) {
+		{
 			const __m256 f = _mm256_set1_ps(inv[3]);
 
 			_mm256_storeu_ps(o + 3 * os + 0, _mm256_mul_ps(a3_0, f));
@@ -1550,7 +1550,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
 					mha_f32_h8_dk64_s128_causal__avx2_pvr3(st + i, vb, kn[i / 8], ot + (r0 + i) * 64,
-					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 
@@ -1562,7 +1562,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 						}
 					}
 					mha_f32_h8_dk64_s128_causal__avx2_pvr3(st + i, vb + 24, kn[i / 8], ot + (r0 + i) * 64 + 24,
-					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 
@@ -1574,7 +1574,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 						}
 					}
 					mha_f32_h8_dk64_s128_causal__avx2_pvr2(st + i, vb + 48, kn[i / 8], ot + (r0 + i) * 64 + 48,
-					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 

@@ -1371,11 +1371,11 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
  * rows of weights broadcast (p's keys 32 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread.  o set (the tile's last block): row x < nr goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x4 accumulators. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restrict p, const float *restrict v, size_t n,
         float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
-        const float *restrict inv, size_t nr)
+        const float *restrict inv)
 {
 	__m512 a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
@@ -1477,7 +1477,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restric
 			_mm512_storeu_ps(o + 32, _mm512_mul_ps(a0_2, f));
 			_mm512_storeu_ps(o + 48, _mm512_mul_ps(a0_3, f));
 		}
-		if (nr > 1) {
+		{
 			const __m512 f = _mm512_set1_ps(inv[1]);
 
 			_mm512_storeu_ps(o + 1 * os + 0, _mm512_mul_ps(a1_0, f));
@@ -1485,7 +1485,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restric
 			_mm512_storeu_ps(o + 1 * os + 32, _mm512_mul_ps(a1_2, f));
 			_mm512_storeu_ps(o + 1 * os + 48, _mm512_mul_ps(a1_3, f));
 		}
-		if (nr > 2) {
+		{
 			const __m512 f = _mm512_set1_ps(inv[2]);
 
 			_mm512_storeu_ps(o + 2 * os + 0, _mm512_mul_ps(a2_0, f));
@@ -1493,7 +1493,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restric
 			_mm512_storeu_ps(o + 2 * os + 32, _mm512_mul_ps(a2_2, f));
 			_mm512_storeu_ps(o + 2 * os + 48, _mm512_mul_ps(a2_3, f));
 		}
-		if (nr > 3) {
+		{
 			const __m512 f = _mm512_set1_ps(inv[3]);
 
 			_mm512_storeu_ps(o + 3 * os + 0, _mm512_mul_ps(a3_0, f));
@@ -1875,7 +1875,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
 					mha_f32_h8_dk64_s128_causal__avx512_pvr4(st + i, vb, kn[i / 16], ot + (r0 + i) * 64,
-					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
 

@@ -306,7 +306,8 @@ local KV_HEADS_MAX = 4
 -- Everything decided about a kernel before it is written.
 local function plan(S, T)
 	local D = T.defaults
-	local P = {W = T.width}
+	-- (pvr, pvcs: the tiled P.V's, below; 0 and none for rows)
+	local P = {W = T.width, pvr = 0, pvcs = {}}
 	-- rows have a first visible key (a window)
 	P.lo = S.window > 0 or S.window_left >= 0
 	-- every query row's position lies within the keys' (fixed lengths,
@@ -473,7 +474,6 @@ local function plan(S, T)
 		end
 		-- P.pvcs: the vectors of each of a row's column chunks, as even
 		-- as the registers allow
-		P.pvcs = {}
 		if P.pvr > 0 then
 			local most = math.max(1, (T.registers - 1) // (P.pvr + 1))
 			local n = S.dv // P.W
@@ -575,7 +575,7 @@ end
 local function knobs_in_effect(spec)
 	local P = plan(spec, load_target(spec.target))
 	return {algo = P.algo, block_q = P.bq, block_kv = P.bk, mq = P.mq,
-	        nk = P.nk, nv = (P.pvr or 0) > 0 and 0 or P.nv, unroll_k = P.k.unrolled,
+	        nk = P.nk, nv = P.pvr > 0 and 0 or P.nv, unroll_k = P.k.unrolled,
 	        unroll_v = P.v.unrolled, kv_split = P.split}
 end
 
