@@ -1874,7 +1874,11 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				fresh[r0 / 32] = 0;
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
-					mha_f32_h8_dk64_s128_causal__avx512_pvr4(st + i, vb, kn[i / 16], ot + (r0 + i) * 64,
+					/* keys the group's last row sees: on the diagonal fewer
+					 * than its vector's, whose rows past them weigh 0 */
+					const size_t e = lim[r0 + i + 3];
+					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 16] ? e - j0 : kn[i / 16];
+					mha_f32_h8_dk64_s128_causal__avx512_pvr4(st + i, vb, kg, ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];

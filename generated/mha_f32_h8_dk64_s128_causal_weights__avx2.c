@@ -1583,7 +1583,11 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				fresh[r0 / 16] = 0;
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
-					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb, kn[i / 8], ot + (r0 + i) * 64,
+					/* keys the group's last row sees: on the diagonal fewer
+					 * than its vector's, whose rows past them weigh 0 */
+					const size_t e = lim[r0 + i + 3];
+					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 8] ? e - j0 : kn[i / 8];
+					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb, kg, ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
@@ -1595,7 +1599,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 							++pfx;
 						}
 					}
-					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb + 24, kn[i / 8], ot + (r0 + i) * 64 + 24,
+					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb + 24, kg, ot + (r0 + i) * 64 + 24,
 					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
@@ -1607,7 +1611,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 							++pfx;
 						}
 					}
-					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(st + i, vb + 48, kn[i / 8], ot + (r0 + i) * 64 + 48,
+					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(st + i, vb + 48, kg, ot + (r0 + i) * 64 + 48,
 					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i);
 					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
 						const char *const p = pfb[pfx] + pfi * pfs[pfx];
