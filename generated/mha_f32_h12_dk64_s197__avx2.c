@@ -1065,30 +1065,25 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 768
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[3] = {NULL, NULL, NULL}; /* (gcc cannot tell pfn bounds the reads) */
-		size_t pfs[3], pfr[3], pfw[3], pfn = 0, pfx = 0, pfi = 0, pfq;
+		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
+		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
 		if (pfon && j0 + 64 < kend) {
 			const size_t e = kend - (j0 + 64) < 64 ? kend - (j0 + 64) : 64;
 
 			pfb[0] = (const char *)(kh + (j0 + 64) * 768);
 			pfs[0] = 768 * sizeof(float);
-			pfw[0] = 64 * sizeof(float);
 			pfb[1] = (const char *)(vh + (j0 + 64) * 768);
 			pfs[1] = 768 * sizeof(float);
-			pfw[1] = 64 * sizeof(float);
 			pfr[0] = pfr[1] = e;
 			pfn = 2;
 		} else if (pfon && wn != w) {
 			pfb[0] = (const char *)(q + ((bn * 197 + i0n) * 12 + hhn) * 64);
 			pfs[0] = 768 * sizeof(float);
-			pfw[0] = 64 * sizeof(float);
 			pfr[0] = rowsn;
 			pfb[1] = (const char *)(k + ((bn * 197 + 0) * 12 + hkn) * 64);
 			pfs[1] = 768 * sizeof(float);
-			pfw[1] = 64 * sizeof(float);
 			pfb[2] = (const char *)(v + ((bn * 197 + 0) * 12 + hkn) * 64);
 			pfs[2] = 768 * sizeof(float);
-			pfw[2] = 64 * sizeof(float);
 			pfr[1] = pfr[2] = 197 < 64 ? 197 : 64;
 			pfn = 3;
 		}
@@ -1101,6 +1096,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			for (size_t x = 0; x < pfn; ++x)
 				n += pfr[x];
 			pfq = t ? (n + t * 12 - 1) / (t * 12) : 0;
+			pfp = pfb[0];
 		}
 		/* the block's keys dense, and its values, copied
 		 * alongside the first tile's scores (below): kcn key rows so far,
@@ -1301,38 +1297,35 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 					float *const o = last ? oh + (r0 + i) * 768 : NULL;
 					mha_f32_h12_dk64_s197__avx2_pvr3(st + i, vb, kn[0], ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o ? o : NULL, 768, l + r0 + i);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
+					for (size_t u = pfq; u && pfx < pfn; --u) {
+						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+							__builtin_prefetch(pfp + pc, 0, 2);
+						pfp += pfs[pfx];
 						if (++pfi == pfr[pfx]) {
 							pfi = 0;
-							++pfx;
+							pfp = pfb[++pfx];
 						}
 					}
 					mha_f32_h12_dk64_s197__avx2_pvr3(st + i, vb + 24, kn[0], ot + (r0 + i) * 64 + 24,
 					        al ? al + i : NULL, o ? o + 24 : NULL, 768, l + r0 + i);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
+					for (size_t u = pfq; u && pfx < pfn; --u) {
+						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+							__builtin_prefetch(pfp + pc, 0, 2);
+						pfp += pfs[pfx];
 						if (++pfi == pfr[pfx]) {
 							pfi = 0;
-							++pfx;
+							pfp = pfb[++pfx];
 						}
 					}
 					mha_f32_h12_dk64_s197__avx2_pvr2(st + i, vb + 48, kn[0], ot + (r0 + i) * 64 + 48,
 					        al ? al + i : NULL, o ? o + 48 : NULL, 768, l + r0 + i);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
+					for (size_t u = pfq; u && pfx < pfn; --u) {
+						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+							__builtin_prefetch(pfp + pc, 0, 2);
+						pfp += pfs[pfx];
 						if (++pfi == pfr[pfx]) {
 							pfi = 0;
-							++pfx;
+							pfp = pfb[++pfx];
 						}
 					}
 				}

@@ -2093,30 +2093,25 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 2048
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[3] = {NULL, NULL, NULL}; /* (gcc cannot tell pfn bounds the reads) */
-		size_t pfs[3], pfr[3], pfw[3], pfn = 0, pfx = 0, pfi = 0, pfq;
+		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
+		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
 		if (pfon && j0 + 64 < lim[rows - 1]) {
 			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
 
 			pfb[0] = (const char *)(kh + (j0 + 64) * 2048);
 			pfs[0] = 2048 * sizeof(float);
-			pfw[0] = 128 * sizeof(float);
 			pfb[1] = (const char *)(vh + (j0 + 64) * 2048);
 			pfs[1] = 2048 * sizeof(float);
-			pfw[1] = 128 * sizeof(float);
 			pfr[0] = pfr[1] = e;
 			pfn = 2;
 		} else if (pfon && wn != w) {
 			pfb[0] = (const char *)(q + ((bn * seq_q + i0n) * 16 + hhn) * 128);
 			pfs[0] = 2048 * sizeof(float);
-			pfw[0] = 128 * sizeof(float);
 			pfr[0] = rowsn;
 			pfb[1] = (const char *)(k + ((bn * seq_kv + 0) * 16 + hkn) * 128);
 			pfs[1] = 2048 * sizeof(float);
-			pfw[1] = 128 * sizeof(float);
 			pfb[2] = (const char *)(v + ((bn * seq_kv + 0) * 16 + hkn) * 128);
 			pfs[2] = 2048 * sizeof(float);
-			pfw[2] = 128 * sizeof(float);
 			pfr[1] = pfr[2] = seq_kv < 64 ? seq_kv : 64;
 			pfn = 3;
 		}
@@ -2129,6 +2124,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			for (size_t x = 0; x < pfn; ++x)
 				n += pfr[x];
 			pfq = t ? (n + t * 25 - 1) / (t * 25) : 0;
+			pfp = pfb[0];
 		}
 		/* the block's keys dense, and its values, copied
 		 * alongside the first tile's scores (below): kcn key rows so far,
@@ -2471,14 +2467,13 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 400) {
 					mha_f32_h16_dk128_causal__neon_pv5(st, vb0, ob, al, kn);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
+					for (size_t u = pfq; u && pfx < pfn; --u) {
+						for (size_t pc = 0; pc < 128 * sizeof(float); pc += 64)
+							__builtin_prefetch(pfp + pc, 0, 2);
+						pfp += pfs[pfx];
 						if (++pfi == pfr[pfx]) {
 							pfi = 0;
-							++pfx;
+							pfp = pfb[++pfx];
 						}
 					}
 				}

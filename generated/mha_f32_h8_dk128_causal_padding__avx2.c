@@ -1218,30 +1218,25 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 1024
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[3] = {NULL, NULL, NULL}; /* (gcc cannot tell pfn bounds the reads) */
-		size_t pfs[3], pfr[3], pfw[3], pfn = 0, pfx = 0, pfi = 0, pfq;
+		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
+		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
 		if (pfon && j0 + 64 < lim[rows - 1]) {
 			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
 
 			pfb[0] = (const char *)(kh + (j0 + 64) * 1024);
 			pfs[0] = 1024 * sizeof(float);
-			pfw[0] = 128 * sizeof(float);
 			pfb[1] = (const char *)(vh + (j0 + 64) * 1024);
 			pfs[1] = 1024 * sizeof(float);
-			pfw[1] = 128 * sizeof(float);
 			pfr[0] = pfr[1] = e;
 			pfn = 2;
 		} else if (pfon && wn != w) {
 			pfb[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 128);
 			pfs[0] = 1024 * sizeof(float);
-			pfw[0] = 128 * sizeof(float);
 			pfr[0] = rowsn;
 			pfb[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 128);
 			pfs[1] = 1024 * sizeof(float);
-			pfw[1] = 128 * sizeof(float);
 			pfb[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 128);
 			pfs[2] = 1024 * sizeof(float);
-			pfw[2] = 128 * sizeof(float);
 			pfr[1] = pfr[2] = seq_kv < 64 ? seq_kv : 64;
 			pfn = 3;
 		}
@@ -1254,6 +1249,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			for (size_t x = 0; x < pfn; ++x)
 				n += pfr[x];
 			pfq = t ? (n + t * 21 - 1) / (t * 21) : 0;
+			pfp = pfb[0];
 		}
 		/* the block's keys dense, and its values, copied
 		 * alongside the first tile's scores (below): kcn key rows so far,
@@ -1468,14 +1464,13 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400) {
 					mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, al, kn);
-					for (size_t u = 0; u < pfq && pfx < pfn; ++u) {
-						const char *const p = pfb[pfx] + pfi * pfs[pfx];
-
-						for (size_t pc = 0; pc < pfw[pfx]; pc += 64)
-							__builtin_prefetch(p + pc, 0, 2);
+					for (size_t u = pfq; u && pfx < pfn; --u) {
+						for (size_t pc = 0; pc < 128 * sizeof(float); pc += 64)
+							__builtin_prefetch(pfp + pc, 0, 2);
+						pfp += pfs[pfx];
 						if (++pfi == pfr[pfx]) {
 							pfi = 0;
-							++pfx;
+							pfp = pfb[++pfx];
 						}
 					}
 				}

@@ -120,7 +120,7 @@ FILENAME == ARGV[1] {
 			p = "output"
 		if ($0 ~ /memcpy\((kc|vp) |[kv]s16|[kv]d \+/)
 			p = "copies"
-		else if (state != "output" && $0 ~ /(^|[^a-z_])pf[a-z]*([^a-z_]|$)|__builtin_prefetch\(p \+ pc/)
+		else if (state != "output" && $0 ~ /(^|[^a-z_])pf[a-z]*([^a-z_]|$)|size_t pc = 0; pc < /)
 			p = "prefetch"
 	}
 	part[FNR] = p
