@@ -558,6 +558,22 @@ int props_embedding(const struct mha_kernel *k, char *msg, size_t len)
 			         "output", k->name);
 			goto done;
 		}
+		/* a workspace that holds one worker's scratch: an OpenMP kernel
+		 * then runs on this thread alone, without a team */
+		{
+			struct mha_args one = c.x;
+			one.parallel = check_pool_parallel;
+			one.workers = 1;
+			const size_t need1 = k->workspace(&one);
+			memset(in.out2, 0, in.no * sizeof *in.out2);
+			c.x.workspace_size = need1 <= need ? need1 : need;
+			k->args(&c.x);
+			if (!same_bits(in.out1, in.out2, in.no)) {
+				snprintf(msg, len, "%s: a workspace for one worker "
+				         "changed the output", k->name);
+				goto done;
+			}
+		}
 	}
 
 	/* the host's parallel-for with 3 workers, with and without a
