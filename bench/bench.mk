@@ -271,6 +271,10 @@ $(BENCH_AB)/ab_%.c: $(MHAGEN) FORCE | $(BENCH_AB)
 	@f='$(AB_FILE_$(AB_X_$*))'; if [ -n "$$f" ]; then \
 		grep -q 'ab_$*_args' "$$f" || { echo "bench-ab: AB_FILE_$(AB_X_$*) $$f" \
 			"exports no ab_$*_args: generate it with --name ab_$*" >&2; exit 2; }; \
+		$(if $(BENCH_OMP),grep -q '^ \* mhagen .* --threads openmp' "$$f" || { \
+			echo "bench-ab: AB_FILE_$(AB_X_$*) $$f was not generated with" \
+			"--threads openmp as the kernel it is timed against is (one" \
+			"without OpenMP skips a team's cost: h8 dk64 s128 1.03x)" >&2; exit 2; };) \
 		cmp -s "$$f" $@ || cp "$$f" $@; \
 	else $(MHAGEN) $(call ab_flags,$*) -o $@; fi
 $(BENCH_AB)/kernels.inc: $(BENCH_AB)/ab_a.c $(BENCH_AB)/ab_b.c

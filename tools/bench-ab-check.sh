@@ -40,9 +40,13 @@ grep -q "; A's code linked first" "$log" && grep -q "; B's code linked first" "$
 grep -q '^A/B [0-9.]* over the two link orders' "$log" ||
 	fail "make bench-ab printed no ratio over the two link orders"
 ok "bench-ab times two kernels of one spec, in both link orders"
+# whether make bench-ab builds its kernels with OpenMP (where it can)
+omp=0
+grep -q 'BENCH   A: mhagen .*--threads openmp' "$log" && omp=1
 
 # a kernel computing something else: scores scaled by 0.5, named ab_b
-"$BUILD/mhagen" $spec --scale 0.5 --target scalar --name ab_b -o "$dir/wrong.c" ||
+# (with OpenMP, as make bench-ab builds its kernels where it can)
+"$BUILD/mhagen" $spec --scale 0.5 --target scalar --threads openmp --name ab_b -o "$dir/wrong.c" ||
 	fail "mhagen failed"
 if ab AB_SPEC="$spec" AB_FILE_B="$dir/wrong.c"; then
 	fail "a kernel that differs from the reference was timed"
@@ -63,7 +67,16 @@ if ab AB_SPEC="$spec" AB_FILE_B="$dir/named.c"; then
 	fail "a file exporting ab_c was taken as B"
 fi
 grep -q 'exports no ab_b_args' "$log" || fail "a misnamed file: no clear error"
-ok "bench-ab refuses two specs and a misnamed file"
+# a file without OpenMP against A's kernel with it (a team's cost apart)
+"$BUILD/mhagen" $spec --target scalar --name ab_b -o "$dir/serial.c" || fail "mhagen failed"
+if [ "$omp" = 1 ]; then
+	if ab AB_SPEC="$spec" AB_FILE_B="$dir/serial.c"; then
+		fail "a file without OpenMP was timed against a kernel with it"
+	fi
+	grep -q 'was not generated with' "$log" ||
+		fail "a file without OpenMP: no clear error"
+fi
+ok "bench-ab refuses two specs, a misnamed file and one without OpenMP"
 
 # make bench-where's grouping (tools/bench-where.sh) of a kernel's perf
 # samples by part: one row, the parts' shares summing to 100, most of
