@@ -1298,7 +1298,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 768 : NULL;
 					mha_f32_h12_dk64_s197__avx2_pvr3(st + i, vb, kn[0], ot + (r0 + i) * 64,
-					        al ? al + i : NULL, o ? o : NULL, 768, l + r0 + i);
+					        al ? al + i : NULL, o, 768, l + r0 + i);
 					for (size_t u = pfq; u && pfx < pfn; --u) {
 						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 							__builtin_prefetch(pfp + pc, 0, 2);

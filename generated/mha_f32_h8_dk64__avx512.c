@@ -1412,7 +1412,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
 					mha_f32_h8_dk64__avx512_pvr4(st + i, vb, kn[0], ot + (r0 + i) * 64,
-					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o, 512, l + r0 + i, mt - i);
 					for (size_t u = pfq; u && pfx < pfn; --u) {
 						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 							__builtin_prefetch(pfp + pc, 0, 2);

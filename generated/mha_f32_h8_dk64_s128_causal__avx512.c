@@ -1877,7 +1877,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 					const size_t e = lim[r0 + i + 3];
 					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 16] ? e - j0 : kn[i / 16];
 					mha_f32_h8_dk64_s128_causal__avx512_pvr4(st + i, vb, kg, ot + (r0 + i) * 64,
-					        al ? al + i : NULL, o ? o : NULL, 512, l + r0 + i);
+					        al ? al + i : NULL, o, 512, l + r0 + i);
 					for (size_t u = pfq; u && pfx < pfn; --u) {
 						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 							__builtin_prefetch(pfp + pc, 0, 2);
