@@ -117,8 +117,16 @@ static size_t mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_scratch_bytes(const stru
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (scratch); dynamic: one
- * item at a time to whichever worker is free, else even shares. */
+ * runs it (scratch); how OpenMP's
+ * threads share them (share): */
+enum mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_share {
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_SHARES,  /* even shares of consecutive items, each to
+	               * whichever thread is free */
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_DYNAMIC, /* one item at a time to whichever thread is free */
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_FIXED    /* even shares of consecutive items, thread t taking
+	               * the t-th: the same items on every call (items of
+	               * equal cost) */
+};
 struct mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_job {
 	void (*item)(const void *, size_t, unsigned char *);
 	const void *ctx;
@@ -133,7 +141,7 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_task(void *task, size_t i,
 	t->item(t->ctx, i, t->scratch);
 }
 
-static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_share share,
         void (*item)(const void *, size_t, unsigned char *), const void *ctx,
         unsigned char *scratch)
 {
@@ -143,7 +151,7 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(const struct mha_args
 		return;
 	}
 	(void)workers;
-	(void)dynamic;
+	(void)share;
 	for (size_t i = 0; i < n; ++i)
 		item(ctx, i, scratch);
 }
@@ -371,7 +379,7 @@ static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row(const void *ctx, size_
 
 static void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_run(const struct mha_args *restrict a)
 {
-	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(a, a->batch * 1 * 1, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(a), 0, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row, a, NULL);
+	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_each(a, a->batch * 1 * 1, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_workers(a), mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_SHARES, mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_row, a, NULL);
 }
 
 

@@ -165,8 +165,16 @@ static void mha_f32_h4_dk32_padding__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (38912 bytes each, from scratch; NULL when scratch is); dynamic: one
- * item at a time to whichever worker is free, else even shares. */
+ * runs it (38912 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * threads share them (share): */
+enum mha_f32_h4_dk32_padding__scalar_share {
+	mha_f32_h4_dk32_padding__scalar_SHARES,  /* even shares of consecutive items, each to
+	               * whichever thread is free */
+	mha_f32_h4_dk32_padding__scalar_DYNAMIC, /* one item at a time to whichever thread is free */
+	mha_f32_h4_dk32_padding__scalar_FIXED    /* even shares of consecutive items, thread t taking
+	               * the t-th: the same items on every call (items of
+	               * equal cost) */
+};
 struct mha_f32_h4_dk32_padding__scalar_job {
 	void (*item)(const void *, size_t, unsigned char *);
 	const void *ctx;
@@ -180,7 +188,7 @@ static void mha_f32_h4_dk32_padding__scalar_task(void *task, size_t i, size_t wo
 	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 38912 : NULL);
 }
 
-static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h4_dk32_padding__scalar_share share,
         void (*item)(const void *, size_t, unsigned char *), const void *ctx,
         unsigned char *scratch)
 {
@@ -190,7 +198,7 @@ static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_
 		return;
 	}
 	(void)workers;
-	(void)dynamic;
+	(void)share;
 	for (size_t i = 0; i < n; ++i)
 		item(ctx, i, scratch);
 }
@@ -676,12 +684,14 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
 	const float *vh = v + ((b * seq_kv + 0) * 4 + hk) * 32;
 	/* the work item this worker likely takes next, whose rows this one's
-	 * last block prefetches (below): items go to the workers in turn */
-	size_t nw = 1;
+	 * last block prefetches (below): items go to the workers in turn, nw
+	 * apart */
+	const size_t ni = batch * 4 * nqb;
+	size_t nw = 1, per = ni;
 
 	if (a->parallel)
 		nw = a->workers > 0 ? a->workers : 1;
-	const size_t wn = w + nw < batch * 4 * nqb ? w + nw : w;
+	const size_t wn = w + nw < ni && (w + nw) / per == w / per ? w + nw : w;
 	const size_t bn = wn / (4 * nqb);
 	const size_t hhn = wn / nqb % 4;
 	const size_t i0n = wn % nqb * 64;
@@ -706,7 +716,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
 	const size_t rp = (rows + 3) / 4 * 4;
-	mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows, !pfon || w < nw);
+	mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows, !pfon || w % per < nw);
 	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
@@ -1023,7 +1033,7 @@ static void mha_f32_h4_dk32_padding__scalar_run(const struct mha_args *restrict 
 		mha_f32_h4_dk32_padding__scalar_nomem(a);
 		return;
 	}
-	mha_f32_h4_dk32_padding__scalar_each(a, n, workers, 1, mha_f32_h4_dk32_padding__scalar_block, a, scratch);
+	mha_f32_h4_dk32_padding__scalar_each(a, n, workers, mha_f32_h4_dk32_padding__scalar_DYNAMIC, mha_f32_h4_dk32_padding__scalar_block, a, scratch);
 	free(mem);
 }
 

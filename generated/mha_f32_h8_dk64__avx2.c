@@ -220,8 +220,16 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (247808 bytes each, from scratch; NULL when scratch is); dynamic: one
- * item at a time to whichever worker is free, else even shares. */
+ * runs it (247808 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * threads share them (share): */
+enum mha_f32_h8_dk64__avx2_share {
+	mha_f32_h8_dk64__avx2_SHARES,  /* even shares of consecutive items, each to
+	               * whichever thread is free */
+	mha_f32_h8_dk64__avx2_DYNAMIC, /* one item at a time to whichever thread is free */
+	mha_f32_h8_dk64__avx2_FIXED    /* even shares of consecutive items, thread t taking
+	               * the t-th: the same items on every call (items of
+	               * equal cost) */
+};
 struct mha_f32_h8_dk64__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);
 	const void *ctx;
@@ -235,7 +243,7 @@ static void mha_f32_h8_dk64__avx2_task(void *task, size_t i, size_t worker)
 	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 247808 : NULL);
 }
 
-static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx2_share share,
         void (*item)(const void *, size_t, unsigned char *), const void *ctx,
         unsigned char *scratch)
 {
@@ -245,7 +253,7 @@ static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_
 		return;
 	}
 	(void)workers;
-	(void)dynamic;
+	(void)share;
 	for (size_t i = 0; i < n; ++i)
 		item(ctx, i, scratch);
 }
@@ -958,12 +966,14 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 	const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 	/* the work item this worker likely takes next, whose rows this one's
-	 * last block prefetches (below): items go to the workers in turn */
-	size_t nw = 1;
+	 * last block prefetches (below): items go to the workers in turn, nw
+	 * apart */
+	const size_t ni = batch * 8 * nqb;
+	size_t nw = 1, per = ni;
 
 	if (a->parallel)
 		nw = a->workers > 0 ? a->workers : 1;
-	const size_t wn = w + nw < batch * 8 * nqb ? w + nw : w;
+	const size_t wn = w + nw < ni && (w + nw) / per == w / per ? w + nw : w;
 	const size_t bn = wn / (8 * nqb);
 	const size_t hhn = wn / nqb % 8;
 	const size_t i0n = wn % nqb * 384;
@@ -986,7 +996,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
 	const size_t rp = (rows + 15) / 16 * 16;
-	mha_f32_h8_dk64__avx2_pack(qh, qt, rows, !pfon || w < nw);
+	mha_f32_h8_dk64__avx2_pack(qh, qt, rows, !pfon || w % per < nw);
 	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
@@ -1305,7 +1315,7 @@ static void mha_f32_h8_dk64__avx2_run(const struct mha_args *restrict a)
 		mha_f32_h8_dk64__avx2_nomem(a);
 		return;
 	}
-	mha_f32_h8_dk64__avx2_each(a, n, workers, 1, mha_f32_h8_dk64__avx2_block, a, scratch);
+	mha_f32_h8_dk64__avx2_each(a, n, workers, mha_f32_h8_dk64__avx2_DYNAMIC, mha_f32_h8_dk64__avx2_block, a, scratch);
 	free(mem);
 }
 

@@ -245,8 +245,16 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (292864 bytes each, from scratch; NULL when scratch is); dynamic: one
- * item at a time to whichever worker is free, else even shares. */
+ * runs it (292864 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * threads share them (share): */
+enum mha_f32_h8_dk64__avx512_share {
+	mha_f32_h8_dk64__avx512_SHARES,  /* even shares of consecutive items, each to
+	               * whichever thread is free */
+	mha_f32_h8_dk64__avx512_DYNAMIC, /* one item at a time to whichever thread is free */
+	mha_f32_h8_dk64__avx512_FIXED    /* even shares of consecutive items, thread t taking
+	               * the t-th: the same items on every call (items of
+	               * equal cost) */
+};
 struct mha_f32_h8_dk64__avx512_job {
 	void (*item)(const void *, size_t, unsigned char *);
 	const void *ctx;
@@ -260,7 +268,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 292864 : NULL);
 }
 
-static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, int dynamic,
+static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx512_share share,
         void (*item)(const void *, size_t, unsigned char *), const void *ctx,
         unsigned char *scratch)
 {
@@ -270,7 +278,7 @@ static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, siz
 		return;
 	}
 	(void)workers;
-	(void)dynamic;
+	(void)share;
 	for (size_t i = 0; i < n; ++i)
 		item(ctx, i, scratch);
 }
@@ -1135,12 +1143,14 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
 	const float *vh = v + ((b * seq_kv + 0) * 8 + hk) * 64;
 	/* the work item this worker likely takes next, whose rows this one's
-	 * last block prefetches (below): items go to the workers in turn */
-	size_t nw = 1;
+	 * last block prefetches (below): items go to the workers in turn, nw
+	 * apart */
+	const size_t ni = batch * 8 * nqb;
+	size_t nw = 1, per = ni;
 
 	if (a->parallel)
 		nw = a->workers > 0 ? a->workers : 1;
-	const size_t wn = w + nw < batch * 8 * nqb ? w + nw : w;
+	const size_t wn = w + nw < ni && (w + nw) / per == w / per ? w + nw : w;
 	const size_t bn = wn / (8 * nqb);
 	const size_t hhn = wn / nqb % 8;
 	const size_t i0n = wn % nqb * 384;
@@ -1163,7 +1173,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
 	const size_t rp = (rows + 31) / 32 * 32;
-	mha_f32_h8_dk64__avx512_pack(qh, qt, rows, !pfon || w < nw);
+	mha_f32_h8_dk64__avx512_pack(qh, qt, rows, !pfon || w % per < nw);
 	for (size_t r = 0; r < rp; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
@@ -1450,7 +1460,7 @@ static void mha_f32_h8_dk64__avx512_run(const struct mha_args *restrict a)
 		mha_f32_h8_dk64__avx512_nomem(a);
 		return;
 	}
-	mha_f32_h8_dk64__avx512_each(a, n, workers, 1, mha_f32_h8_dk64__avx512_block, a, scratch);
+	mha_f32_h8_dk64__avx512_each(a, n, workers, mha_f32_h8_dk64__avx512_DYNAMIC, mha_f32_h8_dk64__avx512_block, a, scratch);
 	free(mem);
 }
 

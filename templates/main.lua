@@ -500,6 +500,13 @@ local function plan(S, T)
 		end
 		-- query rows of a block, padded to whole micro-tiles
 		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
+		-- P.fixed: the work items (a block of query rows of a head)
+		-- cost the same, one block per head with fixed lengths and no
+		-- key counts per batch item: OpenMP's threads take fixed even
+		-- shares of them (work.c.in), the same on every call, rather
+		-- than one at a time to whichever is free
+		P.fixed = S.seq_q > 0 and P.bq >= S.seq_q and not S.padding and
+		          S.varlen == "none"
 		-- the query and output blocks are stored transposed, a column of
 		-- bqs floats per head dim; an odd number of cache lines per column
 		-- spreads a micro-tile's columns over every cache set, where an even
