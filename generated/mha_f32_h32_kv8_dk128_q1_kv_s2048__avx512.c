@@ -124,8 +124,8 @@ enum mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_share {
 	               * whichever thread is free */
 	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_DYNAMIC, /* one item at a time to whichever thread is free */
 	mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_FIXED    /* even shares of consecutive items, thread t taking
-	               * the t-th: the same items on every call (items of
-	               * equal cost) */
+	               * the t-th, the same on every call (items of equal
+	               * cost), then the others' items not yet begun */
 };
 struct mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_job {
 	void (*item)(const void *, size_t, unsigned char *);

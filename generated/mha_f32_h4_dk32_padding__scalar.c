@@ -172,8 +172,8 @@ enum mha_f32_h4_dk32_padding__scalar_share {
 	               * whichever thread is free */
 	mha_f32_h4_dk32_padding__scalar_DYNAMIC, /* one item at a time to whichever thread is free */
 	mha_f32_h4_dk32_padding__scalar_FIXED    /* even shares of consecutive items, thread t taking
-	               * the t-th: the same items on every call (items of
-	               * equal cost) */
+	               * the t-th, the same on every call (items of equal
+	               * cost), then the others' items not yet begun */
 };
 struct mha_f32_h4_dk32_padding__scalar_job {
 	void (*item)(const void *, size_t, unsigned char *);

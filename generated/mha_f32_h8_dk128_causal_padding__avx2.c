@@ -229,8 +229,8 @@ enum mha_f32_h8_dk128_causal_padding__avx2_share {
 	               * whichever thread is free */
 	mha_f32_h8_dk128_causal_padding__avx2_DYNAMIC, /* one item at a time to whichever thread is free */
 	mha_f32_h8_dk128_causal_padding__avx2_FIXED    /* even shares of consecutive items, thread t taking
-	               * the t-th: the same items on every call (items of
-	               * equal cost) */
+	               * the t-th, the same on every call (items of equal
+	               * cost), then the others' items not yet begun */
 };
 struct mha_f32_h8_dk128_causal_padding__avx2_job {
 	void (*item)(const void *, size_t, unsigned char *);

@@ -206,8 +206,8 @@ enum mha_f32_h8_dk64_s128_causal_padding__neon_share {
 	               * whichever thread is free */
 	mha_f32_h8_dk64_s128_causal_padding__neon_DYNAMIC, /* one item at a time to whichever thread is free */
 	mha_f32_h8_dk64_s128_causal_padding__neon_FIXED    /* even shares of consecutive items, thread t taking
-	               * the t-th: the same items on every call (items of
-	               * equal cost) */
+	               * the t-th, the same on every call (items of equal
+	               * cost), then the others' items not yet begun */
 };
 struct mha_f32_h8_dk64_s128_causal_padding__neon_job {
 	void (*item)(const void *, size_t, unsigned char *);

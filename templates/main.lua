@@ -503,8 +503,9 @@ local function plan(S, T)
 		-- P.fixed: the work items (a block of query rows of a head)
 		-- cost the same, one block per head with fixed lengths and no
 		-- key counts per batch item: OpenMP's threads take fixed even
-		-- shares of them (work.c.in), the same on every call, rather
-		-- than one at a time to whichever is free
+		-- shares of them (work.c.in), the same on every call, then
+		-- what the others have not begun, rather than one at a time to
+		-- whichever is free
 		P.fixed = S.seq_q > 0 and P.bq >= S.seq_q and not S.padding and
 		          S.varlen == "none"
 		-- the query and output blocks are stored transposed, a column of
