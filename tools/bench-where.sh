@@ -12,7 +12,9 @@
 #
 # usage: bench-where.sh --header
 #        bench-where.sh NAME 'SPEC FLAGS' BATCH ROUNDS
-# Environment: MAKE, BUILD (build), WHERE_CPU (0); appends a row to
+# Environment: MAKE, BUILD (build), WHERE_CPU (0), WHERE_CFLAGS (more
+# compiler flags for the kernel: bench/bench.mk's keep clang from giving
+# moved instructions line 0); appends a row to
 # $BUILD/bench-where/where.csv and writes NAME.lines there (each sampled line
 # of A's file: its samples, its part, its text).  Run from the
 # top of the repository.
@@ -46,7 +48,7 @@ command -v perf > /dev/null ||
 
 # the kernel as make bench-ab's A and B, with line information
 $MAKE --no-print-directory bench-where-build BENCH_AB="$dir" \
-	AB_SPEC="$spec" AB_CFLAGS=-g > "$dir/build.log" 2>&1 ||
+	AB_SPEC="$spec" AB_CFLAGS="-g ${WHERE_CFLAGS:-}" > "$dir/build.log" 2>&1 ||
 	{ cat "$dir/build.log" >&2; fail "$name: building the kernel failed"; }
 
 if ! OMP_NUM_THREADS=1 perf record -q -e cpu-clock -F 10000 -o "$dir/perf.data" \
