@@ -6,7 +6,7 @@
  * (12 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h12_dk64_s197__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 197 query rows x 64 keys, micro-tiles 16x6 (scores), 4x24 (P.V, rows broadcast); a block's last 5 rows one at a time; exp accurate; threads none.
+ * Algorithm: tiled, 197 query rows x 72 keys, micro-tiles 16x6 (scores), 4x24 (P.V, rows broadcast); a block's last 5 rows one at a time; exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h12_dk64_s197__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -200,7 +200,7 @@ static inline __attribute__((always_inline)) void mha_f32_h12_dk64_s197__avx2_ex
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 149248 bytes per worker, from a->workspace when it
+ * Scratch: 153856 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h12_dk64_s197__avx2_workers(const struct mha_args *a)
 {
@@ -212,7 +212,7 @@ static size_t mha_f32_h12_dk64_s197__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h12_dk64_s197__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 149248 * mha_f32_h12_dk64_s197__avx2_workers(a) + 63;
+	return 153856 * mha_f32_h12_dk64_s197__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -223,14 +223,14 @@ static unsigned char *mha_f32_h12_dk64_s197__avx2_scratch(const struct mha_args 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 149311) {
-		const size_t fit = (a->workspace_size - 63) / 149248;
+	if (a->workspace && a->workspace_size >= 153919) {
+		const size_t fit = (a->workspace_size - 63) / 153856;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(149248 * w + 63);
+	*mem = malloc(153856 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -247,7 +247,7 @@ static void mha_f32_h12_dk64_s197__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (149248 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (153856 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h12_dk64_s197__avx2_share {
 	mha_f32_h12_dk64_s197__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -267,7 +267,7 @@ static void mha_f32_h12_dk64_s197__avx2_task(void *task, size_t i, size_t worker
 {
 	const struct mha_f32_h12_dk64_s197__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 149248 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 153856 : NULL);
 }
 
 static void mha_f32_h12_dk64_s197__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h12_dk64_s197__avx2_share share,
@@ -959,13 +959,13 @@ static inline void mha_f32_h12_dk64_s197__avx2_pvr2(const float *restrict p, con
 #endif
 
 /* Work items are (batch, head, block of 197 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * transposed once.  For each block of 72 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the output block ot:
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 149248
+ * row's limit are masked.  This is work item w, in one worker's 153856
  * bytes of scratch. */
 static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1020,10 +1020,10 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 53248);
 	float *restrict st = (float *)(scratch + 106496);
-	float *restrict kc = (float *)(scratch + 110592);
-	float *restrict vp = (float *)(scratch + 126976);
-	float *restrict m = (float *)(scratch + 143360), *restrict l = (float *)(scratch + 144192);
-	size_t *restrict lim = (size_t *)(scratch + 145024);
+	float *restrict kc = (float *)(scratch + 111104);
+	float *restrict vp = (float *)(scratch + 129536);
+	float *restrict m = (float *)(scratch + 147968), *restrict l = (float *)(scratch + 148800);
+	size_t *restrict lim = (size_t *)(scratch + 149632);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1053,7 +1053,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	static const float tpos[8] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
 	size_t tlim[5];
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(scratch + 146688), *restrict ta = (float *)(scratch + 147968);
+	float *restrict tq = (float *)(scratch + 151296), *restrict ta = (float *)(scratch + 152576);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = 197;
 		const float *const qr = qh + (rows + x) * 768;
@@ -1070,8 +1070,8 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	const size_t kend = tlim[4];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < kend; j0 += 64) {
-		const size_t nb = kend - j0 < 64 ? kend - j0 : 64;
+	for (size_t j0 = 0; j0 < kend; j0 += 72) {
+		const size_t nb = kend - j0 < 72 ? kend - j0 : 72;
 		/* what comes next, prefetched a few rows after each P.V
 		 * micro-kernel of the block (pf, below): the next block's key
 		 * and value rows, or in the last block the next work item's
@@ -1079,12 +1079,12 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 		 * elements apart, which the hardware prefetchers do not follow) */
 		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
 		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
-		if (pfon && j0 + 64 < kend) {
-			const size_t e = kend - (j0 + 64) < 64 ? kend - (j0 + 64) : 64;
+		if (pfon && j0 + 72 < kend) {
+			const size_t e = kend - (j0 + 72) < 72 ? kend - (j0 + 72) : 72;
 
-			pfb[0] = (const char *)(kh + (j0 + 64) * 768);
+			pfb[0] = (const char *)(kh + (j0 + 72) * 768);
 			pfs[0] = 768 * sizeof(float);
-			pfb[1] = (const char *)(vh + (j0 + 64) * 768);
+			pfb[1] = (const char *)(vh + (j0 + 72) * 768);
 			pfs[1] = 768 * sizeof(float);
 			pfr[0] = pfr[1] = e;
 			pfn = 2;
@@ -1096,7 +1096,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			pfs[1] = 768 * sizeof(float);
 			pfb[2] = (const char *)(v + ((bn * 197 + 0) * 12 + hkn) * 64);
 			pfs[2] = 768 * sizeof(float);
-			pfr[1] = pfr[2] = 197 < 64 ? 197 : 64;
+			pfr[1] = pfr[2] = 197 < 72 ? 197 : 72;
 			pfn = 3;
 		}
 		{
@@ -1144,7 +1144,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			 * AVX-512, s512 causal, s140 batch 4, dk128 s200 batch 2,
 			 * where every last block prefetching cost s128 batch 8
 			 * 0.980x on AVX-512 and s512 causal 0.988x on AVX2) */
-			if (pfon && nt <= 16 && j0 + 64 >= lim[r0 + mt - 1])
+			if (pfon && nt <= 18 && j0 + 72 >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + mt; ++x)
 					for (size_t c = 0; c < 64 * sizeof(float); c += 64)
 						__builtin_prefetch((char *)(oh + x * 768) + c, 1, 3);
@@ -1309,7 +1309,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			 * 8 1.02x, s197 1.01x, s512 causal 1.00x).  Its out rows are
 			 * prefetched only where the block holds few keys (above): in
 			 * every last block that cost 0.6-1% here */
-			const int last = j0 + 64 >= lim[r0 + mt - 1];
+			const int last = j0 + 72 >= lim[r0 + mt - 1];
 
 			if (last)
 			for (size_t r = r0; r < r0 + mt; ++r) {
@@ -1380,7 +1380,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			const size_t u1 = ke[4];
 			for (size_t x = 0; x < 5; ++x) {
 				const float *const qx = tq + x * 64;
-				float *const sx = st + x * 64;
+				float *const sx = st + x * 72;
 				const __m256 fe = _mm256_set1_ps((float)ke[x]);
 				__m256 mx = _mm256_set1_ps(-INFINITY);
 
@@ -1512,25 +1512,25 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
 						}
 						{
-							const __m256 p = _mm256_set1_ps(st[64 + j]);
+							const __m256 p = _mm256_set1_ps(st[72 + j]);
 				
 							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
 							a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
 						}
 						{
-							const __m256 p = _mm256_set1_ps(st[128 + j]);
+							const __m256 p = _mm256_set1_ps(st[144 + j]);
 				
 							a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
 							a2_1 = _mm256_fmadd_ps(p, v1, a2_1);
 						}
 						{
-							const __m256 p = _mm256_set1_ps(st[192 + j]);
+							const __m256 p = _mm256_set1_ps(st[216 + j]);
 				
 							a3_0 = _mm256_fmadd_ps(p, v0, a3_0);
 							a3_1 = _mm256_fmadd_ps(p, v1, a3_1);
 						}
 						{
-							const __m256 p = _mm256_set1_ps(st[256 + j]);
+							const __m256 p = _mm256_set1_ps(st[288 + j]);
 				
 							a4_0 = _mm256_fmadd_ps(p, v0, a4_0);
 							a4_1 = _mm256_fmadd_ps(p, v1, a4_1);

@@ -445,6 +445,26 @@ local function plan(S, T)
 		   S.dk + S.dv <= D.block_kv_narrow_dims then
 			P.bk = D.block_kv_narrow
 		end
+		-- keys of a fixed length whose last block would hold under a
+		-- quarter of P.bk (a thin block pays the P.V micro-kernels' loads
+		-- and stores of the output block for a few keys): one block fewer
+		-- where a block's key and value rows then still take at most 40
+		-- KiB (about L1), else as many blocks, even; whole vectors and
+		-- multiples of 8 keys.  make bench-ab against P.bk: AVX2 h12
+		-- dk64 s197, 64 -> 72 keys 1.022-1.024x, batch 4 1.009-1.019x
+		-- (even, 56: 0.993-0.995x); AVX-512 h8 dk64 s136 batch 4, 128 ->
+		-- 80 1.061x (one block of 144: 1.038x), h16 dk64 s260 batch 4
+		-- -> 96 1.004x (144: 0.971-0.981x)
+		if S.block_kv == 0 and S.seq_kv > 0 and S.varlen == "none" then
+			local n = (S.seq_kv + P.bk - 1) // P.bk
+			if n > 1 and (S.seq_kv - (n - 1) * P.bk) * 4 < P.bk then
+				local step = math.max(8, P.W)
+				local function even(k)
+					return ((S.seq_kv + k - 1) // k + step - 1) // step * step
+				end
+				P.bk = even(n - 1) * (S.dk + S.dv) * 4 <= 40960 and even(n - 1) or even(n)
+			end
+		end
 		if S.seq_q > 0 and (P.bq > S.seq_q or
 		                    (S.block_q == 0 and S.seq_q <= P.bq * 3 // 2)) then
 			-- one block, rather than a full one and a thin remainder
