@@ -36,7 +36,8 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 .min = 1, .max = 1024, .algos = TILED, .plan = 1,
 	 TRIES(32, 64, 128, 192, 256, 384)},
 	{.key = "block-kv", .arg = "N",
-	 .help = "keys per block, a multiple of 8 and of the vector\n" "width (default per target, below)",
+	 .help = "keys per block, a multiple of 8 and of the vector\n" "width (default per target, below; a fixed --seq-kv\n"
+	         "whose last block would hold under a quarter of it\n" "takes one block fewer, or as many even ones)",
 	 .tag = "bk", .lua = "block_kv", .off = OFF(block_kv),
 	 .min = 8, .max = 1024, .step = 8, .algos = TILED | ROWS, .plan = 1,
 	 TRIES(32, 64, 128, 256)},
