@@ -451,10 +451,10 @@ local function plan(S, T)
 		-- where a block's key and value rows then still take at most 40
 		-- KiB (about L1), else as many blocks, even; whole vectors and
 		-- multiples of 8 keys.  make bench-ab against P.bk: AVX2 h12
-		-- dk64 s197, 64 -> 72 keys 1.022-1.024x, batch 4 1.009-1.019x
+		-- dk64 s197, 64 -> 72 keys 1.018-1.024x, batch 4 1.009-1.019x
 		-- (even, 56: 0.993-0.995x); AVX-512 h8 dk64 s136 batch 4, 128 ->
-		-- 80 1.061x (one block of 144: 1.038x), h16 dk64 s260 batch 4
-		-- -> 96 1.004x (144: 0.971-0.981x)
+		-- 80 1.061-1.068x (one block of 144: 1.038x), h16 dk64 s260
+		-- batch 4 -> 96 0.998-1.004x (144: 0.971-0.981x)
 		if S.block_kv == 0 and S.seq_kv > 0 and S.varlen == "none" then
 			local n = (S.seq_kv + P.bk - 1) // P.bk
 			if n > 1 and (S.seq_kv - (n - 1) * P.bk) * 4 < P.bk then
