@@ -1370,9 +1370,10 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 			 * where every last block prefetching cost s128 batch 8
 			 * 0.980x on AVX-512 and s512 causal 0.988x on AVX2) */
 			if (pfon && nt <= 16 && j0 + 64 >= lim[r0 + mt - 1])
-				for (size_t x = r0; x < r0 + mt; ++x)
-					for (size_t c = 0; c < 64 * sizeof(float); c += 64)
-						__builtin_prefetch((char *)(oh + x * 512) + c, 1, 3);
+				for (size_t x = r0; x < r0 + 16; ++x)
+					if (x < r0 + mt)
+						for (size_t c = 0; c < 64; c += 16)
+							__builtin_prefetch(oh + x * 512 + c, 1, 3);
 			_mm256_store_ps(mxb + 0, _mm256_set1_ps(-INFINITY));
 			_mm256_store_ps(mxb + 8, _mm256_set1_ps(-INFINITY));
 			/* kn[s]: keys that some row of vector s sees; fewer than nt

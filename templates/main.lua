@@ -462,7 +462,8 @@ local function plan(S, T)
 				local function even(k)
 					return ((S.seq_kv + k - 1) // k + step - 1) // step * step
 				end
-				P.bk = even(n - 1) * (S.dk + S.dv) * 4 <= 40960 and even(n - 1) or even(n)
+				local fewer = even(n - 1)
+				P.bk = fewer * (S.dk + S.dv) * 4 <= 40960 and fewer or even(n)
 			end
 		end
 		if S.seq_q > 0 and (P.bq > S.seq_q or
