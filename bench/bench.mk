@@ -331,8 +331,8 @@ WHERE_ROUNDS_k25 := 5
 # clang gives the instructions it moves or merges across lines line 0 (an
 # AVX2 s197 kernel: 914 of the 1104 samples bench-where counted as "other"
 # sat between the micro-kernels' FMAs); this flag has them keep the line
-# before them
-WHERE_CFLAGS := $(shell $(CC) -mllvm -use-unknown-locations=Disable -x c -c /dev/null -o /dev/null 2>/dev/null && echo '-mllvm -use-unknown-locations=Disable')
+# before them (probed when bench-where runs, not on every make)
+WHERE_CFLAGS = $(shell $(CC) -mllvm -use-unknown-locations=Disable -x c -c /dev/null -o /dev/null 2>/dev/null && echo '-mllvm -use-unknown-locations=Disable')
 .PHONY: bench-where bench-where-run bench-where-build
 bench-where: deps
 	@$(MAKE) --no-print-directory bench-where-run
