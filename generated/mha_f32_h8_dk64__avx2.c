@@ -1019,8 +1019,8 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
-		/* what comes next, prefetched a few rows after each P.V
-		 * micro-kernel of the block (pf, below): the next block's key
+		/* what comes next, prefetched a few rows after each score and
+		 * P.V micro-kernel of the block (pf, below): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
@@ -1047,14 +1047,15 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 			pfn = 3;
 		}
 		{
-			/* rows per P.V call: over the calls of the tiles that see the block */
+			/* rows per call: over the score (full groups) and P.V calls
+			 * of the tiles that see the block */
 			size_t t = 0, n = 0;
 
 			for (size_t r0 = 0; r0 < rows; r0 += 16)
 				t += lim[(rows - r0 < 16 ? rows : r0 + 16) - 1] > j0;
 			for (size_t x = 0; x < pfn; ++x)
 				n += pfr[x];
-			pfq = t ? (n + t * 12 - 1) / (t * 12) : 0;
+			pfq = t ? (n + t * 22 - 1) / (t * 22) : 0;
 			pfp = pfb[0];
 		}
 		/* the block's keys dense, and its values, copied
@@ -1111,6 +1112,15 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
 				mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+				for (size_t u = pfq; u && pfx < pfn; --u) {
+					for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+						__builtin_prefetch(pfp + pc, 0, 2);
+					pfp += pfs[pfx];
+					if (++pfi == pfr[pfx]) {
+						pfi = 0;
+						pfp = pfb[++pfx];
+					}
+				}
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
