@@ -649,6 +649,45 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 #define MHA_PREFETCH_MIN ((size_t)4 << 20)
 #endif
 
+/* What comes next, prefetched a few rows at a time during a key block:
+ * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
+ * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
+struct mha_f32_h8_dk64__scalar_next {
+	const char *b[4], *p;
+	size_t s[3], r[3], n, x, i, q;
+};
+
+/* The next q rows of f, each into L2.  Called after each score micro-kernel
+ * of a full group of keys and after each P.V one: fewer rows at a time,
+ * over the whole block, where the P.V calls alone took them in bursts
+ * (s128 batch 8: 12 rows, 48 lines, a call).  Against the P.V calls
+ * alone, AVX-512: h8 dk64 s512 causal 1.017x, s128 batch 8 1.009x, h12
+ * dk64 s197 batch 4 1.003x, h16 dk128 s1024 causal 1.004x, h32 dk128 s2048
+ * causal 1.001x; AVX2 0.997-1.003x on those.  (Its instructions were most
+ * of its cost: against a loop taking an index times the stride, a loop
+ * over the row, AVX-512 h8 dk64 s128 batch 8 1.006-1.016x, h12 dk64 s197
+ * batch 4 1.009x.) */
+static inline void mha_f32_h8_dk64__scalar_next(struct mha_f32_h8_dk64__scalar_next *f)
+{
+	/* (the position in locals: clang keeps a struct's fields in memory
+	 * from row to row otherwise) */
+	const char *p = f->p;
+	size_t x = f->x, i = f->i;
+
+	for (size_t u = f->q; u && x < f->n; --u) {
+		for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+			__builtin_prefetch(p + pc, 0, 2);
+		p += f->s[x];
+		if (++i == f->r[x]) {
+			i = 0;
+			p = f->b[++x];
+		}
+	}
+	f->p = p;
+	f->x = x;
+	f->i = i;
+}
+
 /* Work items are (batch, head, block of 64 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 4 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -738,31 +777,30 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
-		 * P.V micro-kernel of the block (pf, below): the next block's key
+		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
-		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
+		struct mha_f32_h8_dk64__scalar_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
 		if (pfon && j0 + 64 < lim[rows - 1]) {
 			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
 
-			pfb[0] = (const char *)(kh + (j0 + 64) * 512);
-			pfs[0] = 512 * sizeof(float);
-			pfb[1] = (const char *)(vh + (j0 + 64) * 512);
-			pfs[1] = 512 * sizeof(float);
-			pfr[0] = pfr[1] = e;
-			pfn = 2;
+			nx.b[0] = (const char *)(kh + (j0 + 64) * 512);
+			nx.s[0] = 512 * sizeof(float);
+			nx.b[1] = (const char *)(vh + (j0 + 64) * 512);
+			nx.s[1] = 512 * sizeof(float);
+			nx.r[0] = nx.r[1] = e;
+			nx.n = 2;
 		} else if (pfon && wn != w) {
-			pfb[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
-			pfs[0] = 512 * sizeof(float);
-			pfr[0] = rowsn;
-			pfb[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			pfs[1] = 512 * sizeof(float);
-			pfb[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			pfs[2] = 512 * sizeof(float);
-			pfr[1] = pfr[2] = seq_kv < 64 ? seq_kv : 64;
-			pfn = 3;
+			nx.b[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
+			nx.s[0] = 512 * sizeof(float);
+			nx.r[0] = rowsn;
+			nx.b[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+			nx.s[1] = 512 * sizeof(float);
+			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+			nx.s[2] = 512 * sizeof(float);
+			nx.r[1] = nx.r[2] = seq_kv < 64 ? seq_kv : 64;
+			nx.n = 3;
 		}
 		{
 			/* rows per call: over the score (full groups) and P.V calls
@@ -771,10 +809,10 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 
 			for (size_t r0 = 0; r0 < rows; r0 += 4)
 				t += lim[(rows - r0 < 4 ? rows : r0 + 4) - 1] > j0;
-			for (size_t x = 0; x < pfn; ++x)
-				n += pfr[x];
-			pfq = t ? (n + t * 32 - 1) / (t * 32) : 0;
-			pfp = pfb[0];
+			for (size_t x = 0; x < nx.n; ++x)
+				n += nx.r[x];
+			nx.q = t ? (n + t * 32 - 1) / (t * 32) : 0;
+			nx.p = nx.b[0];
 		}
 		/* the block's keys dense, and its values, copied
 		 * alongside the first tile's scores (below): kcn key rows so far,
@@ -823,15 +861,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
 				mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4, mxb);
-				for (size_t u = pfq; u && pfx < pfn; --u) {
-					for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-						__builtin_prefetch(pfp + pc, 0, 2);
-					pfp += pfs[pfx];
-					if (++pfi == pfr[pfx]) {
-						pfi = 0;
-						pfp = pfb[++pfx];
-					}
-				}
+				mha_f32_h8_dk64__scalar_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -985,15 +1015,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				fresh[r0 / 4] = 0;
 				for (size_t c = 0; c + 4 <= 64; c += 4, vb0 += 4, ob += 320) {
 					mha_f32_h8_dk64__scalar_pv4(st, vb0, ob, al, kn);
-					for (size_t u = pfq; u && pfx < pfn; --u) {
-						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-							__builtin_prefetch(pfp + pc, 0, 2);
-						pfp += pfs[pfx];
-						if (++pfi == pfr[pfx]) {
-							pfi = 0;
-							pfp = pfb[++pfx];
-						}
-					}
+					mha_f32_h8_dk64__scalar_next(&nx);
 				}
 			}
 			/* the tile's last block: its rows written out now (out = ot

@@ -1208,6 +1208,45 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr2(const float *restrict 
 #define MHA_PREFETCH_MIN ((size_t)4 << 20)
 #endif
 
+/* What comes next, prefetched a few rows at a time during a key block:
+ * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
+ * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
+struct mha_f32_h8_dk64_s128_causal__avx2_next {
+	const char *b[4], *p;
+	size_t s[3], r[3], n, x, i, q;
+};
+
+/* The next q rows of f, each into L2.  Called after each score micro-kernel
+ * of a full group of keys and after each P.V one: fewer rows at a time,
+ * over the whole block, where the P.V calls alone took them in bursts
+ * (s128 batch 8: 12 rows, 48 lines, a call).  Against the P.V calls
+ * alone, AVX-512: h8 dk64 s512 causal 1.017x, s128 batch 8 1.009x, h12
+ * dk64 s197 batch 4 1.003x, h16 dk128 s1024 causal 1.004x, h32 dk128 s2048
+ * causal 1.001x; AVX2 0.997-1.003x on those.  (Its instructions were most
+ * of its cost: against a loop taking an index times the stride, a loop
+ * over the row, AVX-512 h8 dk64 s128 batch 8 1.006-1.016x, h12 dk64 s197
+ * batch 4 1.009x.) */
+static inline void mha_f32_h8_dk64_s128_causal__avx2_next(struct mha_f32_h8_dk64_s128_causal__avx2_next *f)
+{
+	/* (the position in locals: clang keeps a struct's fields in memory
+	 * from row to row otherwise) */
+	const char *p = f->p;
+	size_t x = f->x, i = f->i;
+
+	for (size_t u = f->q; u && x < f->n; --u) {
+		for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
+			__builtin_prefetch(p + pc, 0, 2);
+		p += f->s[x];
+		if (++i == f->r[x]) {
+			i = 0;
+			p = f->b[++x];
+		}
+	}
+	f->p = p;
+	f->x = x;
+	f->i = i;
+}
+
 /* Work items are (batch, head, block of 128 query rows), the rows packed
  * transposed once.  For each block of 64 keys and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -1298,31 +1337,30 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
 		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
-		 * P.V micro-kernel of the block (pf, below): the next block's key
+		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
-		const char *pfb[4] = {NULL, NULL, NULL, NULL}, *pfp; /* (gcc cannot tell pfn bounds the reads) */
-		size_t pfs[3], pfr[3], pfn = 0, pfx = 0, pfi = 0, pfq;
+		struct mha_f32_h8_dk64_s128_causal__avx2_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
 		if (pfon && j0 + 64 < lim[rows - 1]) {
 			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
 
-			pfb[0] = (const char *)(kh + (j0 + 64) * 512);
-			pfs[0] = 512 * sizeof(float);
-			pfb[1] = (const char *)(vh + (j0 + 64) * 512);
-			pfs[1] = 512 * sizeof(float);
-			pfr[0] = pfr[1] = e;
-			pfn = 2;
+			nx.b[0] = (const char *)(kh + (j0 + 64) * 512);
+			nx.s[0] = 512 * sizeof(float);
+			nx.b[1] = (const char *)(vh + (j0 + 64) * 512);
+			nx.s[1] = 512 * sizeof(float);
+			nx.r[0] = nx.r[1] = e;
+			nx.n = 2;
 		} else if (pfon && wn != w) {
-			pfb[0] = (const char *)(q + ((bn * 128 + i0n) * 8 + hhn) * 64);
-			pfs[0] = 512 * sizeof(float);
-			pfr[0] = rowsn;
-			pfb[1] = (const char *)(k + ((bn * 128 + 0) * 8 + hkn) * 64);
-			pfs[1] = 512 * sizeof(float);
-			pfb[2] = (const char *)(v + ((bn * 128 + 0) * 8 + hkn) * 64);
-			pfs[2] = 512 * sizeof(float);
-			pfr[1] = pfr[2] = 128 < 64 ? 128 : 64;
-			pfn = 3;
+			nx.b[0] = (const char *)(q + ((bn * 128 + i0n) * 8 + hhn) * 64);
+			nx.s[0] = 512 * sizeof(float);
+			nx.r[0] = rowsn;
+			nx.b[1] = (const char *)(k + ((bn * 128 + 0) * 8 + hkn) * 64);
+			nx.s[1] = 512 * sizeof(float);
+			nx.b[2] = (const char *)(v + ((bn * 128 + 0) * 8 + hkn) * 64);
+			nx.s[2] = 512 * sizeof(float);
+			nx.r[1] = nx.r[2] = 128 < 64 ? 128 : 64;
+			nx.n = 3;
 		}
 		{
 			/* rows per call: over the score (full groups) and P.V calls
@@ -1331,10 +1369,10 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 
 			for (size_t r0 = 0; r0 < rows; r0 += 16)
 				t += lim[(rows - r0 < 16 ? rows : r0 + 16) - 1] > j0;
-			for (size_t x = 0; x < pfn; ++x)
-				n += pfr[x];
-			pfq = t ? (n + t * 22 - 1) / (t * 22) : 0;
-			pfp = pfb[0];
+			for (size_t x = 0; x < nx.n; ++x)
+				n += nx.r[x];
+			nx.q = t ? (n + t * 22 - 1) / (t * 22) : 0;
+			nx.p = nx.b[0];
 		}
 		/* the block's keys dense, and its values, copied
 		 * alongside the first tile's scores (below): kcn key rows so far,
@@ -1394,15 +1432,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
 				mha_f32_h8_dk64_s128_causal__avx2_qk6_0(qt + r0, kb + j * 64, st + j * 16, mxb);
-				for (size_t u = pfq; u && pfx < pfn; --u) {
-					for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-						__builtin_prefetch(pfp + pc, 0, 2);
-					pfp += pfs[pfx];
-					if (++pfi == pfr[pfx]) {
-						pfi = 0;
-						pfp = pfb[++pfx];
-					}
-				}
+				mha_f32_h8_dk64_s128_causal__avx2_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1424,15 +1454,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
 				mha_f32_h8_dk64_s128_causal__avx2_qk6_1(qt + r0, kb + j * 64, st + j * 16, mxb);
-				for (size_t u = pfq; u && pfx < pfn; --u) {
-					for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-						__builtin_prefetch(pfp + pc, 0, 2);
-					pfp += pfs[pfx];
-					if (++pfi == pfr[pfx]) {
-						pfi = 0;
-						pfp = pfb[++pfx];
-					}
-				}
+				mha_f32_h8_dk64_s128_causal__avx2_next(&nx);
 			}
 			for (; kcn < kn[1]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1598,37 +1620,13 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 8] ? e - j0 : kn[i / 8];
 					mha_f32_h8_dk64_s128_causal__avx2_pvr3(st + i, vb, kg, ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o, 512, l + r0 + i);
-					for (size_t u = pfq; u && pfx < pfn; --u) {
-						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-							__builtin_prefetch(pfp + pc, 0, 2);
-						pfp += pfs[pfx];
-						if (++pfi == pfr[pfx]) {
-							pfi = 0;
-							pfp = pfb[++pfx];
-						}
-					}
+					mha_f32_h8_dk64_s128_causal__avx2_next(&nx);
 					mha_f32_h8_dk64_s128_causal__avx2_pvr3(st + i, vb + 24, kg, ot + (r0 + i) * 64 + 24,
 					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i);
-					for (size_t u = pfq; u && pfx < pfn; --u) {
-						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-							__builtin_prefetch(pfp + pc, 0, 2);
-						pfp += pfs[pfx];
-						if (++pfi == pfr[pfx]) {
-							pfi = 0;
-							pfp = pfb[++pfx];
-						}
-					}
+					mha_f32_h8_dk64_s128_causal__avx2_next(&nx);
 					mha_f32_h8_dk64_s128_causal__avx2_pvr2(st + i, vb + 48, kg, ot + (r0 + i) * 64 + 48,
 					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i);
-					for (size_t u = pfq; u && pfx < pfn; --u) {
-						for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
-							__builtin_prefetch(pfp + pc, 0, 2);
-						pfp += pfs[pfx];
-						if (++pfi == pfr[pfx]) {
-							pfi = 0;
-							pfp = pfb[++pfx];
-						}
-					}
+					mha_f32_h8_dk64_s128_causal__avx2_next(&nx);
 				}
 			}
 		}
