@@ -80,6 +80,7 @@ function part_of_fn(f) {
 	if (f ~ /^qk/) return "scores"
 	if (f ~ /^pv/) return "P.V"
 	if (f == "pack") return "pack"
+	if (f == "next") return "prefetch"
 	return ""
 }
 FILENAME == ARGV[1] {
@@ -122,7 +123,7 @@ FILENAME == ARGV[1] {
 			p = "output"
 		if ($0 ~ /memcpy\((kc|vp) |[kv]s16|[kv]d \+/)
 			p = "copies"
-		else if (state != "output" && $0 ~ /(^|[^a-z_])pf[a-z]*([^a-z_]|$)|size_t pc = 0; pc < /)
+		else if (state != "output" && $0 ~ /(^|[^a-z_])(pf[a-z]*|nx)([^a-z_]|$)|size_t pc = 0; pc < /)
 			p = "prefetch"
 	}
 	part[FNR] = p
