@@ -275,28 +275,22 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 					__builtin_prefetch(q + x * 1024 + c, 0, 3);
 		/* 8 rows by 8 elements at a time, transposed in registers */
 		for (size_t d = 0; d + 8 <= 128; d += 8) {
-			__m256 x0 = _mm256_loadu_ps(q + (r + 0) * 1024 + d);
-			__m256 x1 = _mm256_loadu_ps(q + (r + 1) * 1024 + d);
-			__m256 x2 = _mm256_loadu_ps(q + (r + 2) * 1024 + d);
-			__m256 x3 = _mm256_loadu_ps(q + (r + 3) * 1024 + d);
-			__m256 x4 = _mm256_loadu_ps(q + (r + 4) * 1024 + d);
-			__m256 x5 = _mm256_loadu_ps(q + (r + 5) * 1024 + d);
-			__m256 x6 = _mm256_loadu_ps(q + (r + 6) * 1024 + d);
-			__m256 x7 = _mm256_loadu_ps(q + (r + 7) * 1024 + d);
-			{
-				const __m256 t0 = _mm256_unpacklo_ps(x0, x1), t1 = _mm256_unpackhi_ps(x0, x1);
-				const __m256 t2 = _mm256_unpacklo_ps(x2, x3), t3 = _mm256_unpackhi_ps(x2, x3);
-				const __m256 t4 = _mm256_unpacklo_ps(x4, x5), t5 = _mm256_unpackhi_ps(x4, x5);
-				const __m256 t6 = _mm256_unpacklo_ps(x6, x7), t7 = _mm256_unpackhi_ps(x6, x7);
-				const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xee);
-				const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xee);
-				const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xee);
-				const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xee);
-				x0 = _mm256_permute2f128_ps(u0, u4, 0x20); x4 = _mm256_permute2f128_ps(u0, u4, 0x31);
-				x1 = _mm256_permute2f128_ps(u1, u5, 0x20); x5 = _mm256_permute2f128_ps(u1, u5, 0x31);
-				x2 = _mm256_permute2f128_ps(u2, u6, 0x20); x6 = _mm256_permute2f128_ps(u2, u6, 0x31);
-				x3 = _mm256_permute2f128_ps(u3, u7, 0x20); x7 = _mm256_permute2f128_ps(u3, u7, 0x31);
-			}
+			const __m256 r0_0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 0) * 1024 + d + 0)), _mm_loadu_ps(q + (r + 4) * 1024 + d + 0), 1);
+			const __m256 r0_1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 1) * 1024 + d + 0)), _mm_loadu_ps(q + (r + 5) * 1024 + d + 0), 1);
+			const __m256 r0_2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 2) * 1024 + d + 0)), _mm_loadu_ps(q + (r + 6) * 1024 + d + 0), 1);
+			const __m256 r0_3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 3) * 1024 + d + 0)), _mm_loadu_ps(q + (r + 7) * 1024 + d + 0), 1);
+			const __m256 t0_0 = _mm256_unpacklo_ps(r0_0, r0_1), t0_1 = _mm256_unpackhi_ps(r0_0, r0_1);
+			const __m256 t0_2 = _mm256_unpacklo_ps(r0_2, r0_3), t0_3 = _mm256_unpackhi_ps(r0_2, r0_3);
+			const __m256 x0 = _mm256_shuffle_ps(t0_0, t0_2, 0x44), x1 = _mm256_shuffle_ps(t0_0, t0_2, 0xee);
+			const __m256 x2 = _mm256_shuffle_ps(t0_1, t0_3, 0x44), x3 = _mm256_shuffle_ps(t0_1, t0_3, 0xee);
+			const __m256 r1_0 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 0) * 1024 + d + 4)), _mm_loadu_ps(q + (r + 4) * 1024 + d + 4), 1);
+			const __m256 r1_1 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 1) * 1024 + d + 4)), _mm_loadu_ps(q + (r + 5) * 1024 + d + 4), 1);
+			const __m256 r1_2 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 2) * 1024 + d + 4)), _mm_loadu_ps(q + (r + 6) * 1024 + d + 4), 1);
+			const __m256 r1_3 = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(q + (r + 3) * 1024 + d + 4)), _mm_loadu_ps(q + (r + 7) * 1024 + d + 4), 1);
+			const __m256 t1_0 = _mm256_unpacklo_ps(r1_0, r1_1), t1_1 = _mm256_unpackhi_ps(r1_0, r1_1);
+			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
+			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
+			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
 			_mm256_store_ps(qt + (d + 0) * 400 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.0527dcp-3f)));
 			_mm256_store_ps(qt + (d + 1) * 400 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.0527dcp-3f)));
 			_mm256_store_ps(qt + (d + 2) * 400 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.0527dcp-3f)));

@@ -228,6 +228,29 @@ function T.transpose(names)
 	out[#out + 1] = "}"
 	return table.concat(out, "\n")
 end
+-- W rows of W floats transposed on their way from memory (row(i): C text of
+-- row i's first float), as the statements declaring the vectors names[1..W]
+-- (element d of rows 0..W-1 in names[d + 1]): the rows' halves put side by
+-- side by the loads (the halves of rows i and i+4 in one vector:
+-- vinsertf128 from memory, a load and an op on any vector port), then 4x4
+-- transposes within the 128-bit lanes: 16 shuffles and 8 inserts where
+-- T.transpose takes 24 shuffles, all on the one shuffle port
+function T.transpose_load(names, row)
+	local out = {}
+	for c = 0, 1 do
+		for i = 0, 3 do
+			out[#out + 1] = string.format("const __m256 r%d_%d = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(%s + %d)), _mm_loadu_ps(%s + %d), 1);",
+				c, i, row(i), 4 * c, row(i + 4), 4 * c)
+		end
+		out[#out + 1] = string.format("const __m256 t%d_0 = _mm256_unpacklo_ps(r%d_0, r%d_1), t%d_1 = _mm256_unpackhi_ps(r%d_0, r%d_1);", c, c, c, c, c, c)
+		out[#out + 1] = string.format("const __m256 t%d_2 = _mm256_unpacklo_ps(r%d_2, r%d_3), t%d_3 = _mm256_unpackhi_ps(r%d_2, r%d_3);", c, c, c, c, c, c)
+		out[#out + 1] = string.format("const __m256 %s = _mm256_shuffle_ps(t%d_0, t%d_2, 0x44), %s = _mm256_shuffle_ps(t%d_0, t%d_2, 0xee);",
+			names[4 * c + 1], c, c, names[4 * c + 2], c, c)
+		out[#out + 1] = string.format("const __m256 %s = _mm256_shuffle_ps(t%d_1, t%d_3, 0x44), %s = _mm256_shuffle_ps(t%d_1, t%d_3, 0xee);",
+			names[4 * c + 3], c, c, names[4 * c + 4], c, c)
+	end
+	return table.concat(out, "\n")
+end
 -- a * b where x >= lim, else 0
 function T.mul_ge(a, b, x, lim)
 	return "_mm256_and_ps(" .. T.mul(a, b) .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"

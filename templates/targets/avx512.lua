@@ -206,6 +206,33 @@ function T.transpose(names)
 	out[#out + 1] = "}"
 	return table.concat(out, "\n")
 end
+-- W rows of W floats transposed on their way from memory (row(i): C text of
+-- row i's first float), as the statements declaring the vectors names[1..W]
+-- (element d of rows 0..W-1 in names[d + 1]): the rows' 128-bit quarters
+-- put side by side by the loads (the quarters of rows i, i+4, i+8, i+12 in
+-- one vector: vinsertf32x4 from memory, a load and an op on either of the
+-- two vector ports), then 4x4 transposes within the 128-bit lanes: 32
+-- shuffles and 48 inserts where T.transpose takes 64 shuffles, all on the
+-- one shuffle port
+function T.transpose_load(names, row)
+	local out = {}
+	for c = 0, 3 do
+		for i = 0, 3 do
+			local e = "_mm512_castps128_ps512(_mm_loadu_ps(" .. row(i) .. " + " .. 4 * c .. "))"
+			for l = 1, 3 do
+				e = "_mm512_insertf32x4(" .. e .. ", _mm_loadu_ps(" .. row(i + 4 * l) .. " + " .. 4 * c .. "), " .. l .. ")"
+			end
+			out[#out + 1] = string.format("const __m512 r%d_%d = %s;", c, i, e)
+		end
+		out[#out + 1] = string.format("const __m512 t%d_0 = _mm512_unpacklo_ps(r%d_0, r%d_1), t%d_1 = _mm512_unpackhi_ps(r%d_0, r%d_1);", c, c, c, c, c, c)
+		out[#out + 1] = string.format("const __m512 t%d_2 = _mm512_unpacklo_ps(r%d_2, r%d_3), t%d_3 = _mm512_unpackhi_ps(r%d_2, r%d_3);", c, c, c, c, c, c)
+		out[#out + 1] = string.format("const __m512 %s = _mm512_shuffle_ps(t%d_0, t%d_2, 0x44), %s = _mm512_shuffle_ps(t%d_0, t%d_2, 0xee);",
+			names[4 * c + 1], c, c, names[4 * c + 2], c, c)
+		out[#out + 1] = string.format("const __m512 %s = _mm512_shuffle_ps(t%d_1, t%d_3, 0x44), %s = _mm512_shuffle_ps(t%d_1, t%d_3, 0xee);",
+			names[4 * c + 3], c, c, names[4 * c + 4], c, c)
+	end
+	return table.concat(out, "\n")
+end
 -- a * b where x >= lim, else 0: one masked multiply (clang does not fuse
 -- a multiply and a masked move).  No clamp_lo: its compare and masked
 -- multiply are as many operations as a max and a multiply, and 32
