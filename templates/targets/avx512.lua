@@ -13,9 +13,10 @@ local T = {
 	-- often as 192; 1.05x on h16 dk128 s1024 causal)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            nk = 8, nv = 8, kv_split = 4,
-	            -- the softmax's exps 4 vectors at a time (not measured:
-	            -- no AVX-512 machine; on AVX2 4 took most of 6's gain, 1.025x
-	            -- against 1.03x, with a third less code per kernel)
+	            -- the softmax's exps 4 vectors at a time (on AVX2 4 took
+	            -- most of 6's gain, 1.025x against 1.03x, with a third less
+	            -- code per kernel; here 2, 6 and 8 measured 0.992-1.009x
+	            -- against 4 on h8 dk64 s128 and s512 causal)
 	            exp_group = 4,
 	            -- P.V takes 4 rows of weights broadcast against up to 6
 	            -- vectors of a value row, the output's columns in vector
