@@ -57,6 +57,7 @@ return {
 		{"scale2_ge", false, "scale2_ge(a, n, x, lim)", "with frac: a * 2^n (n integral floats) where x >= lim, else 0"},
 		{"transpose", false, "transpose(names)", "a statement (lines after the first indented by a tab more, ending at the indentation of the first): transposes in place the width vectors held in the C variables names[1..width] (lane j of names[i] to lane i of names[j]); without it templates move lanes one at a time"},
 		{"transpose_load", false, "transpose_load(names, row)", "statements (one a line) declaring the width vectors names[1..width] as the width floats from each of width rows in memory, transposed (lane j of names[i] is element i-1 of row j-1; row(j) is C text of row j's first float, any alignment); without it templates load the rows and transpose them"},
+		{"transpose_store", false, "transpose_store(names, row)", "statements (one a line) storing the width vectors names[1..width] transposed as width rows of width floats (element i-1 of row j-1 is lane j-1 of names[i]; row(j) is C text of row j's first float, any alignment); without it templates transpose the vectors and store the rows"},
 		{"load_f16", true, "load_f16(p)", "the vector of the W f16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},
 		{"load_part_f16", true, "load_part_f16(p, n)", "the first n f16 values from p as floats, the rest zero; reads nothing past p[n-1]"},
 		{"load_bf16", true, "load_bf16(p)", "the vector of the W bf16 values at p (a uint16_t pointer, any alignment) as floats, exactly"},

@@ -251,6 +251,27 @@ function T.transpose_load(names, row)
 	end
 	return table.concat(out, "\n")
 end
+-- the W vectors names[1..W] (element d of rows 0..W-1 in names[d + 1])
+-- stored as W rows of W floats (row(i): C text of row i's first float, any
+-- alignment): 4x4 transposes within the 128-bit lanes, then each lane
+-- stored by itself (the upper by vextractf128 to memory: a store, no
+-- shuffle): 16 shuffles where T.transpose takes 24
+function T.transpose_store(names, row)
+	local out = {}
+	for c = 0, 1 do
+		local n = function(k) return names[4 * c + k + 1] end
+		out[#out + 1] = string.format("const __m256 s%d_0 = _mm256_unpacklo_ps(%s, %s), s%d_1 = _mm256_unpackhi_ps(%s, %s);", c, n(0), n(1), c, n(0), n(1))
+		out[#out + 1] = string.format("const __m256 s%d_2 = _mm256_unpacklo_ps(%s, %s), s%d_3 = _mm256_unpackhi_ps(%s, %s);", c, n(2), n(3), c, n(2), n(3))
+		local z = {"_mm256_shuffle_ps(s%d_0, s%d_2, 0x44)", "_mm256_shuffle_ps(s%d_0, s%d_2, 0xee)",
+		           "_mm256_shuffle_ps(s%d_1, s%d_3, 0x44)", "_mm256_shuffle_ps(s%d_1, s%d_3, 0xee)"}
+		for i = 0, 3 do
+			out[#out + 1] = string.format("const __m256 z%d_%d = " .. z[i + 1] .. ";", c, i, c, c)
+			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_castps256_ps128(z%d_%d));", row(i), 4 * c, c, i)
+			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_extractf128_ps(z%d_%d, 1));", row(i + 4), 4 * c, c, i)
+		end
+	end
+	return table.concat(out, "\n")
+end
 -- a * b where x >= lim, else 0
 function T.mul_ge(a, b, x, lim)
 	return "_mm256_and_ps(" .. T.mul(a, b) .. ", _mm256_cmp_ps(" .. x .. ", " .. lim .. ", _CMP_GE_OQ))"
