@@ -255,7 +255,9 @@ end
 -- stored as W rows of W floats (row(i): C text of row i's first float, any
 -- alignment): 4x4 transposes within the 128-bit lanes, then each lane
 -- stored by itself (the upper by vextractf128 to memory: a store, no
--- shuffle): 16 shuffles where T.transpose takes 24
+-- shuffle; clang instead puts each row's halves together with vinsertf128,
+-- an op on any vector port, and stores whole rows): 16 shuffles where
+-- T.transpose takes 24
 function T.transpose_store(names, row)
 	local out = {}
 	for c = 0, 1 do
