@@ -203,30 +203,49 @@ function T.gather(p, s)
 	end
 	return "_mm256_i32gather_ps(" .. p .. ", _mm256_setr_epi32(" .. table.concat(ix, ", ") .. "), 4)"
 end
+-- The 4x4 transposes within the 128-bit lanes that the transposes below
+-- share, in two rounds of four shuffles: the unpacked pairs of the vectors
+-- a[1..4], then of those (t[1..4]) the four vectors whose lanes hold the
+-- lanes' transposes; each round as the expressions, declared by decl4
+local function unpack4(a)
+	return {"_mm256_unpacklo_ps(" .. a[1] .. ", " .. a[2] .. ")", "_mm256_unpackhi_ps(" .. a[1] .. ", " .. a[2] .. ")",
+	        "_mm256_unpacklo_ps(" .. a[3] .. ", " .. a[4] .. ")", "_mm256_unpackhi_ps(" .. a[3] .. ", " .. a[4] .. ")"}
+end
+local function shuffle4(t)
+	return {"_mm256_shuffle_ps(" .. t[1] .. ", " .. t[3] .. ", 0x44)", "_mm256_shuffle_ps(" .. t[1] .. ", " .. t[3] .. ", 0xee)",
+	        "_mm256_shuffle_ps(" .. t[2] .. ", " .. t[4] .. ", 0x44)", "_mm256_shuffle_ps(" .. t[2] .. ", " .. t[4] .. ", 0xee)"}
+end
+-- the lines declaring n[1..4] as z[1..4], two to a line, appended to out
+local function decl4(out, n, z)
+	out[#out + 1] = "const __m256 " .. n[1] .. " = " .. z[1] .. ", " .. n[2] .. " = " .. z[2] .. ";"
+	out[#out + 1] = "const __m256 " .. n[3] .. " = " .. z[3] .. ", " .. n[4] .. " = " .. z[4] .. ";"
+end
+-- the names string.format(f, ..., k) for k = 0..3 (a vector's temporaries)
+local function names4(f, ...)
+	local n = {}
+	for k = 0, 3 do
+		n[k + 1] = string.format(f, ...) .. k
+	end
+	return n
+end
+-- names[4c+1 .. 4c+4]
+local function quarter(names, c) return table.move(names, 4 * c + 1, 4 * c + 4, 1, {}) end
 -- Transpose the 8 vectors held in the C variables names[1..8] in place:
 -- lane j of names[i] goes to lane i of names[j].  Three rounds of 8
 -- shuffles (unpack, shuffle, 128-bit permute).
 function T.transpose(names)
 	local x = names
-	local out = {"{"}
-	local function line(s) out[#out + 1] = "\t" .. s end
+	local out = {}
+	local t, u = {{"t0", "t1", "t2", "t3"}, {"t4", "t5", "t6", "t7"}}, {{"u0", "u1", "u2", "u3"}, {"u4", "u5", "u6", "u7"}}
+	decl4(out, t[1], unpack4(quarter(x, 0)))
+	decl4(out, t[2], unpack4(quarter(x, 1)))
+	decl4(out, u[1], shuffle4(t[1]))
+	decl4(out, u[2], shuffle4(t[2]))
 	for i = 0, 3 do
-		line(string.format("const __m256 t%d = _mm256_unpacklo_ps(%s, %s), t%d = _mm256_unpackhi_ps(%s, %s);",
-			2 * i, x[2 * i + 1], x[2 * i + 2], 2 * i + 1, x[2 * i + 1], x[2 * i + 2]))
+		out[#out + 1] = string.format("%s = _mm256_permute2f128_ps(u%d, u%d, 0x20); %s = _mm256_permute2f128_ps(u%d, u%d, 0x31);",
+			x[i + 1], i, i + 4, x[i + 5], i, i + 4)
 	end
-	for i = 0, 1 do
-		local a, b = 4 * i, 4 * i + 2
-		line(string.format("const __m256 u%d = _mm256_shuffle_ps(t%d, t%d, 0x44), u%d = _mm256_shuffle_ps(t%d, t%d, 0xee);",
-			4 * i, a, b, 4 * i + 1, a, b))
-		line(string.format("const __m256 u%d = _mm256_shuffle_ps(t%d, t%d, 0x44), u%d = _mm256_shuffle_ps(t%d, t%d, 0xee);",
-			4 * i + 2, a + 1, b + 1, 4 * i + 3, a + 1, b + 1))
-	end
-	for i = 0, 3 do
-		line(string.format("%s = _mm256_permute2f128_ps(u%d, u%d, 0x20); %s = _mm256_permute2f128_ps(u%d, u%d, 0x31);",
-			x[i + 1], i, i + 4, x[i + 5], i, i + 4))
-	end
-	out[#out + 1] = "}"
-	return table.concat(out, "\n")
+	return "{\n\t" .. table.concat(out, "\n\t") .. "\n}"
 end
 -- W rows of W floats transposed on their way from memory (row(i): C text of
 -- row i's first float), as the statements declaring the vectors names[1..W]
@@ -238,16 +257,13 @@ end
 function T.transpose_load(names, row)
 	local out = {}
 	for c = 0, 1 do
+		local r, t = names4("r%d_", c), names4("t%d_", c)
 		for i = 0, 3 do
-			out[#out + 1] = string.format("const __m256 r%d_%d = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(%s + %d)), _mm_loadu_ps(%s + %d), 1);",
-				c, i, row(i), 4 * c, row(i + 4), 4 * c)
+			out[#out + 1] = string.format("const __m256 %s = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(%s + %d)), _mm_loadu_ps(%s + %d), 1);",
+				r[i + 1], row(i), 4 * c, row(i + 4), 4 * c)
 		end
-		out[#out + 1] = string.format("const __m256 t%d_0 = _mm256_unpacklo_ps(r%d_0, r%d_1), t%d_1 = _mm256_unpackhi_ps(r%d_0, r%d_1);", c, c, c, c, c, c)
-		out[#out + 1] = string.format("const __m256 t%d_2 = _mm256_unpacklo_ps(r%d_2, r%d_3), t%d_3 = _mm256_unpackhi_ps(r%d_2, r%d_3);", c, c, c, c, c, c)
-		out[#out + 1] = string.format("const __m256 %s = _mm256_shuffle_ps(t%d_0, t%d_2, 0x44), %s = _mm256_shuffle_ps(t%d_0, t%d_2, 0xee);",
-			names[4 * c + 1], c, c, names[4 * c + 2], c, c)
-		out[#out + 1] = string.format("const __m256 %s = _mm256_shuffle_ps(t%d_1, t%d_3, 0x44), %s = _mm256_shuffle_ps(t%d_1, t%d_3, 0xee);",
-			names[4 * c + 3], c, c, names[4 * c + 4], c, c)
+		decl4(out, t, unpack4(r))
+		decl4(out, quarter(names, c), shuffle4(t))
 	end
 	return table.concat(out, "\n")
 end
@@ -261,15 +277,12 @@ end
 function T.transpose_store(names, row)
 	local out = {}
 	for c = 0, 1 do
-		local n = function(k) return names[4 * c + k + 1] end
-		out[#out + 1] = string.format("const __m256 s%d_0 = _mm256_unpacklo_ps(%s, %s), s%d_1 = _mm256_unpackhi_ps(%s, %s);", c, n(0), n(1), c, n(0), n(1))
-		out[#out + 1] = string.format("const __m256 s%d_2 = _mm256_unpacklo_ps(%s, %s), s%d_3 = _mm256_unpackhi_ps(%s, %s);", c, n(2), n(3), c, n(2), n(3))
-		local z = {"_mm256_shuffle_ps(s%d_0, s%d_2, 0x44)", "_mm256_shuffle_ps(s%d_0, s%d_2, 0xee)",
-		           "_mm256_shuffle_ps(s%d_1, s%d_3, 0x44)", "_mm256_shuffle_ps(s%d_1, s%d_3, 0xee)"}
-		for i = 0, 3 do
-			out[#out + 1] = string.format("const __m256 z%d_%d = " .. z[i + 1] .. ";", c, i, c, c)
-			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_castps256_ps128(z%d_%d));", row(i), 4 * c, c, i)
-			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_extractf128_ps(z%d_%d, 1));", row(i + 4), 4 * c, c, i)
+		local s = names4("s%d_", c)
+		decl4(out, s, unpack4(quarter(names, c)))
+		for i, z in ipairs(shuffle4(s)) do
+			out[#out + 1] = string.format("const __m256 z%d_%d = %s;", c, i - 1, z)
+			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_castps256_ps128(z%d_%d));", row(i - 1), 4 * c, c, i - 1)
+			out[#out + 1] = string.format("_mm_storeu_ps(%s + %d, _mm256_extractf128_ps(z%d_%d, 1));", row(i + 3), 4 * c, c, i - 1)
 		end
 	end
 	return table.concat(out, "\n")
