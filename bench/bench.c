@@ -36,6 +36,7 @@
 #define REF_SLOW 0.1    /* a reference call this slow gets REF_FEW runs */
 #define REF_FEW 3
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
+_Static_assert(MIN_RUNS >= BENCH_PEAK_RUNS, "a peak sample per run at most");
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
 #define MHA_KERNEL BENCH_PROTO
@@ -103,6 +104,7 @@ struct result {
 	double flops, bytes;     /* useful flops; K and V bytes read */
 	double bw;               /* decode: 1-core read GB/s over as many bytes */
 	double t1, t2;           /* kernel on 1 thread, on 2 threads */
+	double peak;             /* FMA GFLOP/s sampled between t1's runs */
 	double tref, tblas;
 	size_t ref_runs;
 	double err, err_blas, tol;
@@ -138,6 +140,33 @@ static double median_time(const struct job *j, size_t n, double first)
 		t[i++] = first;
 	while (i < n)
 		t[i++] = job_run(j);
+	return mha_median(t, n);
+}
+
+/* One FMA-peak sample of this core, GFLOP/s, in the benchmark's width. */
+static double fma_sample(void)
+{
+	return BENCH_WIDTH == 16 ? bench_fma512_gflops() : bench_fma_gflops();
+}
+
+/* Median seconds of n (>= BENCH_PEAK_RUNS) runs of the job, with
+ * BENCH_PEAK_RUNS samples of the FMA peak spread between them; their median
+ * in *peak: the core's peak in the same seconds as the runs, under the same
+ * load and clock (between runs whole seconds apart, a run's start and end
+ * peaks read 166-181 GFLOP/s on one core while h16 dk128 s1024 causal held
+ * at 31.3-31.5 ms). */
+static double median_time_peak(const struct job *j, size_t n, double *peak)
+{
+	double t[MAX_RUNS], g[BENCH_PEAK_RUNS];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; ++i) {
+		t[i] = job_run(j);
+		/* after runs n/P - 1, 2n/P - 1, ...: the last after the last run */
+		if (k < BENCH_PEAK_RUNS && (i + 1) * BENCH_PEAK_RUNS >= (k + 1) * n)
+			g[k++] = fma_sample();
+	}
+	*peak = mha_median(g, BENCH_PEAK_RUNS);
 	return mha_median(t, n);
 }
 
@@ -257,7 +286,7 @@ static void measure_kernel(const struct job *j, struct mha_guarded *out,
 {
 	double t = check(j, out, ref, j->sh->name, r);
 
-	r->t1 = median_time(j, runs_for(t), -1.0);
+	r->t1 = median_time_peak(j, runs_for(t), &r->peak);
 #ifdef _OPENMP
 	fprintf(stderr, " kernel-2T");
 	sched_setaffinity(0, sizeof all_cpus, &all_cpus);
@@ -322,30 +351,50 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	return 0;
 }
 
-/* The FMA peak the "%peak" figures are taken against: the larger of the
- * two measurements, as other work on the core can only lower one (a run
- * whose first measurement fell in a busy minute read 63.5 GFLOP/s against
- * 95.1 after, and every AVX2 shape at 112-119% of it). */
-static double peak_of(const struct machine *m)
+/* A shape's % of the FMA peak: against the peak sampled between its own
+ * 1-thread runs (median_time_peak), not the run's start and end figures (a
+ * run whose first measurement fell in a busy minute read 63.5 GFLOP/s
+ * against 95.1 after, and every AVX2 shape at 112-119% of it). */
+static double pct_peak(const struct result *r)
 {
-	return m->peak > m->peak_end ? m->peak : m->peak_end;
+	return 100.0 * r->flops / r->t1 * 1e-9 / r->peak;
+}
+
+/* The highest FMA peak read in the run: at its start, its end, or between
+ * any shape's runs. */
+static double run_peak(const struct result *res, const struct machine *m)
+{
+	double p = m->peak > m->peak_end ? m->peak : m->peak_end;
+
+	for (size_t i = 0; i < NSHAPES; ++i)
+		if (res[i].peak > p)
+			p = res[i].peak;
+	return p;
+}
+
+/* Whether the core ran slow during the shape's runs: its peak then 5% or
+ * more below the run's highest (something else shared the core). */
+static int slowed(const struct result *r, double top)
+{
+	return r->peak < 0.95 * top;
 }
 
 /* The "%peak" cell: % of the FMA peak, or for decode of read bandwidth. */
 static void pct_cell(char *buf, size_t size, const struct shape *sh,
-                     const struct result *r, const struct machine *m)
+                     const struct result *r, double top)
 {
 	if (sh->seq_q == 1)
 		snprintf(buf, size, "%.1f%% bw",
 		         100.0 * r->bytes / r->t1 * 1e-9 / r->bw);
 	else
-		snprintf(buf, size, "%.1f%%",
-		         100.0 * r->flops / r->t1 * 1e-9 / peak_of(m));
+		snprintf(buf, size, "%.1f%%%s", pct_peak(r),
+		         slowed(r, top) ? "~" : "");
 }
 
 /* The table on stdout. */
 static void print_table(const struct result *res, const struct machine *m)
 {
+	const double top = run_peak(res, m);
 	int omp = 0;
 
 #ifdef _OPENMP
@@ -362,8 +411,8 @@ static void print_table(const struct result *res, const struct machine *m)
 	       omp ? " --threads openmp" : "", BENCH_KFLAGS,
 	       omp ? " -fopenmp" : "", openblas_get_config(),
 	       openblas_get_corename());
-	printf("%-27s %9s %9s %5s %8s %9s %8s %7s %8s %8s %9s %7s\n", "shape",
-	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "x ref", "x BLAS",
+	printf("%-27s %9s %9s %5s %8s %9s %6s %8s %7s %8s %8s %9s %7s\n", "shape",
+	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "peak", "x ref", "x BLAS",
 	       "max|err|", "BLAS err", "compile s", "obj KiB");
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct result *r = &res[i];
@@ -372,12 +421,12 @@ static void print_table(const struct result *res, const struct machine *m)
 			snprintf(t2, sizeof t2, "%.3f", r->t2 * 1e3);
 			snprintf(sp, sizeof sp, "%.2f", r->t1 / r->t2);
 		}
-		pct_cell(pct, sizeof pct, &shapes[i], r, m);
+		pct_cell(pct, sizeof pct, &shapes[i], r, top);
 		snprintf(xr, sizeof xr, "%.1f%s", r->tref / r->t1,
 		         r->ref_runs < MIN_RUNS ? "*" : "");
-		printf("%-27s %9.3f %9s %5s %8.2f %9s %8s %7.2f %8.1e %8.1e "
+		printf("%-27s %9.3f %9s %5s %8.2f %9s %6.1f %8s %7.2f %8.1e %8.1e "
 		       "%9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
-		       r->flops / r->t1 * 1e-9, pct, xr, r->tblas / r->t1,
+		       r->flops / r->t1 * 1e-9, pct, r->peak, xr, r->tblas / r->t1,
 		       r->err, r->err_blas, r->build ? r->build->seconds : NAN,
 		       r->build ? (double)r->build->bytes / 1024.0 : NAN);
 	}
@@ -385,10 +434,13 @@ static void print_table(const struct result *res, const struct machine *m)
 	       "2T two OpenMP threads on all CPUs (\"-\": kernels built without "
 	       "OpenMP).\n", MIN_RUNS);
 	printf("GFLOP/s: useful flops (4 h dk per visible query-key pair) per "
-	       "second at 1T; %%peak of the FMA peak (the larger of its two "
-	       "measurements), \"bw\": K+V bytes read "
+	       "second at 1T; %%peak of peak, the FMA GFLOP/s of CPU 0 sampled "
+	       "%d times between the kernel's 1T runs (median; \"~\": 5%% or more "
+	       "below the run's highest, %.1f: the core was shared, the figure "
+	       "unreliable); \"bw\": K+V bytes read "
 	       "per second, %% of the 1-core read bandwidth over as many bytes "
-	       "(measured after the kernel; a large cache may hold them).\n");
+	       "(measured after the kernel; a large cache may hold them).\n",
+	       BENCH_PEAK_RUNS, top);
 	printf("x ref, x BLAS: reference or OpenBLAS-composed time / kernel 1T "
 	       "time; * reference timed over %d runs (slow), else %d.\n",
 	       REF_FEW, MIN_RUNS);
@@ -426,9 +478,19 @@ static void print_pairs(const struct result *res)
 }
 
 /* Say so when something else used the CPU during the run. */
-static void warn_shared(const struct machine *m)
+static void warn_shared(const struct result *res, const struct machine *m)
 {
+	const double top = run_peak(res, m);
 	int moved = fabs(m->peak_end - m->peak) > 0.05 * m->peak;
+	size_t slow = 0;
+
+	for (size_t i = 0; i < NSHAPES; ++i)
+		slow += shapes[i].seq_q > 1 && slowed(&res[i], top);
+	if (slow)
+		printf("warning: %zu shape%s ran while CPU 0's FMA peak read 5%% "
+		       "or more below the run's highest (%%peak marked ~).\n",
+		       slow, slow == 1 ? "" : "s");
+	moved = moved || slow;
 
 	if (moved)
 		printf("warning: the FMA peak moved from %.1f to %.1f GFLOP/s "
@@ -452,7 +514,8 @@ static void csv_num(FILE *f, double v)
 }
 
 /* The CSV: one row per shape, the machine's figures (the FMA peak measured
- * before and after the kernels) repeated on each. */
+ * before and after the kernels) repeated on each, the peak sampled between
+ * the shape's own runs last. */
 static int write_csv(const char *path, const struct result *res,
                      const struct machine *m)
 {
@@ -470,7 +533,8 @@ static int write_csv(const char *path, const struct result *res,
 	      "speedup_2t,gflops_1t,gflops_2t,pct_fma_peak,read_gbs_1t,"
 	      "pct_read_bw,read_bw_same_bytes_gbs,ms_ref,ref_runs,x_ref,ms_openblas,x_openblas,"
 	      "err_kernel,err_openblas,tol,compile_s,object_bytes,cpu,"
-	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp,batch\n", f);
+	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp,batch,"
+	      "fma_peak_runs_gflops\n", f);
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct shape *sh = &shapes[i];
 		const struct result *r = &res[i];
@@ -483,7 +547,7 @@ static int write_csv(const char *path, const struct result *res,
 		csv_num(f, r->t2 > 0.0 ? r->t1 / r->t2 : 0.0);
 		fprintf(f, ",%.6g", r->flops / r->t1 * 1e-9);
 		csv_num(f, r->t2 > 0.0 ? r->flops / r->t2 * 1e-9 : 0.0);
-		fprintf(f, ",%.4g", 100.0 * r->flops / r->t1 * 1e-9 / peak_of(m));
+		fprintf(f, ",%.4g", pct_peak(r));
 		csv_num(f, decode ? r->bytes / r->t1 * 1e-9 : 0.0);
 		csv_num(f, decode ? 100.0 * r->bytes / r->t1 * 1e-9 / r->bw : 0.0);
 		csv_num(f, decode ? r->bw : 0.0);
@@ -494,8 +558,9 @@ static int write_csv(const char *path, const struct result *res,
 			fprintf(f, ",%.4g,%ld", r->build->seconds, r->build->bytes);
 		else
 			fputs(",,", f);
-		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d,%zu\n", mha_cpu_model(),
-		        m->peak, m->peak_end, m->bw, m->others, omp, batch_of(sh));
+		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d,%zu,%.4g\n",
+		        mha_cpu_model(), m->peak, m->peak_end, m->bw, m->others,
+		        omp, batch_of(sh), r->peak);
 	}
 	return fclose(f) ? -1 : 0;
 }
@@ -531,7 +596,7 @@ int main(int argc, char **argv)
 	                                (mha_now() - t0);
 	print_table(res, &m);
 	print_pairs(res);
-	warn_shared(&m);
+	warn_shared(res, &m);
 	if (write_csv(argv[1], res, &m))
 		return 1;
 	printf("wrote %s\n", argv[1]);
