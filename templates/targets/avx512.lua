@@ -177,6 +177,12 @@ end
 -- 128-bit lane shuffles then bring each element's four lanes together from
 -- rows 4 and 8 apart.  (The tiled kernels' q pack, output and bias use it
 -- instead of gathers: see templates/tiled.c.in.)
+-- the bits of the 32 bytes at p that are zero (bit i: byte i), for the
+-- boolean mask: AVX2's compare and movemask (AVX512F implies AVX2; a
+-- 64-byte form would need AVX512BW, which the target does not ask for)
+function T.zero32(p)
+	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(" .. p .. ")), _mm256_setzero_si256()))"
+end
 function T.transpose(names)
 	local x = names
 	local out = {"{"}
