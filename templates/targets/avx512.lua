@@ -183,6 +183,11 @@ end
 function T.zero32(p)
 	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(" .. p .. ")), _mm256_setzero_si256()))"
 end
+-- the boolean mask's bits applied to a vector of scores: one test, one
+-- masked store
+function T.hide_bit(p, b, k)
+	return "_mm512_mask_store_ps(" .. p .. ", _mm512_test_epi32_mask(_mm512_loadu_si512(" .. b .. "), _mm512_set1_epi32((int)(1u << (" .. k .. ")))), _mm512_set1_ps(-INFINITY));"
+end
 function T.transpose(names)
 	local x = names
 	local out = {"{"}
