@@ -230,14 +230,14 @@ local function names4(f, ...)
 end
 -- names[4c+1 .. 4c+4]
 local function quarter(names, c) return table.move(names, 4 * c + 1, 4 * c + 4, 1, {}) end
--- Transpose the 8 vectors held in the C variables names[1..8] in place:
--- lane j of names[i] goes to lane i of names[j].  Three rounds of 8
--- shuffles (unpack, shuffle, 128-bit permute).
 -- the bits of the 32 bytes at p that are zero (bit i: byte i), for the
 -- boolean mask: one compare and one movemask (AVX2)
 function T.zero32(p)
 	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(" .. p .. ")), _mm256_setzero_si256()))"
 end
+-- Transpose the 8 vectors held in the C variables names[1..8] in place:
+-- lane j of names[i] goes to lane i of names[j].  Three rounds of 8
+-- shuffles (unpack, shuffle, 128-bit permute).
 function T.transpose(names)
 	local x = names
 	local out = {}

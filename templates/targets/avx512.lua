@@ -170,13 +170,6 @@ function T.gather(p, s)
 	end
 	return "_mm512_i32gather_ps(_mm512_setr_epi32(" .. table.concat(ix, ", ") .. "), " .. p .. ", 4)"
 end
--- Transpose the 16 vectors held in the C variables names[1..16] in place:
--- lane j of names[i] goes to lane i of names[j].  Four rounds of 16
--- shuffles: after the unpacks and the in-lane shuffles u(4i + k) holds, in
--- its 128-bit lane c, element 4c + k of rows 4i..4i+3; two rounds of
--- 128-bit lane shuffles then bring each element's four lanes together from
--- rows 4 and 8 apart.  (The tiled kernels' q pack, output and bias use it
--- instead of gathers: see templates/tiled.c.in.)
 -- the bits of the 32 bytes at p that are zero (bit i: byte i), for the
 -- boolean mask: AVX2's compare and movemask (AVX512F implies AVX2; a
 -- 64-byte form would need AVX512BW, which the target does not ask for)
@@ -188,6 +181,13 @@ end
 function T.hide_bit(p, b, k)
 	return "_mm512_mask_store_ps(" .. p .. ", _mm512_test_epi32_mask(_mm512_loadu_si512(" .. b .. "), _mm512_set1_epi32((int)(1u << (" .. k .. ")))), _mm512_set1_ps(-INFINITY));"
 end
+-- Transpose the 16 vectors held in the C variables names[1..16] in place:
+-- lane j of names[i] goes to lane i of names[j].  Four rounds of 16
+-- shuffles: after the unpacks and the in-lane shuffles u(4i + k) holds, in
+-- its 128-bit lane c, element 4c + k of rows 4i..4i+3; two rounds of
+-- 128-bit lane shuffles then bring each element's four lanes together from
+-- rows 4 and 8 apart.  (The tiled kernels' q pack, output and bias use it
+-- instead of gathers: see templates/tiled.c.in.)
 function T.transpose(names)
 	local x = names
 	local out = {"{"}
