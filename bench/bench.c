@@ -490,15 +490,13 @@ static void warn_shared(const struct result *res, const struct machine *m)
 		printf("warning: %zu shape%s ran while CPU 0's FMA peak read 5%% "
 		       "or more below the run's highest (%%peak marked ~).\n",
 		       slow, slow == 1 ? "" : "s");
-	moved = moved || slow;
-
 	if (moved)
 		printf("warning: the FMA peak moved from %.1f to %.1f GFLOP/s "
 		       "during the run.\n", m->peak, m->peak_end);
 	if (m->others > 0.05)
 		printf("warning: other processes kept %.2f CPUs busy on "
 		       "average during the run.\n", m->others);
-	if (moved || m->others > 0.05)
+	if (moved || slow || m->others > 0.05)
 		printf("warning: the CPU was shared, so these figures are "
 		       "unreliable (2T most of all); run again on a quiet "
 		       "machine.\n");
