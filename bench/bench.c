@@ -143,12 +143,6 @@ static double median_time(const struct job *j, size_t n, double first)
 	return mha_median(t, n);
 }
 
-/* One FMA-peak sample of this core, GFLOP/s, in the benchmark's width. */
-static double fma_sample(void)
-{
-	return BENCH_WIDTH == 16 ? bench_fma512_gflops() : bench_fma_gflops();
-}
-
 /* Median seconds of n (>= BENCH_PEAK_RUNS) runs of the job, with
  * BENCH_PEAK_RUNS samples of the FMA peak spread between them; their median
  * in *peak: the core's peak in the same seconds as the runs, under the same
@@ -164,7 +158,7 @@ static double median_time_peak(const struct job *j, size_t n, double *peak)
 		t[i] = job_run(j);
 		/* after runs n/P - 1, 2n/P - 1, ...: the last after the last run */
 		if (k < BENCH_PEAK_RUNS && (i + 1) * BENCH_PEAK_RUNS >= (k + 1) * n)
-			g[k++] = fma_sample();
+			g[k++] = job_fma(BENCH_WIDTH);
 	}
 	*peak = mha_median(g, BENCH_PEAK_RUNS);
 	return mha_median(t, n);

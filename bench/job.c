@@ -248,18 +248,21 @@ double job_flops(const struct shape *sh, size_t batch)
 	       (double)sh->attn.h * pairs * (double)batch;
 }
 
+double job_fma(int width)
+{
+	return width == 16 ? bench_fma512_gflops() : bench_fma_gflops();
+}
+
 double job_peak(int width, double (*clock)(void))
 {
-	double (*fma)(void) = width == 16 ? bench_fma512_gflops
-	                                  : bench_fma_gflops;
 	double g[BENCH_PEAK_RUNS], t0 = mha_now();
 
 	while (mha_now() - t0 < WARM_UP)
-		fma();
+		job_fma(width);
 	for (int r = 0; r < BENCH_PEAK_RUNS; ++r) {
 		const double w = mha_now(), c = clock ? clock() : 0.0;
 
-		g[r] = fma();
+		g[r] = job_fma(width);
 		/* the loop times itself by the wall clock: rescaled to clock's
 		 * time over the same call */
 		if (clock)

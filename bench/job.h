@@ -90,6 +90,10 @@ void job_label(char *buf, size_t size, const struct shape *sh, size_t batch);
 /* Useful flops: 2 (dk + dv) per head and visible (query, key) pair. */
 double job_flops(const struct shape *sh, size_t batch);
 
+/* One run of the FMA loop of vectors of width floats (16: AVX-512, else
+ * 256-bit): this core's GFLOP/s, about 10 ms of it. */
+double job_fma(int width);
+
 /* Median single-core FMA GFLOP/s of vectors of width floats (8: AVX2, 16:
  * AVX-512), after a warm-up (the core takes a while to reach its full
  * clock), on the calling thread: per second of wall-clock time, or of
