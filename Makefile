@@ -207,7 +207,10 @@ demo-run: $(DEMO)/demo
 	@$(DEMO)/demo
 
 # ---- tests
-KFLAGS := -std=c11 -O2 -Wall -Wextra -Wpointer-arith -Werror
+# Generated kernels build with -Wshadow as well: a user's build may well
+# turn it on, and a name shadowed in a template (the batch index once) is
+# otherwise unseen
+KFLAGS := -std=c11 -O2 -Wall -Wextra -Wpointer-arith -Wshadow -Werror
 TK := $(BUILD)/tests/kern
 EXP := $(BUILD)/tests/exp
 

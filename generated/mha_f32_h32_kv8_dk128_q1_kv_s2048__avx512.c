@@ -258,8 +258,8 @@ static inline void mha_f32_h32_kv8_dk128_q1_kv_s2048__avx512_part(const float *r
 			__m512 vm = _mm512_load_ps(s);
 			for (size_t j = 16; j < nr; j += 16)
 				vm = _mm512_max_ps(vm, _mm512_load_ps(s + j));
-			const float bm = _mm512_reduce_max_ps(vm);
-			const float mn = m[g] > bm ? m[g] : bm;
+			const float bmx = _mm512_reduce_max_ps(vm);
+			const float mn = m[g] > bmx ? m[g] : bmx;
 			const __m512 vmn = _mm512_set1_ps(mn);
 			__m512 vsum = _mm512_setzero_ps();
 			for (size_t j = 0; j < nr; j += 16) {

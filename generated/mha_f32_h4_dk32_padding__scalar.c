@@ -754,9 +754,9 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
-	const size_t rp = (rows + 3) / 4 * 4;
+	const size_t rpad = (rows + 3) / 4 * 4;
 	mha_f32_h4_dk32_padding__scalar_pack(qh, qt, rows, !pfon || w % per < nw);
-	for (size_t r = 0; r < rp; ++r) {
+	for (size_t r = 0; r < rpad; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
@@ -771,7 +771,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 		lim[r] = c < nkv ? c : nkv;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < rp; ++r) {
+	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
 

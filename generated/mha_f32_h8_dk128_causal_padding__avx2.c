@@ -1234,9 +1234,9 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
-	const size_t rp = (rows + 15) / 16 * 16;
+	const size_t rpad = (rows + 15) / 16 * 16;
 	mha_f32_h8_dk128_causal_padding__avx2_pack(qh, qt, rows, !pfon || w % per < nw);
-	for (size_t r = 0; r < rp; ++r) {
+	for (size_t r = 0; r < rpad; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
@@ -1251,7 +1251,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 		lim[r] = c < nkv ? c : nkv;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < rp; ++r) {
+	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
 

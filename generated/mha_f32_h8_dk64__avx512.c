@@ -1193,9 +1193,9 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
-	const size_t rp = (rows + 31) / 32 * 32;
+	const size_t rpad = (rows + 31) / 32 * 32;
 	mha_f32_h8_dk64__avx512_pack(qh, qt, rows, !pfon || w % per < nw);
-	for (size_t r = 0; r < rp; ++r) {
+	for (size_t r = 0; r < rpad; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
@@ -1210,7 +1210,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < rp; ++r) {
+	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
 

@@ -752,9 +752,9 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	_Alignas(64) float alpha[4], mxb[4];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
-	const size_t rp = (rows + 3) / 4 * 4;
+	const size_t rpad = (rows + 3) / 4 * 4;
 	mha_f32_h8_dk64__scalar_pack(qh, qt, rows, !pfon || w % per < nw);
-	for (size_t r = 0; r < rp; ++r) {
+	for (size_t r = 0; r < rpad; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
@@ -769,7 +769,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < rp; ++r) {
+	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
 

@@ -1340,9 +1340,9 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
-	const size_t rp = (rows + 15) / 16 * 16;
+	const size_t rpad = (rows + 15) / 16 * 16;
 	mha_f32_h8_dk64_s128_causal_weights__avx2_pack(qh, qt, rows, !pfon || w % per < nw);
-	for (size_t r = 0; r < rp; ++r) {
+	for (size_t r = 0; r < rpad; ++r) {
 		m[r] = -INFINITY;
 		l[r] = 0.0f;
 	}
@@ -1357,7 +1357,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 		lim[r] = c;
 	}
 	/* rows past the block's last see no key (a tile's masking reads them) */
-	for (size_t r = rows; r < rp; ++r) {
+	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
 
