@@ -1050,13 +1050,14 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (12 * 197 * 128 * sizeof(float) +
 	                          12 * 197 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 53248);
-	float *restrict st = (float *)(scratch + 106496);
-	float *restrict kc = (float *)(scratch + 111104);
-	float *restrict vp = (float *)(scratch + 129536);
-	float *restrict m = (float *)(scratch + 147968), *restrict l = (float *)(scratch + 148800);
-	size_t *restrict lim = (size_t *)(scratch + 149632);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 53248);
+	float *restrict st = (float *)(void *)(scratch + 106496);
+	float *restrict kc = (float *)(void *)(scratch + 111104);
+	float *restrict vp = (float *)(void *)(scratch + 129536);
+	float *restrict m = (float *)(void *)(scratch + 147968), *restrict l = (float *)(void *)(scratch + 148800);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 149632);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1086,7 +1087,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	static const float tpos[8] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
 	size_t tlim[5];
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(scratch + 151296), *restrict ta = (float *)(scratch + 152576);
+	float *restrict tq = (float *)(void *)(scratch + 151296), *restrict ta = (float *)(void *)(scratch + 152576);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = 197;
 		const float *const qr = qh + (rows + x) * 768;

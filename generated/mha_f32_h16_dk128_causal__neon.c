@@ -2105,13 +2105,14 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (16 * seq_q * 256 * sizeof(float) +
 	                          16 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 40960);
-	float *restrict st = (float *)(scratch + 81920);
-	float *restrict kc = (float *)(scratch + 86016);
-	float *restrict vp = (float *)(scratch + 118784);
-	float *restrict m = (float *)(scratch + 151552), *restrict l = (float *)(scratch + 151808);
-	size_t *restrict lim = (size_t *)(scratch + 152064);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 40960);
+	float *restrict st = (float *)(void *)(scratch + 81920);
+	float *restrict kc = (float *)(void *)(scratch + 86016);
+	float *restrict vp = (float *)(void *)(scratch + 118784);
+	float *restrict m = (float *)(void *)(scratch + 151552), *restrict l = (float *)(void *)(scratch + 151808);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 152064);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */

@@ -742,13 +742,14 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (4 * seq_q * 64 * sizeof(float) +
 	                          4 * seq_kv * (32 * sizeof(float) + 32 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 10240);
-	float *restrict st = (float *)(scratch + 20480);
-	float *restrict kc = (float *)(scratch + 21504);
-	float *restrict vp = (float *)(scratch + 29696);
-	float *restrict m = (float *)(scratch + 37888), *restrict l = (float *)(scratch + 38144);
-	size_t *restrict lim = (size_t *)(scratch + 38400);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 10240);
+	float *restrict st = (float *)(void *)(scratch + 20480);
+	float *restrict kc = (float *)(void *)(scratch + 21504);
+	float *restrict vp = (float *)(void *)(scratch + 29696);
+	float *restrict m = (float *)(void *)(scratch + 37888), *restrict l = (float *)(void *)(scratch + 38144);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 38400);
 	_Alignas(64) float alpha[4], mxb[4];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];

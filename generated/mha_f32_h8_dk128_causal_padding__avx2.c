@@ -1222,13 +1222,14 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 204800);
-	float *restrict st = (float *)(scratch + 409600);
-	float *restrict kc = (float *)(scratch + 413696);
-	float *restrict vp = (float *)(scratch + 446464);
-	float *restrict m = (float *)(scratch + 479232), *restrict l = (float *)(scratch + 480768);
-	size_t *restrict lim = (size_t *)(scratch + 482304);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 204800);
+	float *restrict st = (float *)(void *)(scratch + 409600);
+	float *restrict kc = (float *)(void *)(scratch + 413696);
+	float *restrict vp = (float *)(void *)(scratch + 446464);
+	float *restrict m = (float *)(void *)(scratch + 479232), *restrict l = (float *)(void *)(scratch + 480768);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 482304);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];

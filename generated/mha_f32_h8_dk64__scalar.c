@@ -742,13 +742,14 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
-	float *restrict st = (float *)(scratch + 40960);
-	float *restrict kc = (float *)(scratch + 41984);
-	float *restrict vp = (float *)(scratch + 58368);
-	float *restrict m = (float *)(scratch + 74752), *restrict l = (float *)(scratch + 75008);
-	size_t *restrict lim = (size_t *)(scratch + 75264);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
+	float *restrict st = (float *)(void *)(scratch + 40960);
+	float *restrict kc = (float *)(void *)(scratch + 41984);
+	float *restrict vp = (float *)(void *)(scratch + 58368);
+	float *restrict m = (float *)(void *)(scratch + 74752), *restrict l = (float *)(void *)(scratch + 75008);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 75264);
 	_Alignas(64) float alpha[4], mxb[4];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */

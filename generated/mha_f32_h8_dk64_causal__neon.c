@@ -2139,13 +2139,14 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
-	float *restrict st = (float *)(scratch + 40960);
-	float *restrict kc = (float *)(scratch + 45056);
-	float *restrict vp = (float *)(scratch + 61440);
-	float *restrict m = (float *)(scratch + 77824), *restrict l = (float *)(scratch + 78080);
-	size_t *restrict lim = (size_t *)(scratch + 78336);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
+	float *restrict st = (float *)(void *)(scratch + 40960);
+	float *restrict kc = (float *)(void *)(scratch + 45056);
+	float *restrict vp = (float *)(void *)(scratch + 61440);
+	float *restrict m = (float *)(void *)(scratch + 77824), *restrict l = (float *)(void *)(scratch + 78080);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 78336);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */

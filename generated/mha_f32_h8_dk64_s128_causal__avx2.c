@@ -1296,13 +1296,14 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 36864);
-	float *restrict st = (float *)(scratch + 73728);
-	float *restrict kc = (float *)(scratch + 77824);
-	float *restrict vp = (float *)(scratch + 94208);
-	float *restrict m = (float *)(scratch + 110592), *restrict l = (float *)(scratch + 111104);
-	size_t *restrict lim = (size_t *)(scratch + 111616);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 36864);
+	float *restrict st = (float *)(void *)(scratch + 73728);
+	float *restrict kc = (float *)(void *)(scratch + 77824);
+	float *restrict vp = (float *)(void *)(scratch + 94208);
+	float *restrict m = (float *)(void *)(scratch + 110592), *restrict l = (float *)(void *)(scratch + 111104);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 111616);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */

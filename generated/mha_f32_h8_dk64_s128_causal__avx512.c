@@ -1617,13 +1617,14 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 36864);
-	float *restrict st = (float *)(scratch + 73728);
-	float *restrict kc = (float *)(scratch + 81920);
-	float *restrict vp = (float *)(scratch + 98304);
-	float *restrict m = (float *)(scratch + 114688), *restrict l = (float *)(scratch + 115200);
-	size_t *restrict lim = (size_t *)(scratch + 115712);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 36864);
+	float *restrict st = (float *)(void *)(scratch + 73728);
+	float *restrict kc = (float *)(void *)(scratch + 81920);
+	float *restrict vp = (float *)(void *)(scratch + 98304);
+	float *restrict m = (float *)(void *)(scratch + 114688), *restrict l = (float *)(void *)(scratch + 115200);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 115712);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */

@@ -2140,13 +2140,14 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(scratch + 0), *restrict ot = (float *)(scratch + 20480);
-	float *restrict st = (float *)(scratch + 40960);
-	float *restrict kc = (float *)(scratch + 45056);
-	float *restrict vp = (float *)(scratch + 61440);
-	float *restrict m = (float *)(scratch + 77824), *restrict l = (float *)(scratch + 78080);
-	size_t *restrict lim = (size_t *)(scratch + 78336);
+	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
+	 * array at a multiple of 64 bytes, hence the casts through void * */
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
+	float *restrict st = (float *)(void *)(scratch + 40960);
+	float *restrict kc = (float *)(void *)(scratch + 45056);
+	float *restrict vp = (float *)(void *)(scratch + 61440);
+	float *restrict m = (float *)(void *)(scratch + 77824), *restrict l = (float *)(void *)(scratch + 78080);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 78336);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];

@@ -19,7 +19,7 @@ dest=$dir/dest
 prefix=/opt/mhagen
 root=$dest$prefix
 log=$dir/log
-KFLAGS="-O2 -Wall -Wextra -Wshadow -Werror"
+KFLAGS="-O2 -Wall -Wextra -Wshadow -Wcast-align -Werror"
 
 fail() {
 	echo "install-check: $*" >&2

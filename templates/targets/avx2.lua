@@ -99,7 +99,7 @@ static inline __m128i P_load16(const uint16_t *p, size_t n)
 {
 	uint16_t t[8] = {0};
 	memcpy(t, p, n * sizeof *t);
-	return _mm_loadu_si128((const __m128i *)t);
+	return _mm_loadu_si128((const void *)t);
 }
 ]]},
 	-- 8 floats rounded to bf16 (to nearest even; a NaN quiet, its high
@@ -122,7 +122,7 @@ static inline __m128i P_bf16x(__m256 x)
 static inline void P_store16(uint16_t *p, __m128i x, size_t n)
 {
 	uint16_t t[8];
-	_mm_storeu_si128((__m128i *)t, x);
+	_mm_storeu_si128((void *)t, x);
 	memcpy(p, t, n * sizeof *t);
 }
 ]]},
@@ -136,7 +136,7 @@ static inline __m256 P_q8d(const struct mha_q8_0 *b)
 
 static inline __m256 P_q8i(const struct mha_q8_0 *b, size_t i)
 {
-	const __m128i q = _mm_loadl_epi64((const __m128i *)(b->qs + i));
+	const __m128i q = _mm_loadl_epi64((const void *)(b->qs + i));
 
 	return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q));
 }
@@ -233,7 +233,7 @@ local function quarter(names, c) return table.move(names, 4 * c + 1, 4 * c + 4, 
 -- the bits of the 32 bytes at p that are zero (bit i: byte i), for the
 -- boolean mask: one compare and one movemask (AVX2)
 function T.zero32(p)
-	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(" .. p .. ")), _mm256_setzero_si256()))"
+	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const void *)(" .. p .. ")), _mm256_setzero_si256()))"
 end
 -- Transpose the 8 vectors held in the C variables names[1..8] in place:
 -- lane j of names[i] goes to lane i of names[j].  Three rounds of 8
@@ -307,7 +307,7 @@ function T.clamp_lo(x, lim) return T.max(x, lim) end
 local function bf16(x)
 	return "_mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(" .. x .. "), 16))"
 end
-local function load16(p) return "_mm_loadu_si128((const __m128i *)(" .. p .. "))" end
+local function load16(p) return "_mm_loadu_si128((const void *)(" .. p .. "))" end
 local function part16(p, n) T.use("load16") return T.prefix .. "_load16(" .. p .. ", " .. n .. ")" end
 function T.load_f16(p) return "_mm256_cvtph_ps(" .. load16(p) .. ")" end
 function T.load_part_f16(p, n) return "_mm256_cvtph_ps(" .. part16(p, n) .. ")" end
@@ -316,7 +316,7 @@ function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 -- floats stored as f16 (F16C, to nearest even) or bf16 (--dtype's out)
 local function f16x(v) return "_mm256_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
 local function bf16x(v) T.use("bf16x") return T.prefix .. "_bf16x(" .. v .. ")" end
-local function store16(p, x) return "_mm_storeu_si128((__m128i *)(" .. p .. "), " .. x .. ");" end
+local function store16(p, x) return "_mm_storeu_si128((void *)(" .. p .. "), " .. x .. ");" end
 local function spart16(p, x, n) T.use("store16") return T.prefix .. "_store16(" .. p .. ", " .. x .. ", " .. n .. ");" end
 function T.store_f16(p, v) return store16(p, f16x(v)) end
 function T.store_part_f16(p, v, n) return spart16(p, f16x(v), n) end

@@ -59,7 +59,7 @@ static inline __m256i P_load16(const uint16_t *p, size_t n)
 {
 	uint16_t t[16] = {0};
 	memcpy(t, p, n * sizeof *t);
-	return _mm256_loadu_si256((const __m256i *)t);
+	return _mm256_loadu_si256((const void *)t);
 }
 ]]},
 	-- 16 floats rounded to bf16 (to nearest even; a NaN quiet, its high
@@ -82,7 +82,7 @@ static inline __m256i P_bf16x(__m512 x)
 static inline void P_store16(uint16_t *p, __m256i x, size_t n)
 {
 	uint16_t t[16];
-	_mm256_storeu_si256((__m256i *)t, x);
+	_mm256_storeu_si256((void *)t, x);
 	memcpy(p, t, n * sizeof *t);
 }
 ]]},
@@ -96,7 +96,7 @@ static inline __m512 P_q8d(const struct mha_q8_0 *b)
 
 static inline __m512 P_q8i(const struct mha_q8_0 *b, size_t i)
 {
-	const __m128i q = _mm_loadu_si128((const __m128i *)(b->qs + i));
+	const __m128i q = _mm_loadu_si128((const void *)(b->qs + i));
 
 	return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q));
 }
@@ -174,7 +174,7 @@ end
 -- boolean mask: AVX2's compare and movemask (AVX512F implies AVX2; a
 -- 64-byte form would need AVX512BW, which the target does not ask for)
 function T.zero32(p)
-	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)(" .. p .. ")), _mm256_setzero_si256()))"
+	return "(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_loadu_si256((const void *)(" .. p .. ")), _mm256_setzero_si256()))"
 end
 -- the boolean mask's bits applied to a vector of scores: one test, one
 -- masked store
@@ -264,7 +264,7 @@ end
 local function bf16(x)
 	return "_mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(" .. x .. "), 16))"
 end
-local function load16(p) return "_mm256_loadu_si256((const __m256i *)(" .. p .. "))" end
+local function load16(p) return "_mm256_loadu_si256((const void *)(" .. p .. "))" end
 local function part16(p, n) T.use("load16") return T.prefix .. "_load16(" .. p .. ", " .. n .. ")" end
 function T.load_f16(p) return "_mm512_cvtph_ps(" .. load16(p) .. ")" end
 function T.load_part_f16(p, n) return "_mm512_cvtph_ps(" .. part16(p, n) .. ")" end
@@ -273,7 +273,7 @@ function T.load_part_bf16(p, n) return bf16(part16(p, n)) end
 -- floats stored as f16 (AVX512F, to nearest even) or bf16 (--dtype's out)
 local function f16x(v) return "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
 local function bf16x(v) T.use("bf16x") return T.prefix .. "_bf16x(" .. v .. ")" end
-local function store16(p, x) return "_mm256_storeu_si256((__m256i *)(" .. p .. "), " .. x .. ");" end
+local function store16(p, x) return "_mm256_storeu_si256((void *)(" .. p .. "), " .. x .. ");" end
 local function spart16(p, x, n) T.use("store16") return T.prefix .. "_store16(" .. p .. ", " .. x .. ", " .. n .. ");" end
 function T.store_f16(p, v) return store16(p, f16x(v)) end
 function T.store_part_f16(p, v, n) return spart16(p, f16x(v), n) end
