@@ -1050,8 +1050,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (12 * 197 * 128 * sizeof(float) +
 	                          12 * 197 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
-	 * array at a multiple of 64 bytes, hence the casts through void * */
+	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 53248);
 	float *restrict st = (float *)(void *)(scratch + 106496);
 	float *restrict kc = (float *)(void *)(scratch + 111104);

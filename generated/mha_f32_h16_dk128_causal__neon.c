@@ -2105,8 +2105,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (16 * seq_q * 256 * sizeof(float) +
 	                          16 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
-	 * array at a multiple of 64 bytes, hence the casts through void * */
+	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 40960);
 	float *restrict st = (float *)(void *)(scratch + 81920);
 	float *restrict kc = (float *)(void *)(scratch + 86016);

@@ -742,8 +742,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (4 * seq_q * 64 * sizeof(float) +
 	                          4 * seq_kv * (32 * sizeof(float) + 32 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
-	 * array at a multiple of 64 bytes, hence the casts through void * */
+	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 10240);
 	float *restrict st = (float *)(void *)(scratch + 20480);
 	float *restrict kc = (float *)(void *)(scratch + 21504);

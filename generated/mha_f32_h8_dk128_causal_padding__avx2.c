@@ -1222,8 +1222,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
-	 * array at a multiple of 64 bytes, hence the casts through void * */
+	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 204800);
 	float *restrict st = (float *)(void *)(scratch + 409600);
 	float *restrict kc = (float *)(void *)(scratch + 413696);

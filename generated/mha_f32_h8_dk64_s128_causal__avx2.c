@@ -1296,8 +1296,7 @@ static void mha_f32_h8_dk64_s128_causal__avx2_block(const void *ctx, size_t w, u
 	const size_t pfmin = MHA_PREFETCH_MIN;
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
-	/* this worker's scratch (P.at in templates/main.lua): 64-byte aligned, each
-	 * array at a multiple of 64 bytes, hence the casts through void * */
+	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 36864);
 	float *restrict st = (float *)(void *)(scratch + 73728);
 	float *restrict kc = (float *)(void *)(scratch + 77824);
