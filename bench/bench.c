@@ -563,8 +563,8 @@ int main(int argc, char **argv)
 	struct machine m;
 	double t0 = mha_now(), others = others_seconds();
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: bench CSVFILE\n");
+	if (argc != 2 || argv[1][0] == '-') {
+		fprintf(stderr, "usage: bench CSVFILE (make bench runs it; see README \"Speed\")\n");
 		return 2;
 	}
 	openblas_set_num_threads(1);
