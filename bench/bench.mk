@@ -141,13 +141,17 @@ $(BENCH)/bench_%.o: $(BENCH)/bench_%.c tools/time-cc.sh
 bench_chain = $(if $(word 2,$1),$(eval $(word 2,$1): | $(word 1,$1))$(call bench_chain,$(wordlist 2,99,$1)))
 $(call bench_chain,$(BENCH_KOBJS))
 
+# A recipe line that fails, naming the target ($1), where the list $2 names
+# a shape bench/bench.mk does not have (make bench, bench-where, bench-mca)
+bench_known = $(if $(filter-out $(BENCH_ALL_SHAPES),$2),echo "$1: no shape" \
+	"$(filter-out $(BENCH_ALL_SHAPES),$2) in bench/bench.mk (its shapes:" \
+	"$(firstword $(BENCH_ALL_SHAPES))...$(lastword $(BENCH_ALL_SHAPES)))" >&2; exit 2;)
+
 # The list of shapes, rewritten only when BENCH_SHAPES changes, so that the
 # tables below follow a shorter or longer list.
 $(BENCH)/shapes: FORCE | $(BENCH)
 	@$(if $(strip $(BENCH_SHAPES)),,echo "bench: BENCH_SHAPES is empty" >&2; exit 2;)
-	@$(if $(filter-out $(BENCH_ALL_SHAPES),$(BENCH_SHAPES)),echo "bench: no shape" \
-		"$(filter-out $(BENCH_ALL_SHAPES),$(BENCH_SHAPES)) in bench/bench.mk (its shapes:" \
-		"$(firstword $(BENCH_ALL_SHAPES))...$(lastword $(BENCH_ALL_SHAPES)))" >&2; exit 2;)
+	@$(call bench_known,bench,$(BENCH_SHAPES))
 	@$(if $(filter-out $(words $(BENCH_SHAPES)),$(words $(sort $(BENCH_SHAPES)))),echo "bench:" \
 		"BENCH_SHAPES names a shape twice: $(BENCH_SHAPES)" >&2; exit 2;)
 	@echo '$(BENCH_SHAPES)' | cmp -s - $@ || echo '$(BENCH_SHAPES)' > $@
@@ -337,6 +341,7 @@ WHERE_CFLAGS = $(shell $(CC) -mllvm -use-unknown-locations=Disable -x c -c /dev/
 bench-where: deps
 	@$(MAKE) --no-print-directory bench-where-run
 bench-where-run: $(MHAGEN)
+	@$(call bench_known,bench-where,$(WHERE_SHAPES))
 	@echo "  WHERE   $(WHERE_SHAPES) (perf; the reference of each shape first, a minute or more)"
 	@BUILD=$(BUILD) tools/bench-where.sh --header
 	@$(foreach s,$(WHERE_SHAPES),MAKE="$(MAKE)" BUILD=$(BUILD) WHERE_CPU=$(WHERE_CPU) WHERE_CFLAGS="$(WHERE_CFLAGS)" \
@@ -362,6 +367,7 @@ MCA_CPUS_neon ?= neoverse-n1 apple-m1
 bench-mca: deps
 	@$(MAKE) --no-print-directory bench-mca-run
 bench-mca-run: $(MHAGEN)
+	@$(call bench_known,bench-mca,$(MCA_SHAPES))
 	@$(foreach s,$(MCA_SHAPES),$(foreach t,$(MCA_TARGETS),BUILD=$(BUILD) MHAGEN=$(MHAGEN) \
 		GCC="$(GCC)" CROSS_CLANG="$(CROSS_CLANG)" CROSS_GCC="$(CROSS_GCC)" \
 		tools/bench-mca.sh $(t) '$(BENCH_$(s))' $(MCA_CPUS_$(t)) &&)) true

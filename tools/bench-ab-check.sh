@@ -8,7 +8,9 @@
 # exports the wrong name are refused.  Then make
 # bench-where's grouping of a kernel's perf samples by part, on h8 dk64
 # s128 (its shares summing to 100, the micro-kernels most of them: a check
-# of the grouping, not of a time).  Run from the top of the repository
+# of the grouping, not of a time).  Last, a shape list naming a shape
+# bench/bench.mk does not have is refused by name by make bench,
+# bench-where and bench-mca.  Run from the top of the repository
 # (make bench-ab-check, part of make test).
 set -u
 
@@ -103,3 +105,14 @@ NR == 2 {
 	}
 }' "$BUILD/bench-where/where.csv" >> "$log" || fail "bench-where grouped the samples wrongly"
 ok "bench-where groups a kernel's samples by part"
+
+# a shape bench/bench.mk does not have, named by each bench target that
+# takes a list of them (before anything is built or timed)
+for t in "bench-where-run WHERE_SHAPES" "bench-mca-run MCA_SHAPES" "$BUILD/bench/shapes BENCH_SHAPES"; do
+	target=${t% *}
+	if $MAKE --no-print-directory "$target" BUILD="$BUILD" "${t#* }=k1 k0" > "$log" 2>&1; then
+		fail "make $target ran with an unknown shape k0"
+	fi
+	grep -q ': no shape k0 in bench/bench.mk' "$log" || fail "make $target: no clear error for shape k0"
+done
+ok "bench, bench-where and bench-mca name a shape they do not have"
