@@ -10,8 +10,8 @@
 # s128 (its shares summing to 100, the micro-kernels most of them: a check
 # of the grouping, not of a time).  Last, a shape list naming a shape
 # bench/bench.mk does not have is refused by name by make bench,
-# bench-where and bench-mca.  Run from the top of the repository
-# (make bench-ab-check, part of make test).
+# bench-where and bench-mca, and a CPU bench-where cannot run on.  Run
+# from the top of the repository (make bench-ab-check, part of make test).
 set -u
 
 MAKE=${MAKE:-make}
@@ -116,3 +116,10 @@ for t in "bench-where-run WHERE_SHAPES" "bench-mca-run MCA_SHAPES" "$BUILD/bench
 	grep -q ': no shape k0 in bench/bench.mk' "$log" || fail "make $target: no clear error for shape k0"
 done
 ok "bench, bench-where and bench-mca name a shape they do not have"
+# a CPU this process cannot run on, named before anything is built
+if WHERE_CPU=4095 MAKE="$MAKE" BUILD="$BUILD" tools/bench-where.sh check "$spec" 1 1 > "$log" 2>&1; then
+	fail "bench-where ran on CPU 4095"
+fi
+grep -q '^bench-where: WHERE_CPU=4095: this process cannot run there' "$log" ||
+	fail "bench-where on CPU 4095: no clear error"
+ok "bench-where names a CPU it cannot run on"

@@ -45,6 +45,8 @@ name=$1 spec=$2 batch=$3 rounds=$4
 command -v perf > /dev/null ||
 	fail "no perf (Debian's linux-perf: tools/install-deps.sh installs it)"
 [ -f "$csv" ] || fail "$csv is missing: run bench-where.sh --header first"
+taskset -c "$CPU" true 2> /dev/null ||
+	fail "WHERE_CPU=$CPU: this process cannot run there (its CPUs: $(taskset -cp $$ | sed 's/.*: //'))"
 
 # the kernel as make bench-ab's A and B, with line information
 $MAKE --no-print-directory bench-where-build BENCH_AB="$dir" \
