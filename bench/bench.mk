@@ -100,6 +100,7 @@ BENCH_FLAGS = $(BENCH_GENFLAGS) | $(CC) $(KFLAGS) $(BENCH_CFLAGS)
 FORCE:
 
 bench: deps
+	@$(MAKE) --no-print-directory bench-target-check
 	@$(MAKE) --no-print-directory -j2 bench-run
 
 # OpenBLAS picks its kernels by CPU model and falls back to its oldest x86
@@ -110,7 +111,19 @@ BENCH_BLAS_CORE := $(shell grep -qw avx512vl /proc/cpuinfo 2>/dev/null && echo S
 	{ grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo Haswell; })
 OPENBLAS_CORETYPE ?= $(BENCH_BLAS_CORE)
 
-bench-run: $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
+# Whether this CPU runs BENCH_TARGET's kernels, checked before they are
+# built or timed: a target it lacks stops with its name and the features
+# it needs, not an illegal instruction
+$(BENCH)/cpu_has: bench/cpu_has.c $(BUILD)/runtime/mha_cpu.o | $(BENCH)
+	@echo "  CC      $@"
+	@$(CC) $(ALL_CFLAGS) $^ -o $@
+.PHONY: bench-target-check
+bench-target-check: $(BENCH)/cpu_has
+	@$(BENCH)/cpu_has '$(MHA_CPU_$(BENCH_TARGET))' || { echo "bench: BENCH_TARGET=$(BENCH_TARGET)" \
+		"does not run on this CPU (it needs: $(MHA_CPU_$(BENCH_TARGET))); BENCH_TARGET=$(MHA_NATIVE)" \
+		"does" >&2; exit 2; }
+
+bench-run: bench-target-check $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
 	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/bench $(BENCH)/bench.csv
@@ -202,7 +215,7 @@ $(BENCH)/kvdecode: bench/kvdecode.c $(BENCH)/bench_k5.o $(BENCH)/bench_k6.o \
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) $(if $(BENCH_OMP),-fopenmp) $(filter %.c %.o,$^) -lm -o $@
 KVDECODE_RUN = OMP_NUM_THREADS=1 taskset -c 0 $(BENCH)/kvdecode 31
-bench-kv: $(BENCH)/kvdecode
+bench-kv: bench-target-check $(BENCH)/kvdecode
 	@$(KVDECODE_RUN)
 
 # ---- the layer (mhagen --embed 768 --h 12 and --embed 1024 --h 16, s 128
@@ -229,7 +242,7 @@ $(BENCH)/layer_bench: bench/layer_bench.c $(BENCH_LAYERS:%=$(BENCH)/layer_%.c) \
 	@$(CC) $(KFLAGS) $(BENCH_CFLAGS) -D_POSIX_C_SOURCE=200809L -I$(BENCH) \
 		-DBENCH_TARGET='"$(BENCH_TARGET)"' -DBENCH_WIDTH=$(MHA_WIDTH_$(BENCH_TARGET)) $< \
 		$(BENCH)/peak.o $(BENCH)/peak512.o $(RT_OBJS) -lopenblas -lm -o $@
-bench-layer: $(BENCH)/layer_bench
+bench-layer: bench-target-check $(BENCH)/layer_bench
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/layer_bench
 
@@ -259,6 +272,7 @@ ab_flags = $(AB_SPEC) $(BENCH_GENFLAGS) $(AB_$(AB_X_$1)) \
 .PHONY: bench-ab bench-ab-run
 
 bench-ab: deps
+	@$(MAKE) --no-print-directory bench-target-check
 	@$(MAKE) --no-print-directory bench-ab-run
 
 $(BENCH_AB):
@@ -308,7 +322,7 @@ $(BENCH_AB)/ab-ba: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_b.o $(BENCH_AB)/ab_a.o $(AB_L
 # each binary's report shown as it ends, then the two ratios' geometric
 # mean; the second skips the reference (CHECK 2: the first checked the
 # same objects)
-bench-ab-run: $(BENCH_AB)/ab $(BENCH_AB)/ab-ba
+bench-ab-run: bench-target-check $(BENCH_AB)/ab $(BENCH_AB)/ab-ba
 	@echo "  BENCH   A: mhagen $(strip $(call ab_flags,a))$(if $(AB_FILE_A), (as edited in $(AB_FILE_A)))"
 	@echo "  BENCH   B: mhagen $(strip $(call ab_flags,b))$(if $(AB_FILE_B), (as edited in $(AB_FILE_B)))"
 	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK) \
@@ -340,7 +354,7 @@ WHERE_CFLAGS = $(shell $(CC) -mllvm -use-unknown-locations=Disable -x c -c /dev/
 .PHONY: bench-where bench-where-run bench-where-build
 bench-where: deps
 	@$(MAKE) --no-print-directory bench-where-run
-bench-where-run: $(MHAGEN)
+bench-where-run: bench-target-check $(MHAGEN)
 	@$(call bench_known,bench-where,$(WHERE_SHAPES))
 	@echo "  WHERE   $(WHERE_SHAPES) (perf; the reference of each shape first, a minute or more)"
 	@BUILD=$(BUILD) tools/bench-where.sh --header

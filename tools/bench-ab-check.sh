@@ -10,8 +10,9 @@
 # s128 (its shares summing to 100, the micro-kernels most of them: a check
 # of the grouping, not of a time).  Last, a shape list naming a shape
 # bench/bench.mk does not have is refused by name by make bench,
-# bench-where and bench-mca, and a CPU bench-where cannot run on.  Run
-# from the top of the repository (make bench-ab-check, part of make test).
+# bench-where and bench-mca, a CPU bench-where cannot run on, and a
+# BENCH_TARGET this CPU does not run.  Run from the top of the repository
+# (make bench-ab-check, part of make test).
 set -u
 
 MAKE=${MAKE:-make}
@@ -123,3 +124,15 @@ fi
 grep -q '^bench-where: WHERE_CPU=4095: this process cannot run there' "$log" ||
 	fail "bench-where on CPU 4095: no clear error"
 ok "bench-where names a CPU it cannot run on"
+# a BENCH_TARGET of the other architecture: refused by its name before any
+# kernel is built (it was an illegal instruction in the run)
+other=neon
+grep -q '^MHA_NATIVE := neon$' "$BUILD/targets.mk" && other=avx2
+if $MAKE --no-print-directory bench-target-check BUILD="$BUILD" BENCH_TARGET=$other > "$log" 2>&1; then
+	fail "make bench-target-check passed BENCH_TARGET=$other"
+fi
+grep -q "^bench: BENCH_TARGET=$other does not run on this CPU" "$log" ||
+	fail "BENCH_TARGET=$other: no clear error"
+$MAKE --no-print-directory bench-target-check BUILD="$BUILD" > "$log" 2>&1 ||
+	fail "make bench-target-check refused this machine's own target"
+ok "bench targets refuse a BENCH_TARGET this CPU does not run"
