@@ -382,6 +382,8 @@ bench-mca: deps
 	@$(MAKE) --no-print-directory bench-mca-run
 bench-mca-run: $(MHAGEN)
 	@$(call bench_known,bench-mca,$(MCA_SHAPES))
+	@$(foreach t,$(MCA_TARGETS),$(if $(MCA_CPUS_$t),,echo "bench-mca: target $t has no CPU" \
+		"models (MCA_CPUS_$t); bench-mca reads avx2, avx512 and neon" >&2; exit 2;))
 	@$(foreach s,$(MCA_SHAPES),$(foreach t,$(MCA_TARGETS),BUILD=$(BUILD) MHAGEN=$(MHAGEN) \
 		GCC="$(GCC)" CROSS_CLANG="$(CROSS_CLANG)" CROSS_GCC="$(CROSS_GCC)" \
 		tools/bench-mca.sh $(t) '$(BENCH_$(s))' $(MCA_CPUS_$(t)) &&)) true

@@ -116,7 +116,11 @@ for t in "bench-where-run WHERE_SHAPES" "bench-mca-run MCA_SHAPES" "$BUILD/bench
 	fi
 	grep -q ': no shape k0 in bench/bench.mk' "$log" || fail "make $target: no clear error for shape k0"
 done
-ok "bench, bench-where and bench-mca name a shape they do not have"
+if $MAKE --no-print-directory bench-mca-run BUILD="$BUILD" MCA_SHAPES=k1 MCA_TARGETS=k0 > "$log" 2>&1; then
+	fail "make bench-mca-run ran a target it has no CPU models for"
+fi
+grep -q '^bench-mca: target k0 has no CPU models' "$log" || fail "make bench-mca-run: no clear error for target k0"
+ok "bench, bench-where and bench-mca name a shape they do not have; bench-mca a target"
 # a CPU this process cannot run on, named before anything is built
 if WHERE_CPU=4095 MAKE="$MAKE" BUILD="$BUILD" tools/bench-where.sh check "$spec" 1 1 > "$log" 2>&1; then
 	fail "bench-where ran on CPU 4095"
