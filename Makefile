@@ -239,7 +239,7 @@ TARGETS_MK := $(BUILD)/targets.mk
 $(TARGETS_MK): $(MHAGEN) $(TEMPLATES)
 	@echo "  GEN     $@"
 	@$(MHAGEN) --emit targets -o $@
-ifneq ($(filter check check-build check-long long-build $(BUILD)/tests/% bench-run bench-kv bench-layer bench-ab-run bench-where-run bench-where-build bench-target-check $(BUILD)/bench/% $(BUILD)/bench-ab/%,$(MAKECMDGOALS)),)
+ifneq ($(filter check check-build check-long long-build $(BUILD)/tests/% bench-run bench-kv bench-layer bench-ab-run bench-where-build bench-target-check $(BUILD)/bench/% $(BUILD)/bench-ab/%,$(MAKECMDGOALS)),)
 include $(TARGETS_MK)
 endif
 HOST_ARCH := $(shell uname -m)

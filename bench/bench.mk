@@ -111,9 +111,10 @@ BENCH_BLAS_CORE := $(shell grep -qw avx512vl /proc/cpuinfo 2>/dev/null && echo S
 	{ grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo Haswell; })
 OPENBLAS_CORETYPE ?= $(BENCH_BLAS_CORE)
 
-# Whether this CPU runs BENCH_TARGET's kernels, checked before they are
-# built or timed: a target it lacks stops with its name and the features
-# it needs, not an illegal instruction
+# Whether this CPU runs BENCH_TARGET's kernels, checked once by each bench
+# goal a user runs, before its kernels are built or timed: a target it
+# lacks stops with its name and the features it needs, not an illegal
+# instruction
 $(BENCH)/cpu_has: bench/cpu_has.c $(BUILD)/runtime/mha_cpu.o | $(BENCH)
 	@echo "  CC      $@"
 	@$(CC) $(ALL_CFLAGS) $^ -o $@
@@ -123,7 +124,7 @@ bench-target-check: $(BENCH)/cpu_has
 		"does not run on this CPU (it needs: $(MHA_CPU_$(BENCH_TARGET))); BENCH_TARGET=$(MHA_NATIVE)" \
 		"does" >&2; exit 2; }
 
-bench-run: bench-target-check $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
+bench-run: $(BENCH)/bench $(BENCH)/layer_bench $(BENCH)/kvdecode
 	@echo "  BENCH   $(BENCH)/bench $(BENCH)/bench.csv  (a minute or so)"
 	@OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 OPENBLAS_CORETYPE=$(OPENBLAS_CORETYPE) \
 		$(BENCH)/bench $(BENCH)/bench.csv
@@ -322,7 +323,7 @@ $(BENCH_AB)/ab-ba: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_b.o $(BENCH_AB)/ab_a.o $(AB_L
 # each binary's report shown as it ends, then the two ratios' geometric
 # mean; the second skips the reference (CHECK 2: the first checked the
 # same objects)
-bench-ab-run: bench-target-check $(BENCH_AB)/ab $(BENCH_AB)/ab-ba
+bench-ab-run: $(BENCH_AB)/ab $(BENCH_AB)/ab-ba
 	@echo "  BENCH   A: mhagen $(strip $(call ab_flags,a))$(if $(AB_FILE_A), (as edited in $(AB_FILE_A)))"
 	@echo "  BENCH   B: mhagen $(strip $(call ab_flags,b))$(if $(AB_FILE_B), (as edited in $(AB_FILE_B)))"
 	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK) \
@@ -353,8 +354,9 @@ WHERE_ROUNDS_k25 := 5
 WHERE_CFLAGS = $(shell $(CC) -mllvm -use-unknown-locations=Disable -x c -c /dev/null -o /dev/null 2>/dev/null && echo '-mllvm -use-unknown-locations=Disable')
 .PHONY: bench-where bench-where-run bench-where-build
 bench-where: deps
+	@$(MAKE) --no-print-directory bench-target-check
 	@$(MAKE) --no-print-directory bench-where-run
-bench-where-run: bench-target-check $(MHAGEN)
+bench-where-run: $(MHAGEN)
 	@$(call bench_known,bench-where,$(WHERE_SHAPES))
 	@echo "  WHERE   $(WHERE_SHAPES) (perf; the reference of each shape first, a minute or more)"
 	@BUILD=$(BUILD) tools/bench-where.sh --header
