@@ -322,6 +322,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *rest
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -355,6 +356,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_1(const float *rest
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -382,6 +384,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *rest
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -425,6 +428,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *rest
 {
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -461,6 +465,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *rest
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -514,6 +519,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *rest
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -559,6 +565,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *rest
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -622,6 +629,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *rest
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -676,6 +684,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *rest
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -749,6 +758,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *rest
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -812,6 +822,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *rest
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -895,6 +906,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_1(const float *rest
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
 		{
@@ -987,6 +999,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		a5_1 = _mm256_setzero_ps();
 	}
 	size_t j = 0;
+	#pragma GCC unroll 4
 	for (; j < n[0]; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -1021,6 +1034,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
 		}
 	}
+	#pragma GCC unroll 4
 	for (; j < n[1]; ++j, p += 16, v += 128) {
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{
@@ -1087,6 +1101,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		a1_1 = _mm256_setzero_ps();
 	}
 	size_t j = 0;
+	#pragma GCC unroll 4
 	for (; j < n[0]; ++j, p += 16, v += 128) {
 		const __m256 p0 = _mm256_load_ps(p + 0);
 		const __m256 p1 = _mm256_load_ps(p + 8);
@@ -1101,6 +1116,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
 		}
 	}
+	#pragma GCC unroll 4
 	for (; j < n[1]; ++j, p += 16, v += 128) {
 		const __m256 p1 = _mm256_load_ps(p + 8);
 		{

@@ -320,6 +320,7 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -354,6 +355,7 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -399,6 +401,7 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -455,6 +458,7 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -522,6 +526,7 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -600,6 +605,7 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
@@ -723,6 +729,7 @@ static inline void mha_f32_h8_dk64__avx2_pvr3(const float *restrict p, const flo
 		a3_1 = _mm256_setzero_ps();
 		a3_2 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -848,6 +855,7 @@ static inline void mha_f32_h8_dk64__avx2_pvr2(const float *restrict p, const flo
 		a3_0 = _mm256_setzero_ps();
 		a3_1 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);

@@ -321,6 +321,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1_0(const float *restrict
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -354,6 +355,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk1_1(const float *restrict
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -381,6 +383,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_0(const float *restrict
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -424,6 +427,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk2_1(const float *restrict
 {
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -460,6 +464,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_0(const float *restrict
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -513,6 +518,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk3_1(const float *restrict
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -558,6 +564,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_0(const float *restrict
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -621,6 +628,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk4_1(const float *restrict
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -675,6 +683,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_0(const float *restrict
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -748,6 +757,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk5_1(const float *restrict
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -811,6 +821,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_0(const float *restrict
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -894,6 +905,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_qk6_1(const float *restrict
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -1000,6 +1012,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr3(const float *restrict 
 		a3_1 = _mm256_setzero_ps();
 		a3_2 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -1125,6 +1138,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx2_pvr2(const float *restrict 
 		a3_0 = _mm256_setzero_ps();
 		a3_1 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);

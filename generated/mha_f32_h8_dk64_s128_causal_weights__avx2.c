@@ -355,6 +355,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(const float *
 {
 	__m256 a0_0 = _mm256_setzero_ps();
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -388,6 +389,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(const float *
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -415,6 +417,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(const float *
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_0 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -458,6 +461,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(const float *
 {
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -494,6 +498,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(const float *
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_0 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -547,6 +552,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(const float *
 	__m256 a0_1 = _mm256_setzero_ps();
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -592,6 +598,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(const float *
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_0 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -655,6 +662,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(const float *
 	__m256 a1_1 = _mm256_setzero_ps();
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -709,6 +717,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(const float *
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_0 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -782,6 +791,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(const float *
 	__m256 a2_1 = _mm256_setzero_ps();
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -845,6 +855,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(const float *
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_0 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q0 = _mm256_load_ps(qt + d * 144 + 0);
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
@@ -928,6 +939,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(const float *
 	__m256 a3_1 = _mm256_setzero_ps();
 	__m256 a4_1 = _mm256_setzero_ps();
 	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m256 q1 = _mm256_load_ps(qt + d * 144 + 8);
 		{
@@ -1034,6 +1046,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(const float *r
 		a3_1 = _mm256_setzero_ps();
 		a3_2 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -1159,6 +1172,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(const float *r
 		a3_0 = _mm256_setzero_ps();
 		a3_1 = _mm256_setzero_ps();
 	}
+	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
