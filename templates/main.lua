@@ -1462,7 +1462,10 @@ local GEMM_L2 = 512 * 1024
 local function layer_plan(spec, T)
 	local D = T.defaults
 	-- gemv_u: k per step of the one-row GEMM (accumulators per vector)
-	local L = {W = T.width, mr = D.gemm_mr, nv = D.gemm_nv, gemv_u = 4}
+	-- unroll: times the compiler unrolls the micro-kernel's loop over K
+	-- (#pragma GCC unroll; 1: as it decides)
+	local L = {W = T.width, mr = D.gemm_mr, nv = D.gemm_nv, gemv_u = 4,
+	           unroll = D.unroll_gemm or 1}
 	L.nr = L.nv * L.W
 	local E = spec.embed
 	local A = {}
