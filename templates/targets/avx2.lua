@@ -45,7 +45,7 @@ local T = {
 	            -- one k an iteration, with a branch for its prefetch every
 	            -- 4th; measured on AMD Zen 3, busy host, the projections'
 	            -- speed against OpenBLAS sgemm in the same process
-	            -- 0.85-1.09x before, 1.02-1.28x after)
+	            -- 0.85-1.09x before, 1.00-1.32x after)
 	            gemm_mr = 6, gemm_nv = 2, unroll_gemm = 4},
 	-- where its kernels build and run: x86-64 compilers (the C condition
 	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
