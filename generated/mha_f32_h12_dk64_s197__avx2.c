@@ -756,7 +756,6 @@ static inline void mha_f32_h12_dk64_s197__avx2_pvr3(const float *restrict p, con
 		a3_1 = _mm256_setzero_ps();
 		a3_2 = _mm256_setzero_ps();
 	}
-	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -882,7 +881,6 @@ static inline void mha_f32_h12_dk64_s197__avx2_pvr2(const float *restrict p, con
 		a3_0 = _mm256_setzero_ps();
 		a3_1 = _mm256_setzero_ps();
 	}
-	#pragma GCC unroll 4
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);

@@ -382,9 +382,11 @@ local function plan(S, T)
 	-- the tiled softmax takes its exps this many vectors at a time
 	-- (N_exps, N_exp2s in vexp.c.in; 1: one at a time, neither)
 	P.exp_group = P.algo == "tiled" and D.exp_group or 1
-	-- the tiled micro-kernels' loops (scores over the head dim, P.V over a
-	-- block's keys) unrolled this many times by the compiler (#pragma GCC
-	-- unroll, gcc and clang; 1: as it decides)
+	-- the tiled micro-kernels' loops (scores over the head dim, the
+	-- rows-in-lanes P.V over a block's keys) unrolled this many times by the
+	-- compiler (#pragma GCC unroll, gcc and clang; 1: as it decides).  The
+	-- P.V with P.pvr rows broadcast is not: on AVX2 4 times measured slower
+	-- on a quiet host (templates/targets/avx2.lua)
 	P.unroll_qk = D.unroll_qk or 1
 	P.unroll_pv = D.unroll_pv or 1
 	if P.algo == "rows" then
