@@ -30,18 +30,17 @@ local T = {
 	            -- the head dim 2 times and the rows-in-lanes P.V's (dv
 	            -- 128) over the block's keys 4 times (templates/tiled.c.in):
 	            -- one element or key an iteration left them front-end
-	            -- bound on a busy host. Measured on AMD Zen 3 (clang, both
-	            -- link orders; README, "AMD EPYC (Zen 3)") against no
-	            -- unroll: busy host, its fast and slow phases, h16 dk128
-	            -- s1024 causal the scores' 1.03-1.05x, 1.05x, the P.V's on
-	            -- top 1.015-1.04x; quiet, the scores' 0.999-1.006x at dk
-	            -- 64, the P.V's 0.998x at dk 128. The pv_rows P.V (dv 64)
-	            -- is not unrolled: 4 times, which with the scores' measured
-	            -- 1.01-1.03x and 1.10x on a busy host at h8 dk64 s128,
-	            -- measured quiet against none 0.993-0.995x on s128,
-	            -- 0.974-0.987x on s128 batch 8, 0.993x on h12 dk64 s197
-	            -- batch 4, 0.997x on h8 dk64 s512 causal, 1.002x on h12
-	            -- dk64 s197 (the defaults follow the quiet figures)
+	            -- bound on a busy host. Measured on AMD Zen 3 against no
+	            -- unroll (clang, both link orders; README, "AMD EPYC (Zen
+	            -- 3)"): busy host, h16 dk128 s1024 causal the scores'
+	            -- 1.03-1.05x, the P.V's 1.015-1.04x on top; quiet, the
+	            -- scores' 0.999-1.006x at dk 64, the P.V's 0.998x at dk
+	            -- 128. The pv_rows P.V (dv 64) is not unrolled: 4 times
+	            -- (on the busy host measured only with the scores') was
+	            -- quiet s128 0.993-0.995x, s128 batch 8 0.974-0.987x, h12
+	            -- dk64 s197 batch 4 0.993x, h8 dk64 s512 causal 0.997x,
+	            -- h12 dk64 s197 1.002x (the defaults follow the quiet
+	            -- figures)
 	            unroll_qk = 2, unroll_pv = 4,
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers); the compiler
