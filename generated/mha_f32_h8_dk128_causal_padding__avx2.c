@@ -317,7 +317,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -346,38 +346,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *rest
 	}
 }
 
-/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 1x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -417,46 +390,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *rest
 	}
 }
 
-/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 2x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	__m256 a1_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 24, a1_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		t = _mm256_max_ps(t, a1_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -507,54 +445,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *rest
 	}
 }
 
-/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 3x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	__m256 a1_1 = _mm256_setzero_ps();
-	__m256 a2_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
-			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 24, a1_1);
-	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 40, a2_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		t = _mm256_max_ps(t, a1_1);
-		t = _mm256_max_ps(t, a2_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -616,62 +511,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *rest
 	}
 }
 
-/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 4x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	__m256 a1_1 = _mm256_setzero_ps();
-	__m256 a2_1 = _mm256_setzero_ps();
-	__m256 a3_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
-			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
-			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 24, a1_1);
-	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 40, a2_1);
-	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 56, a3_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		t = _mm256_max_ps(t, a1_1);
-		t = _mm256_max_ps(t, a2_1);
-		t = _mm256_max_ps(t, a3_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -744,70 +588,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *rest
 	}
 }
 
-/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 5x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	__m256 a1_1 = _mm256_setzero_ps();
-	__m256 a2_1 = _mm256_setzero_ps();
-	__m256 a3_1 = _mm256_setzero_ps();
-	__m256 a4_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
-			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
-			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
-			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 24, a1_1);
-	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 40, a2_1);
-	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 56, a3_1);
-	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 72, a4_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		t = _mm256_max_ps(t, a1_1);
-		t = _mm256_max_ps(t, a2_1);
-		t = _mm256_max_ps(t, a3_1);
-		t = _mm256_max_ps(t, a4_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -891,79 +676,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *rest
 	}
 }
 
-/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
- * Queries sit in vector lanes, one key element is broadcast: 6x1
- * accumulators in registers.
- * Only the rows from 8 on see these keys (causal diagonal): the
- * scores of the rows before are -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_1(const float *restrict qt, const float *restrict k,
-        float *restrict st, float *restrict mx)
-{
-	__m256 a0_1 = _mm256_setzero_ps();
-	__m256 a1_1 = _mm256_setzero_ps();
-	__m256 a2_1 = _mm256_setzero_ps();
-	__m256 a3_1 = _mm256_setzero_ps();
-	__m256 a4_1 = _mm256_setzero_ps();
-	__m256 a5_1 = _mm256_setzero_ps();
-	#pragma GCC unroll 2
-	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
-		{
-			const __m256 kb = _mm256_set1_ps(k[0 + d]);
-			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[128 + d]);
-			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[256 + d]);
-			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[384 + d]);
-			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[512 + d]);
-			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
-		}
-		{
-			const __m256 kb = _mm256_set1_ps(k[640 + d]);
-			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
-		}
-	}
-	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 8, a0_1);
-	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 24, a1_1);
-	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 40, a2_1);
-	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 56, a3_1);
-	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 72, a4_1);
-	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
-	_mm256_store_ps(st + 88, a5_1);
-	{
-		__m256 t = _mm256_load_ps(mx + 8);
-		t = _mm256_max_ps(t, a0_1);
-		t = _mm256_max_ps(t, a1_1);
-		t = _mm256_max_ps(t, a2_1);
-		t = _mm256_max_ps(t, a3_1);
-		t = _mm256_max_ps(t, a4_1);
-		t = _mm256_max_ps(t, a5_1);
-		_mm256_store_ps(mx + 8, t);
-	}
-}
-
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  6x2 accumulators in registers.  Key counts n[] do not decrease:
- * from key n[s - 1] on, vectors before s take no part. */
+ * contents unread.  6x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
@@ -1034,34 +751,6 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
 		}
 	}
-	#pragma GCC unroll 4
-	for (; j < n[1]; ++j, p += 16, v += 128) {
-		const __m256 p1 = _mm256_load_ps(p + 8);
-		{
-			const __m256 vb = _mm256_set1_ps(v[0]);
-			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[1]);
-			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[2]);
-			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[3]);
-			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[4]);
-			a4_1 = _mm256_fmadd_ps(p1, vb, a4_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[5]);
-			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
-		}
-	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 400, a1_0);
@@ -1080,8 +769,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
  * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  2x2 accumulators in registers.  Key counts n[] do not decrease:
- * from key n[s - 1] on, vectors before s take no part. */
+ * contents unread.  2x2 accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
@@ -1113,18 +801,6 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		{
 			const __m256 vb = _mm256_set1_ps(v[1]);
 			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
-			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
-		}
-	}
-	#pragma GCC unroll 4
-	for (; j < n[1]; ++j, p += 16, v += 128) {
-		const __m256 p1 = _mm256_load_ps(p + 8);
-		{
-			const __m256 vb = _mm256_set1_ps(v[0]);
-			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
-		}
-		{
-			const __m256 vb = _mm256_set1_ps(v[1]);
 			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
 		}
 	}
@@ -1347,12 +1023,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			/* kn[s]: keys that some row of vector s sees; fewer than nt
 			 * only on the causal diagonal, where the vectors of earlier
 			 * rows skip the keys beyond their last row's limit */
-			size_t kn[2];
-			{
-				const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
-				kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
-			}
-			kn[1] = nt;
+			size_t kn[1];
+			kn[0] = nt;
 			for (; j + 6 <= kn[0]; j += 6) {
 				for (; kcn < j + 12 && kcn < nb; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
@@ -1360,40 +1032,18 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				for (; vc < j + 6; ++vc) {
 					memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
 				}
-				mha_f32_h8_dk128_causal_padding__avx2_qk6_0(qt + r0, kb + j * 128, st + j * 16, mxb);
+				mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
 				mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
-			}
-			j = kn[0];
-			for (; j + 6 <= kn[1]; j += 6) {
-				for (; kcn < j + 12 && kcn < nb; ++kcn) {
-					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
-				}
-				for (; vc < j + 6; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
-				}
-				mha_f32_h8_dk128_causal_padding__avx2_qk6_1(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
-			}
-			for (; kcn < kn[1]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
-			}
-			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */
@@ -1486,7 +1136,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 6 <= kn[1]; jj += 6) {
+				for (; jj + 6 <= kn[0]; jj += 6) {
 					__m256 x[6];
 
 					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 8), ms);
@@ -1509,7 +1159,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					_mm256_store_ps(st + (jj + 5) * 16 + 8, x[5]);
 					sum = _mm256_add_ps(sum, x[5]);
 				}
-				for (; jj < kn[1]; ++jj) {
+				for (; jj < kn[0]; ++jj) {
 					const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 					_mm256_store_ps(st + jj * 16 + 8, p);
 					sum = _mm256_add_ps(sum, p);

@@ -389,6 +389,11 @@ local function plan(S, T)
 	-- on a quiet host (templates/targets/avx2.lua)
 	P.unroll_qk = D.unroll_qk or 1
 	P.unroll_pv = D.unroll_pv or 1
+	-- on the causal (or a window's) diagonal, each vector of a tile's rows
+	-- takes the scores of the keys up to its own last row's limit, not the
+	-- tile's (templates/tiled.c.in, SEG), unless the target's
+	-- diag_segments is false
+	P.segs = D.diag_segments ~= false
 	if P.algo == "rows" then
 		-- each row's keys in P.split ranges whose softmax states are
 		-- merged after, so that few rows still keep every thread busy; a

@@ -15,7 +15,7 @@ return {
 		{"vec", "string", "the C vector type"},
 		{"registers", "number", "vector registers the compiler may allocate; micro-tiles are sized to fit them"},
 		{"includes", "table", "headers the kernels include, as \"<x.h>\""},
-		{"defaults", "table", "knob defaults: block_kv, block_q, mq, nk, nv, kv_split (block_kv_causal optional; pv_rows, the P.V micro-tile's rows broadcast against its columns in vector lanes, templates/main.lua P.pvr, where set, up to dv pv_dv; unroll_qk and unroll_pv, the times the compiler unrolls the loops of the score micro-kernels and of the rows-in-lanes P.V (not the pv_rows one), 1 where unset); the layer's projection micro-tile, gemm_mr rows x gemm_nv vectors, its loop over K unrolled unroll_gemm times (1 where unset)"},
+		{"defaults", "table", "knob defaults: block_kv, block_q, mq, nk, nv, kv_split (block_kv_causal optional; pv_rows, the P.V micro-tile's rows broadcast against its columns in vector lanes, templates/main.lua P.pvr, where set, up to dv pv_dv; unroll_qk and unroll_pv, the times the compiler unrolls the loops of the score micro-kernels and of the rows-in-lanes P.V (not the pv_rows one), 1 where unset; diag_segments false: on the causal diagonal every vector of a tile's rows takes the tile's keys, true where unset); the layer's projection micro-tile, gemm_mr rows x gemm_nv vectors, its loop over K unrolled unroll_gemm times (1 where unset)"},
 		{"arch", "string", "the architecture (uname -m) it builds for, \"\" for any"},
 		{"guard", "string", "the C condition of that architecture, \"\" for any"},
 		{"cpu", "table", "the CPU features it needs, names runtime/mha_cpu.c tests"},

@@ -42,6 +42,17 @@ local T = {
 	            -- h12 dk64 s197 1.002x (the defaults follow the quiet
 	            -- figures)
 	            unroll_qk = 2, unroll_pv = 4,
+	            -- on the causal diagonal both vectors of a 16-row tile take
+	            -- the scores of the keys up to the tile's last row (masked
+	            -- after for the first vector's rows): split per vector, the
+	            -- second vector's keys past the first's took calls of one
+	            -- vector (6 or fewer accumulators) that wait on the FMAs'
+	            -- latency.  Measured on AMD Zen 3 against the split (make
+	            -- bench-ab, clang, busy host; the results the same bit for
+	            -- bit): h8 dk64 s512 causal 0.996-1.021x, the median of 12
+	            -- runs 1.006x; h16 dk128 s1024 causal 1.011-1.039x; h32
+	            -- dk128 s2048 causal 1.003x, 1.010x; gcc 12 0.996x, 0.999x
+	            diag_segments = false,
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers); the compiler
 	            -- unrolls their loop over K 4 times (templates/gemm.c.in:
