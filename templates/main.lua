@@ -382,6 +382,14 @@ local function plan(S, T)
 	-- the tiled softmax takes its exps this many vectors at a time
 	-- (N_exps, N_exp2s in vexp.c.in; 1: one at a time, neither)
 	P.exp_group = P.algo == "tiled" and D.exp_group or 1
+	-- and a remainder of at least exp_rest vectors (fewer than
+	-- exp_group) that many at a time before the rest one at a time, where
+	-- the target sets it (1: none)
+	P.exp_rest = P.exp_group > 1 and D.exp_rest or 1
+	if P.exp_rest < 1 or (P.exp_rest > 1 and P.exp_rest >= P.exp_group) then
+		error(string.format("target %s: exp_rest %d is not between 1 and exp_group %d",
+		                    T.name, P.exp_rest, P.exp_group), 0)
+	end
 	-- the tiled micro-kernels' loops (scores over the head dim, the
 	-- rows-in-lanes P.V over a block's keys) unrolled this many times by the
 	-- compiler (#pragma GCC unroll, gcc and clang; 1: as it decides).  The

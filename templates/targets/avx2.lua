@@ -21,6 +21,11 @@ local T = {
 	            -- (measured: the softmax's exps 6 vectors at a time, 1.03x
 	            -- on h8 dk64 s128; 4: 1.025x, 8: 1.02x)
 	            exp_group = 6,
+	            -- and a remainder of 4 or 5 vectors 4 at a time (a block of
+	            -- 64 keys leaves 4; one at a time they waited on each exp's
+	            -- latency): h8 dk64 s128 1.007-1.020x (make bench-ab with an
+	            -- edited kernel, busy host, the results the same bit for bit)
+	            exp_rest = 4,
 	            -- P.V takes 4 rows of weights broadcast against 3 vectors
 	            -- of a value row (templates/main.lua, P.pvr) where dv is 64
 	            -- or less; at dv 128 (chunks of 3, 3, 3, 3, 3 and 1 vectors)
