@@ -41,23 +41,24 @@ ParameterizedTestParameters(exp, special_values)
 	return params_index(ulp_nexps);
 }
 
-/* Special values the softmax relies on, eight times over: 64 floats take
+/* Special values the softmax relies on, eleven times over: 88 floats take
  * the grouped forms (N_exps, N_exp2s: the tiled softmax's) on targets with them,
- * as well as the one-vector form; 2^x by ulp_special2 (tests/ulp.c), which
+ * the remainder's group where the target has one (AVX2: a group of 6
+ * vectors, one of 4, then one alone), as well as the one-vector form; 2^x by ulp_special2 (tests/ulp.c), which
  * the NEON driver runs under qemu too. */
 ParameterizedTest(int *i, exp, special_values)
 {
 	const struct ulp_exp *e = &ulp_exps[*i];
 	static const float sp[8] = {0.0f, -INFINITY, -100.0f, -87.5f, -1e30f, -0.0f, -1.0f, -87.0f};
-	float x[64], y[64];
+	float x[88], y[88];
 	const char *t = e->name;
 
 	if (!mha_cpu_has(e->cpu))
 		cr_skip_test("this CPU cannot run %s (needs %s)", e->name, e->cpu);
-	for (size_t k = 0; k < 64; ++k)
+	for (size_t k = 0; k < 88; ++k)
 		x[k] = sp[(k + k / 8) % 8];
-	e->fn(x, y, 64);
-	for (size_t k = 0; k < 64; ++k) {
+	e->fn(x, y, 88);
+	for (size_t k = 0; k < 88; ++k) {
 		const float v = y[k];
 
 		switch ((k + k / 8) % 8) {

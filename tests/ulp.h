@@ -45,8 +45,8 @@ extern const size_t ulp_nexps;
  * *worst gets the x where it is. */
 double ulp_max_exp(mha_exp_fn f, int base2, uint32_t stride, float *worst);
 
-/* 2^x at the values the softmax relies on, eight times over (64 floats:
- * the grouped form on targets with one): exact at the integers, 0 at and
+/* 2^x at the values the softmax relies on, eleven times over (88 floats:
+ * the grouped forms on targets with them): exact at the integers, 0 at and
  * below -126.5 and for NaN, between -126.5 and -126 either 0 (the masked
  * form) or 2^x, a subnormal, within two of its steps (2^-149).  0 if all
  * hold; else 1 with the first miss in msg. */
