@@ -44,8 +44,8 @@ ParameterizedTestParameters(exp, special_values)
 /* Special values the softmax relies on, eleven times over: 88 floats take
  * the grouped forms (N_exps, N_exp2s: the tiled softmax's) on targets with them,
  * the remainder's group where the target has one (AVX2: a group of 6
- * vectors, one of 4, then one alone), as well as the one-vector form; 2^x by ulp_special2 (tests/ulp.c), which
- * the NEON driver runs under qemu too. */
+ * vectors, one of 4, then one alone), as well as the one-vector form; 2^x
+ * by ulp_special2 (tests/ulp.c), which the NEON driver runs under qemu too. */
 ParameterizedTest(int *i, exp, special_values)
 {
 	const struct ulp_exp *e = &ulp_exps[*i];
