@@ -23,8 +23,11 @@ local T = {
 	            exp_group = 6,
 	            -- and a remainder of 4 or 5 vectors 4 at a time (a block of
 	            -- 64 keys leaves 4; one at a time they waited on each exp's
-	            -- latency): h8 dk64 s128 1.007-1.020x (make bench-ab with an
-	            -- edited kernel, busy host, the results the same bit for bit)
+	            -- latency).  Against one at a time (make bench-ab, busy
+	            -- host, the results the same bit for bit): h12 dk64 s197
+	            -- 1.021-1.032x, s197 batch 4 1.022x, h8 dk64 s128 median of
+	            -- 5 runs 1.005x, s128 batch 8 1.005x, h16 dk128 s1024
+	            -- causal 1.000x
 	            exp_rest = 4,
 	            -- P.V takes 4 rows of weights broadcast against 3 vectors
 	            -- of a value row (templates/main.lua, P.pvr) where dv is 64
