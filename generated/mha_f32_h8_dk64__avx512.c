@@ -369,6 +369,7 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 {
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -403,6 +404,7 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -448,6 +450,7 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -504,6 +507,7 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -571,6 +575,7 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -649,6 +654,7 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -738,6 +744,7 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);
@@ -838,6 +845,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 400 + 16);

@@ -370,6 +370,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restri
 {
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -403,6 +404,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restri
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -430,6 +432,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -473,6 +476,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 {
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -509,6 +513,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -562,6 +567,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -607,6 +613,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -670,6 +677,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -724,6 +732,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -797,6 +806,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -860,6 +870,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -943,6 +954,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -1015,6 +1027,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -1108,6 +1121,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{
@@ -1189,6 +1203,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
@@ -1292,6 +1307,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
 		{

@@ -22,6 +22,15 @@ local T = {
 	            -- vectors of a value row, the output's columns in vector
 	            -- lanes (templates/main.lua, P.pvr)
 	            pv_rows = 4,
+	            -- the compiler unrolls the score micro-kernels' loop over
+	            -- the head dim 2 times (as on AVX2; the P.V here is the
+	            -- pv_rows one, which unroll_pv leaves alone).  Measured on
+	            -- the Intel Xeon guest against no unroll (make bench-ab,
+	            -- clang, busy host, the results the same bit for bit):
+	            -- h8 dk64 s128 1.006-1.013x, h12 dk64 s197 1.004-1.010x,
+	            -- h8 dk64 s512 causal 1.013-1.021x, h16 dk128 s1024
+	            -- causal 1.003x
+	            unroll_qk = 2,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
 	            gemm_mr = 12, gemm_nv = 2},
