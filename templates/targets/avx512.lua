@@ -11,7 +11,15 @@ local T = {
 	-- accumulators) fit the 32-register file
 	-- (measured: 384-row query blocks read each key and value block half as
 	-- often as 192; 1.05x on h16 dk128 s1024 causal)
+	-- (measured: heads of dk + dv <= 128 floats do better with 64-key
+	-- blocks, whose keys and values, 32 KiB, fit the 48 KiB L1 together,
+	-- as on AVX2.  On the Intel Xeon guest against 128 (make bench-ab,
+	-- clang, busy host, with unroll_qk below): h8 dk64 s128
+	-- 1.020-1.029x, h12 dk64 s197 (blocks of 80 by the thin-block rule)
+	-- 1.019-1.024x, s128 batch 8 1.036-1.061x, s197 batch 4
+	-- 0.996-1.026x; 96-key blocks 0.996-1.060x, less on each)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
+	            block_kv_narrow = 64, block_kv_narrow_dims = 128,
 	            nk = 8, nv = 8, kv_split = 4,
 	            -- the softmax's exps 4 vectors at a time (on AVX2 4 took
 	            -- most of 6's gain, 1.025x against 1.03x, with a third less
