@@ -424,8 +424,8 @@ static const struct {
 	const char *v[16]; /* NULL-terminated */
 	const char *line;
 } planned[] = {
-	/* AVX2: 64-key blocks for heads of dk + dv <= 128 floats, 128 for
-	 * wider ones, 64 causal */
+	/* AVX2 and AVX-512: 64-key blocks for heads of dk + dv <= 128
+	 * floats, 128 for wider ones, 64 causal */
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "avx2"},
 	 "tiled bq128 bk64 mq16 nk6 nv0"},
 	/* --nv: rows in lanes, nv columns, where the target would broadcast
@@ -437,7 +437,7 @@ static const struct {
 	{{"--h", "8", "--dk", "128", "--seq", "128", "--target", "avx2", "--mask", "causal"},
 	 "tiled bq128 bk64 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "avx512"},
-	 "tiled bq128 bk128 mq32 nk8 nv0"},
+	 "tiled bq128 bk64 mq32 nk8 nv0"},
 	{{"--h", "8", "--dk", "128", "--seq", "128", "--target", "avx512"},
 	 "tiled bq128 bk128 mq32 nk8 nv0"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "scalar"},
