@@ -14,10 +14,11 @@ local T = {
 	-- (measured: heads of dk + dv <= 128 floats do better with 64-key
 	-- blocks, whose keys and values, 32 KiB, fit the 48 KiB L1 together,
 	-- as on AVX2.  On the Intel Xeon guest against 128 (make bench-ab,
-	-- clang, busy host, with unroll_qk below): h8 dk64 s128
-	-- 1.020-1.029x, h12 dk64 s197 (blocks of 80 by the thin-block rule)
-	-- 1.019-1.024x, s128 batch 8 1.036-1.061x, s197 batch 4
-	-- 0.996-1.026x; 96-key blocks 0.996-1.060x, less on each)
+	-- clang; in the host's quiet minutes, then its loaded ones): h8 dk64
+	-- s128 1.010x, then 1.020-1.029x; s128 batch 8 1.032-1.039x, then
+	-- 1.036-1.061x; s197 batch 4 1.000x, then 0.996-1.026x; h12 dk64
+	-- s197 (blocks of 80 by the thin-block rule) 0.995-0.997x, then
+	-- 1.019-1.024x; 96-key blocks less on each)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            block_kv_narrow = 64, block_kv_narrow_dims = 128,
 	            nk = 8, nv = 8, kv_split = 4,
@@ -34,10 +35,11 @@ local T = {
 	            -- the head dim 2 times (as on AVX2; the P.V here is the
 	            -- pv_rows one, which unroll_pv leaves alone).  Measured on
 	            -- the Intel Xeon guest against no unroll (make bench-ab,
-	            -- clang, busy host, the results the same bit for bit):
-	            -- h8 dk64 s128 1.006-1.013x, h12 dk64 s197 1.004-1.010x,
-	            -- h8 dk64 s512 causal 1.013-1.021x, h16 dk128 s1024
-	            -- causal 1.003x
+	            -- clang, the results the same bit for bit): in the host's
+	            -- quiet minutes neutral (h8 dk64 s128 1.004x, h12 dk64
+	            -- s197 0.997x, h16 dk128 s1024 causal 1.001x), in its
+	            -- loaded ones s128 1.001-1.013x, s197 1.004-1.010x, h8
+	            -- dk64 s512 causal 1.010-1.021x, s1024 causal 1.003-1.018x
 	            unroll_qk = 2,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
