@@ -166,6 +166,10 @@ local function describe(name)
 	if D.block_kv_narrow then
 		bk[#bk + 1] = string.format("%sdk + dv <= %d", D.block_kv_narrow == D.block_kv_causal and ""
 		                            or (D.block_kv_narrow .. " "), D.block_kv_narrow_dims)
+		if D.block_kv_long_dims then
+			bk[#bk] = bk[#bk] .. string.format(", <= %d with %d keys or more",
+			                                   D.block_kv_long_dims, D.block_kv_long_keys)
+		end
 	end
 	local defaults = string.format("block-q %d, block-kv %d%s, mq %d, nk %d, nv %d",
 		D.block_q, D.block_kv, #bk > 0 and (" (" .. table.concat(bk, " or ") .. ")") or "",
@@ -460,9 +464,16 @@ local function plan(S, T)
 	if P.algo == "tiled" then
 		-- narrow heads (dk + dv floats at most the target's
 		-- block_kv_narrow_dims) take block_kv_narrow keys per block
-		-- unless --block-kv or causal says otherwise
+		-- unless --block-kv or causal says otherwise; so do heads of up
+		-- to block_kv_long_dims whose keys number block_kv_long_keys or
+		-- more, or are known only at run time, where the target sets them
+		-- (a short key length's few blocks keep the wider block, whose
+		-- last one the rule below can even out)
+		local dkv = S.dk + S.dv
 		if S.block_kv == 0 and not S.causal and D.block_kv_narrow and
-		   S.dk + S.dv <= D.block_kv_narrow_dims then
+		   (dkv <= D.block_kv_narrow_dims or
+		    (D.block_kv_long_dims and dkv <= D.block_kv_long_dims and
+		     (S.seq_kv == 0 or S.seq_kv >= D.block_kv_long_keys))) then
 			P.bk = D.block_kv_narrow
 		end
 		-- keys of a fixed length whose last block would hold under a

@@ -440,6 +440,18 @@ static const struct {
 	 "tiled bq128 bk64 mq32 nk8 nv0"},
 	{{"--h", "8", "--dk", "128", "--seq", "128", "--target", "avx512"},
 	 "tiled bq128 bk128 mq32 nk8 nv0"},
+	/* AVX-512: 64 for heads of dk + dv <= 256 too where the keys number
+	 * 512 or more, or are known only at run time */
+	{{"--h", "8", "--dk", "128", "--seq", "512", "--target", "avx512"},
+	 "tiled bq512 bk64 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "128", "--seq", "511", "--target", "avx512"},
+	 "tiled bq511 bk128 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "96", "--target", "avx512"},
+	 "tiled bq384 bk64 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "128", "--dv", "136", "--target", "avx512"},
+	 "tiled bq384 bk128 mq32 nk8 nv8"},
+	{{"--h", "8", "--dk", "128", "--seq", "512", "--target", "avx2"},
+	 "tiled bq512 bk128 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "scalar"},
 	 "tiled bq64 bk64 mq4 nk4 nv4"},
 	/* decode items read the whole rows of both key/value heads: blocks of

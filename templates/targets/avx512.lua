@@ -19,8 +19,23 @@ local T = {
 	-- 1.036-1.061x; s197 batch 4 1.000x, then 0.996-1.026x; h12 dk64
 	-- s197 (blocks of 80 by the thin-block rule) 0.995-0.997x, then
 	-- 1.019-1.024x; 96-key blocks less on each)
+	-- (measured: heads of dk + dv <= 256 floats do better with 64-key
+	-- blocks too where the keys number 512 or more: a P.V micro-kernel
+	-- call reads its chunk of up to 6 vectors of each of a block's value
+	-- rows, 16-24 KiB of them in 64 keys, which stay in L1 for the
+	-- tile's next call, where 128 keys' 32-48 KiB do not.  On the Intel
+	-- Xeon guest against 128 (make bench-ab, clang, quiet minutes): h16
+	-- dk128 s512 1.040-1.044x (gcc 1.046x), batch 4 1.049x, s1024
+	-- 1.044-1.048x, s1025 1.041-1.043x; h12 dk96 s512 0.997-1.061x,
+	-- 1.029x the median of six, s1024 1.023x; h16 dk80 s512 1.026x.
+	-- Shorter keys keep 128 and the thin-block rule: h16 dk80 s257 took
+	-- 64 x 4 + 1 at 0.988-0.990x against its 96 x 2 + 65, h16 dk128
+	-- s197 64 x 3 + 5 at 0.996-1.019x.  AVX2 on that machine, whose P.V
+	-- at dv > 64 is the rows-in-lanes one: dk128 s1024 1.015-1.017x,
+	-- s512 and dk96 s512 1.000x, so it keeps 128)
 	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
 	            block_kv_narrow = 64, block_kv_narrow_dims = 128,
+	            block_kv_long_dims = 256, block_kv_long_keys = 512,
 	            nk = 8, nv = 8, kv_split = 4,
 	            -- the softmax's exps 4 vectors at a time (on AVX2 4 took
 	            -- most of 6's gain, 1.025x against 1.03x, with a third less
