@@ -42,6 +42,19 @@ local function check_target(T, path)
 			                    path, tostring(k)), 0)
 		end
 	end
+	-- defaults that need others (templates/ops.lua, defaults): a pair's
+	-- each the other, the long blocks' the narrow ones' size
+	local D = T.defaults
+	for _, p in ipairs({{"block_kv_narrow", "block_kv_narrow_dims"},
+	                    {"block_kv_narrow_dims", "block_kv_narrow"},
+	                    {"block_kv_long_dims", "block_kv_long_keys"},
+	                    {"block_kv_long_keys", "block_kv_long_dims"},
+	                    {"block_kv_long_dims", "block_kv_narrow"}}) do
+		if D[p[1]] ~= nil and D[p[2]] == nil then
+			error(string.format("%s: defaults has '%s' but lacks '%s', which goes with it (templates/ops.lua)",
+			                    path, p[1], p[2]), 0)
+		end
+	end
 end
 
 -- The C text of runtime/mha_kvstore.h's store of a float into dtype (f16,
@@ -167,7 +180,7 @@ local function describe(name)
 		bk[#bk + 1] = string.format("%sdk + dv <= %d", D.block_kv_narrow == D.block_kv_causal and ""
 		                            or (D.block_kv_narrow .. " "), D.block_kv_narrow_dims)
 		if D.block_kv_long_dims then
-			bk[#bk] = bk[#bk] .. string.format(", <= %d with %d keys or more",
+			bk[#bk] = bk[#bk] .. string.format(", <= %d with %d keys or more or a run-time length",
 			                                   D.block_kv_long_dims, D.block_kv_long_keys)
 		end
 	end

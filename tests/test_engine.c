@@ -486,9 +486,9 @@ Test(targets, copy_is_a_target, .fini = cleanup)
 }
 
 /* A table is checked against templates/ops.lua when loaded: a missing
- * required op, an op the list does not know, a field of the wrong type and
- * an op without those that go with it are refused, naming the table and
- * what is wrong. */
+ * required op, an op the list does not know, a field of the wrong type, an
+ * op without those that go with it and a default without those it needs
+ * are refused, naming the table and what is wrong. */
 Test(targets, checked_against_ops, .fini = cleanup)
 {
 	static const struct {
@@ -503,6 +503,11 @@ Test(targets, checked_against_ops, .fini = cleanup)
 		 "field 'cpu' must be a table (the CPU features it needs"},
 		{"function T.max(a, b)", "function T.frac(x) return x end\nfunction T.max(a, b)",
 		 "has op 'frac' but lacks op 'frac_if', which goes with it"},
+		{"block_kv_narrow = 64, block_kv_narrow_dims = 128,", "block_kv_narrow = 64,",
+		 "defaults has 'block_kv_narrow' but lacks 'block_kv_narrow_dims', which goes with it"},
+		{"block_kv_narrow = 64, block_kv_narrow_dims = 128,",
+		 "block_kv_narrow = 64, block_kv_narrow_dims = 128, block_kv_long_dims = 256,",
+		 "defaults has 'block_kv_long_dims' but lacks 'block_kv_long_keys', which goes with it"},
 	};
 	const char *dir = tmp_copy("templates");
 	char path[128], orig[128], err[MHAGEN_ERR], want[512];
