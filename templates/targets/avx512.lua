@@ -26,7 +26,7 @@ local T = {
 	-- tile's next call, where 128 keys' 32-48 KiB do not.  On the Intel
 	-- Xeon guest against 128 (make bench-ab, clang, quiet minutes): h16
 	-- dk128 s512 1.040-1.044x (gcc 1.046x), batch 4 1.049x, s1024
-	-- 1.044-1.048x, s1025 1.041-1.043x; h12 dk96 s512 0.997-1.061x,
+	-- 1.041-1.048x, s1025 1.041-1.043x; h12 dk96 s512 0.997-1.061x,
 	-- 1.029x the median of six, s1024 1.023x; h16 dk80 s512 1.026x.
 	-- Shorter keys keep 128 and the thin-block rule: h16 dk80 s257 took
 	-- 64 x 4 + 1 at 0.988-0.990x against its 96 x 2 + 65, h16 dk128
