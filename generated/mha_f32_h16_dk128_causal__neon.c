@@ -7,7 +7,7 @@
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
  * mha_f32_h16_dk128_causal__neon_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 16x5 (scores), 16x5 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x5 (scores), 16x5 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h16_dk128_causal__neon_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) void mha_f32_h16_dk128_causal__neon
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 152576 bytes per worker, from a->workspace when it
+ * Scratch: 168960 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h16_dk128_causal__neon_workers(const struct mha_args *a)
 {
@@ -163,7 +163,7 @@ static size_t mha_f32_h16_dk128_causal__neon_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h16_dk128_causal__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 152576 * mha_f32_h16_dk128_causal__neon_workers(a) + 63;
+	return 168960 * mha_f32_h16_dk128_causal__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -174,14 +174,14 @@ static unsigned char *mha_f32_h16_dk128_causal__neon_scratch(const struct mha_ar
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 152639) {
-		const size_t fit = (a->workspace_size - 63) / 152576;
+	if (a->workspace && a->workspace_size >= 169023) {
+		const size_t fit = (a->workspace_size - 63) / 168960;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(152576 * w + 63);
+	*mem = malloc(168960 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -198,7 +198,7 @@ static void mha_f32_h16_dk128_causal__neon_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (152576 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (168960 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h16_dk128_causal__neon_share {
 	mha_f32_h16_dk128_causal__neon_SHARES,  /* even shares of consecutive items, each to
@@ -218,7 +218,7 @@ static void mha_f32_h16_dk128_causal__neon_task(void *task, size_t i, size_t wor
 {
 	const struct mha_f32_h16_dk128_causal__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 152576 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 168960 : NULL);
 }
 
 static void mha_f32_h16_dk128_causal__neon_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h16_dk128_causal__neon_share share,
@@ -2052,13 +2052,14 @@ static inline void mha_f32_h16_dk128_causal__neon_next(struct mha_f32_h16_dk128_
 }
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * transposed once.  For each block of 64 keys (a last one of under 16
+ * joining the one before) and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the output block ot:
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 152576
+ * row's limit are masked.  This is work item w, in one worker's 168960
  * bytes of scratch. */
 static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -2108,10 +2109,10 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 40960);
 	float *restrict st = (float *)(void *)(scratch + 81920);
-	float *restrict kc = (float *)(void *)(scratch + 86016);
-	float *restrict vp = (float *)(void *)(scratch + 118784);
-	float *restrict m = (float *)(void *)(scratch + 151552), *restrict l = (float *)(void *)(scratch + 151808);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 152064);
+	float *restrict kc = (float *)(void *)(scratch + 87040);
+	float *restrict vp = (float *)(void *)(scratch + 127488);
+	float *restrict m = (float *)(void *)(scratch + 167936), *restrict l = (float *)(void *)(scratch + 168192);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 168448);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -2137,20 +2138,21 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	}
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+		/* 64 keys, or all that are left where fewer than 80 are */
+		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 2048
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h16_dk128_causal__neon_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + 64 < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
+		if (pfon && j0 + nb < lim[rows - 1]) {
+			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
 
-			nx.b[0] = (const char *)(kh + (j0 + 64) * 2048);
+			nx.b[0] = (const char *)(kh + (j0 + nb) * 2048);
 			nx.s[0] = 2048 * sizeof(float);
-			nx.b[1] = (const char *)(vh + (j0 + 64) * 2048);
+			nx.b[1] = (const char *)(vh + (j0 + nb) * 2048);
 			nx.s[1] = 2048 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
@@ -2162,7 +2164,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			nx.s[1] = 2048 * sizeof(float);
 			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 16 + hkn) * 128);
 			nx.s[2] = 2048 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 64 ? seq_kv : 64;
+			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
 			nx.n = 3;
 		}
 		{
@@ -2202,7 +2204,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			/* keys of the block that some row of the tile sees */
 			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 			/* the tile's last block: its first out rows, written after it */
-			if (j0 + 64 >= lim[r0 + mt - 1])
+			if (j0 + nb >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + 4; ++x)
 					if (x < r0 + mt)
 						for (size_t c = 0; c < 128; c += 16)
@@ -2531,7 +2533,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			 * no key), alongside the next tiles' work, not
 			 * all after the last block (AVX-512: h8 dk64 s512 causal
 			 * 1.02x, s128 batch 8 1.01x) */
-			if (j0 + 64 >= lim[r0 + mt - 1]) {
+			if (j0 + nb >= lim[r0 + mt - 1]) {
 				const size_t ra = r0, rb = r0 + mt;
 
 				/* each row's factor first, kept in l; then 4 rows by 4 columns

@@ -8,7 +8,7 @@
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk128_causal_padding__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk128_causal_padding__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -225,7 +225,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk128_causal_paddin
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 485376 bytes per worker, from a->workspace when it
+ * Scratch: 501760 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_args *a)
 {
@@ -237,7 +237,7 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 485376 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
+	return 501760 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -248,14 +248,14 @@ static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 485439) {
-		const size_t fit = (a->workspace_size - 63) / 485376;
+	if (a->workspace && a->workspace_size >= 501823) {
+		const size_t fit = (a->workspace_size - 63) / 501760;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(485376 * w + 63);
+	*mem = malloc(501760 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -272,7 +272,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_nomem(const struct mha_args *a
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (485376 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (501760 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk128_causal_padding__avx2_share {
 	mha_f32_h8_dk128_causal_padding__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -292,7 +292,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_task(void *task, size_t i, siz
 {
 	const struct mha_f32_h8_dk128_causal_padding__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 485376 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 501760 : NULL);
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk128_causal_padding__avx2_share share,
@@ -912,13 +912,14 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_next(struct mha_f32_h8_
 }
 
 /* Work items are (batch, head, block of 384 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 16 rows:
+ * transposed once.  For each block of 64 keys (a last one of under 16
+ * joining the one before) and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the output block ot:
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 485376
+ * row's limit are masked.  This is work item w, in one worker's 501760
  * bytes of scratch. */
 static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -967,10 +968,10 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 204800);
 	float *restrict st = (float *)(void *)(scratch + 409600);
-	float *restrict kc = (float *)(void *)(scratch + 413696);
-	float *restrict vp = (float *)(void *)(scratch + 446464);
-	float *restrict m = (float *)(void *)(scratch + 479232), *restrict l = (float *)(void *)(scratch + 480768);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 482304);
+	float *restrict kc = (float *)(void *)(scratch + 414720);
+	float *restrict vp = (float *)(void *)(scratch + 455168);
+	float *restrict m = (float *)(void *)(scratch + 495616), *restrict l = (float *)(void *)(scratch + 497152);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 498688);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -998,20 +999,21 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	}
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+		/* 64 keys, or all that are left where fewer than 80 are */
+		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 1024
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk128_causal_padding__avx2_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + 64 < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
+		if (pfon && j0 + nb < lim[rows - 1]) {
+			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
 
-			nx.b[0] = (const char *)(kh + (j0 + 64) * 1024);
+			nx.b[0] = (const char *)(kh + (j0 + nb) * 1024);
 			nx.s[0] = 1024 * sizeof(float);
-			nx.b[1] = (const char *)(vh + (j0 + 64) * 1024);
+			nx.b[1] = (const char *)(vh + (j0 + nb) * 1024);
 			nx.s[1] = 1024 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
@@ -1023,7 +1025,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			nx.s[1] = 1024 * sizeof(float);
 			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 128);
 			nx.s[2] = 1024 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 64 ? seq_kv : 64;
+			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
 			nx.n = 3;
 		}
 		{
@@ -1063,7 +1065,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			/* keys of the block that some row of the tile sees */
 			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 			/* the tile's last block: its first out rows, written after it */
-			if (j0 + 64 >= lim[r0 + mt - 1])
+			if (j0 + nb >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + 8; ++x)
 					if (x < r0 + mt)
 						for (size_t c = 0; c < 128; c += 16)
@@ -1274,7 +1276,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			 * no key), alongside the next tiles' work, not
 			 * all after the last block (AVX-512: h8 dk64 s512 causal
 			 * 1.02x, s128 batch 8 1.01x) */
-			if (j0 + 64 >= lim[r0 + mt - 1]) {
+			if (j0 + nb >= lim[r0 + mt - 1]) {
 				const size_t ra = r0, rb = r0 + mt;
 
 				/* each row's factor first, kept in l; then 8 rows by 8 columns

@@ -6,7 +6,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__avx512_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys, micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk64__avx512_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
@@ -198,7 +198,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx512_exp2s(
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 251904 bytes per worker, from a->workspace when it
+ * Scratch: 261632 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 {
@@ -210,7 +210,7 @@ static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 251904 * mha_f32_h8_dk64__avx512_workers(a) + 63;
+	return 261632 * mha_f32_h8_dk64__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -221,14 +221,14 @@ static unsigned char *mha_f32_h8_dk64__avx512_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 251967) {
-		const size_t fit = (a->workspace_size - 63) / 251904;
+	if (a->workspace && a->workspace_size >= 261695) {
+		const size_t fit = (a->workspace_size - 63) / 261632;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(251904 * w + 63);
+	*mem = malloc(261632 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -245,7 +245,7 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (251904 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (261632 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx512_share {
 	mha_f32_h8_dk64__avx512_SHARES,  /* even shares of consecutive items, each to
@@ -265,7 +265,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 251904 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 261632 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx512_share share,
@@ -1138,13 +1138,14 @@ static inline void mha_f32_h8_dk64__avx512_next(struct mha_f32_h8_dk64__avx512_n
 }
 
 /* Work items are (batch, head, block of 384 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 32 rows:
+ * transposed once.  For each block of 64 keys (a last one of under 16
+ * joining the one before) and each tile of 32 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the output block ot:
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 251904
+ * row's limit are masked.  This is work item w, in one worker's 261632
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1194,10 +1195,10 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 102400);
 	float *restrict st = (float *)(void *)(scratch + 204800);
-	float *restrict kc = (float *)(void *)(scratch + 212992);
-	float *restrict vp = (float *)(void *)(scratch + 229376);
-	float *restrict m = (float *)(void *)(scratch + 245760), *restrict l = (float *)(void *)(scratch + 247296);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 248832);
+	float *restrict kc = (float *)(void *)(scratch + 215040);
+	float *restrict vp = (float *)(void *)(scratch + 235264);
+	float *restrict m = (float *)(void *)(scratch + 255488), *restrict l = (float *)(void *)(scratch + 257024);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 258560);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1223,20 +1224,21 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	}
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+		/* 64 keys, or all that are left where fewer than 80 are */
+		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64__avx512_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + 64 < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
+		if (pfon && j0 + nb < lim[rows - 1]) {
+			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
 
-			nx.b[0] = (const char *)(kh + (j0 + 64) * 512);
+			nx.b[0] = (const char *)(kh + (j0 + nb) * 512);
 			nx.s[0] = 512 * sizeof(float);
-			nx.b[1] = (const char *)(vh + (j0 + 64) * 512);
+			nx.b[1] = (const char *)(vh + (j0 + nb) * 512);
 			nx.s[1] = 512 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
@@ -1248,7 +1250,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			nx.s[1] = 512 * sizeof(float);
 			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
 			nx.s[2] = 512 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 64 ? seq_kv : 64;
+			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
 			nx.n = 3;
 		}
 		{
@@ -1297,7 +1299,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * AVX-512, s512 causal, s140 batch 4, dk128 s200 batch 2,
 			 * where every last block prefetching cost s128 batch 8
 			 * 0.980x on AVX-512 and s512 causal 0.988x on AVX2) */
-			if (pfon && nt <= 16 && j0 + 64 >= lim[r0 + mt - 1])
+			if (pfon && nt <= 16 && j0 + nb >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + 32; ++x)
 					if (x < r0 + mt)
 						for (size_t c = 0; c < 64; c += 16)
@@ -1454,7 +1456,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * 8 1.02x, s197 1.01x, s512 causal 1.00x).  Its out rows are
 			 * prefetched only where the block holds few keys (above): in
 			 * every last block that cost 0.6-1% here */
-			const int last = j0 + 64 >= lim[r0 + mt - 1];
+			const int last = j0 + nb >= lim[r0 + mt - 1];
 
 			if (last)
 			for (size_t r = r0; r < r0 + mt; ++r) {

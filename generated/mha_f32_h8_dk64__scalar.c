@@ -6,7 +6,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__scalar_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys, micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64__scalar_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -117,7 +117,7 @@ static inline float mha_f32_h8_dk64__scalar_exp2(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 75776 bytes per worker, from a->workspace when it
+ * Scratch: 83712 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 {
@@ -129,7 +129,7 @@ static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 75776 * mha_f32_h8_dk64__scalar_workers(a) + 63;
+	return 83712 * mha_f32_h8_dk64__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -140,14 +140,14 @@ static unsigned char *mha_f32_h8_dk64__scalar_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 75839) {
-		const size_t fit = (a->workspace_size - 63) / 75776;
+	if (a->workspace && a->workspace_size >= 83775) {
+		const size_t fit = (a->workspace_size - 63) / 83712;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(75776 * w + 63);
+	*mem = malloc(83712 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -164,7 +164,7 @@ static void mha_f32_h8_dk64__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (75776 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (83712 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__scalar_share {
 	mha_f32_h8_dk64__scalar_SHARES,  /* even shares of consecutive items, each to
@@ -184,7 +184,7 @@ static void mha_f32_h8_dk64__scalar_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 75776 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 83712 : NULL);
 }
 
 static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__scalar_share share,
@@ -689,13 +689,14 @@ static inline void mha_f32_h8_dk64__scalar_next(struct mha_f32_h8_dk64__scalar_n
 }
 
 /* Work items are (batch, head, block of 64 query rows), the rows packed
- * transposed once.  For each block of 64 keys and each tile of 4 rows:
+ * transposed once.  For each block of 64 keys (a last one of under 16
+ * joining the one before) and each tile of 4 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
  * (running max m, sum l), then P.V accumulated into the output block ot:
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 75776
+ * row's limit are masked.  This is work item w, in one worker's 83712
  * bytes of scratch. */
 static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -745,10 +746,10 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	/* this worker's scratch (P.at in templates/main.lua) */
 	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
 	float *restrict st = (float *)(void *)(scratch + 40960);
-	float *restrict kc = (float *)(void *)(scratch + 41984);
-	float *restrict vp = (float *)(void *)(scratch + 58368);
-	float *restrict m = (float *)(void *)(scratch + 74752), *restrict l = (float *)(void *)(scratch + 75008);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 75264);
+	float *restrict kc = (float *)(void *)(scratch + 42240);
+	float *restrict vp = (float *)(void *)(scratch + 62464);
+	float *restrict m = (float *)(void *)(scratch + 82688), *restrict l = (float *)(void *)(scratch + 82944);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 83200);
 	_Alignas(64) float alpha[4], mxb[4];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -774,20 +775,21 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	}
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0; j0 < lim[rows - 1]; j0 += 64) {
-		const size_t nb = lim[rows - 1] - j0 < 64 ? lim[rows - 1] - j0 : 64;
+	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+		/* 64 keys, or all that are left where fewer than 80 are */
+		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64__scalar_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + 64 < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + 64) < 64 ? lim[rows - 1] - (j0 + 64) : 64;
+		if (pfon && j0 + nb < lim[rows - 1]) {
+			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
 
-			nx.b[0] = (const char *)(kh + (j0 + 64) * 512);
+			nx.b[0] = (const char *)(kh + (j0 + nb) * 512);
 			nx.s[0] = 512 * sizeof(float);
-			nx.b[1] = (const char *)(vh + (j0 + 64) * 512);
+			nx.b[1] = (const char *)(vh + (j0 + nb) * 512);
 			nx.s[1] = 512 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
@@ -799,7 +801,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			nx.s[1] = 512 * sizeof(float);
 			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
 			nx.s[2] = 512 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 64 ? seq_kv : 64;
+			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
 			nx.n = 3;
 		}
 		{
@@ -839,7 +841,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			/* keys of the block that some row of the tile sees */
 			const size_t nt = lim[r0 + mt - 1] - j0 < nb ? lim[r0 + mt - 1] - j0 : nb;
 			/* the tile's last block: its first out rows, written after it */
-			if (j0 + 64 >= lim[r0 + mt - 1])
+			if (j0 + nb >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + 1; ++x)
 					if (x < r0 + mt)
 						for (size_t c = 0; c < 64; c += 16)
@@ -1023,7 +1025,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			 * no key), alongside the next tiles' work, not
 			 * all after the last block (AVX-512: h8 dk64 s512 causal
 			 * 1.02x, s128 batch 8 1.01x) */
-			if (j0 + 64 >= lim[r0 + mt - 1]) {
+			if (j0 + nb >= lim[r0 + mt - 1]) {
 				const size_t ra = r0, rb = r0 + mt;
 
 				for (size_t r = ra; r < rb; ++r) {

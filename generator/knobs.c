@@ -37,7 +37,8 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 TRIES(32, 64, 128, 192, 256, 384)},
 	{.key = "block-kv", .arg = "N",
 	 .help = "keys per block, a multiple of 8 and of the vector\n" "width (default per target, below; a fixed --seq-kv\n"
-	         "whose last block would hold under a quarter of it\n" "takes one block fewer, or as many even ones)",
+	         "whose last block would hold under a quarter of it\n" "takes one block fewer, or as many even ones; keys\n"
+	         "counted at run time put such a last block in the\n" "one before)",
 	 .tag = "bk", .lua = "block_kv", .off = OFF(block_kv),
 	 .min = 8, .max = 1024, .step = 8, .algos = TILED | ROWS, .plan = 1,
 	 TRIES(32, 64, 128, 256)},

@@ -386,6 +386,40 @@ Test(cli, help_and_version)
 	cr_assert_eq(v.nerr, 0);
 }
 
+/* Keys counted at run time: a last block of under a quarter of the
+ * block's keys joins the one before (tiled.c.in), the file's opening
+ * comment naming the largest block; with a fixed length (its thin-block
+ * rule chooses the blocks) and with the rows algorithm, blocks are whole. */
+Test(cli, run_time_keys_take_a_thin_last_block_in)
+{
+	static const struct {
+		struct args a;
+		const char *has, *lacks;
+	} c[] = {
+		{{{"--h", "12", "--dk", "64", "--target", "avx2"}},
+		 "x 64 keys (up to 79 in a last block)", NULL},
+		{{{"--h", "2", "--dk", "8", "--target", "scalar", "--block-kv", "32"}},
+		 "x 32 keys (up to 39 in a last block)", NULL},
+		{{{"--h", "2", "--dk", "8", "--seq", "9", "--seq-kv", "130", "--mask",
+		   "padding", "--target", "scalar", "--block-kv", "16"}},
+		 "x 16 keys (up to 19 in a last block)", NULL},
+		{{{"--h", "12", "--dk", "64", "--seq", "197", "--target", "avx2"}},
+		 " keys, micro-tiles", "in a last block"},
+		{{{"--h", "8", "--dk", "64", "--seq", "2", "--target", "avx2"}},
+		 "rows, blocks of", "in a last block"},
+	};
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i) {
+		struct run r = run(&c[i].a);
+
+		cr_assert_eq(r.status, 0, "%s: %s", c[i].a.v[1], r.err);
+		cr_assert(strstr(r.out, c[i].has), "case %zu lacks '%s'", i, c[i].has);
+		cr_assert(!c[i].lacks || !strstr(r.out, c[i].lacks), "case %zu has '%s'", i, c[i].lacks);
+		free(r.out);
+		free(r.err);
+	}
+}
+
 /* mhagen alone prints the usage; --help states the kernel's signature and
  * every environment variable the program reads. */
 Test(cli, usage_alone_signature_environment)
