@@ -622,13 +622,14 @@ local function plan(S, T)
 		-- P.absorb: where the keys are counted at run time (no fixed
 		-- --seq-kv, --varlen, padding), a last block of fewer than a
 		-- quarter of P.bk keys joins the one before (the thin-block
-		-- rule of a fixed length, at run time): a block holds up to P.bkx keys, a tail row's scores
-		-- P.bks floats (whole vectors).  make bench-ab, kernels of
-		-- run-time lengths against blocks of P.bk (last blocks of 5 and 1
-		-- keys): AVX-512 h12 dk64 s197 1.022-1.024x, h16 dk64 s257
-		-- 1.009x; AVX2 s197 1.015x; without a remainder (s128, s512
-		-- causal) and causal s520 (its 8 keys seen by the last tile
-		-- alone) 0.999-1.003x
+		-- rule above, at run time): a block holds up to P.bkx keys, a
+		-- tail row's scores P.bks floats (whole vectors).  make
+		-- bench-ab on the Intel Xeon guest, kernels of run-time lengths
+		-- against whole blocks (last ones of 5 and 1 keys): AVX-512
+		-- h12 dk64 s197 1.025x, batch 4 1.014x, h16 dk64 s257 1.013x,
+		-- h8 dk64 s577 1.011x; AVX2 s197 1.012x; without a remainder
+		-- (s128, s512 causal) and causal s520 (its last 8 keys seen by
+		-- the last tile alone) 0.999-1.003x
 		P.absorb = S.seq_kv == 0 or S.varlen ~= "none" or S.padding
 		local function bkx(bk)
 			return P.absorb and bk + bk // 4 - 1 or bk
