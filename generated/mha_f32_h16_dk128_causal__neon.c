@@ -1650,6 +1650,74 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_3(const float *restrict qt
 	}
 }
 
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * The last tile's rows from 4 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 128; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[384 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[512 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 8, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 24, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 40, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 56, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 72, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		vst1q_f32(mx + 0, t);
+	}
+}
+
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
  * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
@@ -2000,6 +2068,106 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
 	vst1q_f32(ot + 172, a2_3);
 }
 
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
+ * r < 4: the output block transposed (columns 80 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  5x1 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 4 on lie past the block.) */
+static inline void mha_f32_h16_dk128_causal__neon_pv5_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a1_0, a2_0, a3_0, a4_0;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+		a4_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+		a3_0 = vdupq_n_f32(0.0f);
+		a4_0 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 128) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_0 = vfmaq_f32(a4_0, p0, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 160, a2_0);
+	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 320, a4_0);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 3,
+ * r < 4: the output block transposed (columns 80 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  3x1 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 4 on lie past the block.) */
+static inline void mha_f32_h16_dk128_causal__neon_pv3_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a1_0, a2_0;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 128) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 80, a1_0);
+	vst1q_f32(ot + 160, a2_0);
+}
+
 #ifndef MHA_PREFETCH_MIN
 /* A work item prefetches the next one's rows (and each key block the next
  * block's) when a call's q, k, v and out take this many bytes or more:
@@ -2230,88 +2398,112 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				kn[2] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 			}
 			kn[3] = nt;
-			for (; j + 5 <= kn[0]; j += 5) {
-				for (; kcn < j + 10 && kcn < nb; ++kcn) {
+			if (mt <= 4) {
+				/* the block's last rows: the tile's first vector */
+				for (; j + 5 <= kn[0]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+					}
+					mha_f32_h16_dk128_causal__neon_qk5_0_part(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
-				for (; vc < j + 5; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+				switch (kn[0] - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h16_dk128_causal__neon_qk5_0(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h16_dk128_causal__neon_next(&nx);
-			}
-			for (; kcn < kn[0]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
-			}
-			switch (kn[0] - j) {
-			case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
-			}
-			j = kn[0];
-			for (; j + 5 <= kn[1]; j += 5) {
-				for (; kcn < j + 10 && kcn < nb; ++kcn) {
+			} else {
+				for (; j + 5 <= kn[0]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+					}
+					mha_f32_h16_dk128_causal__neon_qk5_0(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
-				for (; vc < j + 5; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+				switch (kn[0] - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h16_dk128_causal__neon_qk5_1(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h16_dk128_causal__neon_next(&nx);
-			}
-			for (; kcn < kn[1]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
-			}
-			switch (kn[1] - j) {
-			case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
-			}
-			j = kn[1];
-			for (; j + 5 <= kn[2]; j += 5) {
-				for (; kcn < j + 10 && kcn < nb; ++kcn) {
+				j = kn[0];
+				for (; j + 5 <= kn[1]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+					}
+					mha_f32_h16_dk128_causal__neon_qk5_1(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[1]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
-				for (; vc < j + 5; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+				switch (kn[1] - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h16_dk128_causal__neon_qk5_2(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h16_dk128_causal__neon_next(&nx);
-			}
-			for (; kcn < kn[2]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
-			}
-			switch (kn[2] - j) {
-			case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
-			}
-			j = kn[2];
-			for (; j + 5 <= kn[3]; j += 5) {
-				for (; kcn < j + 10 && kcn < nb; ++kcn) {
+				j = kn[1];
+				for (; j + 5 <= kn[2]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+					}
+					mha_f32_h16_dk128_causal__neon_qk5_2(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[2]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
-				for (; vc < j + 5; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+				switch (kn[2] - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h16_dk128_causal__neon_qk5_3(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h16_dk128_causal__neon_next(&nx);
-			}
-			for (; kcn < kn[3]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
-			}
-			switch (kn[3] - j) {
-			case 1: mha_f32_h16_dk128_causal__neon_qk1_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h16_dk128_causal__neon_qk2_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h16_dk128_causal__neon_qk3_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h16_dk128_causal__neon_qk4_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
+				j = kn[2];
+				for (; j + 5 <= kn[3]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
+					}
+					mha_f32_h16_dk128_causal__neon_qk5_3(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[3]; ++kcn) {
+					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
+				}
+				switch (kn[3] - j) {
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
+				}
 			}
 			/* the rest of the block's value rows (once per block) */
 			for (; vc < nb; ++vc) {
@@ -2383,7 +2575,8 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const float32x4_t mo = vld1q_f32(m + r0 + 0);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
@@ -2417,7 +2610,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(l + r0 + 0, vfmaq_f32(sum, vld1q_f32(l + r0 + 0), al));
 				vst1q_f32(m + r0 + 0, mx);
 			}
-			{
+			if (mt > 4) {
 				const float32x4_t mo = vld1q_f32(m + r0 + 4);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
@@ -2450,7 +2643,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
 				vst1q_f32(m + r0 + 4, mx);
 			}
-			{
+			if (mt > 4) {
 				const float32x4_t mo = vld1q_f32(m + r0 + 8);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
@@ -2483,7 +2676,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
 				vst1q_f32(m + r0 + 8, mx);
 			}
-			{
+			if (mt > 4) {
 				const float32x4_t mo = vld1q_f32(m + r0 + 12);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
@@ -2516,6 +2709,20 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 				vst1q_f32(m + r0 + 12, mx);
 			}
+			if (mt <= 4)
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 16] ? NULL : alpha;
+
+				fresh[r0 / 16] = 0;
+				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 400) {
+					mha_f32_h16_dk128_causal__neon_pv5_part(st, vb0, ob, al, kn);
+					mha_f32_h16_dk128_causal__neon_next(&nx);
+				}
+				mha_f32_h16_dk128_causal__neon_pv3_part(st, vb0, ob, al, kn);
+			}
+			else
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;

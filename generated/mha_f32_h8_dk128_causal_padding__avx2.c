@@ -726,6 +726,73 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	}
 }
 
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a5_0 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
+			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 80, a5_0);
+	_mm256_store_ps(st + 88, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		t = _mm256_max_ps(t, a5_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
  * r < 16: the output block transposed (columns 400 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
@@ -858,6 +925,106 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 400, a1_0);
 	_mm256_store_ps(ot + 408, a1_1);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
+ * r < 8: the output block transposed (columns 400 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  6x1 accumulators in registers.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	__m256 a0_0, a1_0, a2_0, a3_0, a4_0, a5_0;
+
+	if (alpha) {
+		const __m256 al0 = _mm256_load_ps(alpha + 0);
+		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
+		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
+		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1600), al0);
+		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
+	} else {
+		a0_0 = _mm256_setzero_ps();
+		a1_0 = _mm256_setzero_ps();
+		a2_0 = _mm256_setzero_ps();
+		a3_0 = _mm256_setzero_ps();
+		a4_0 = _mm256_setzero_ps();
+		a5_0 = _mm256_setzero_ps();
+	}
+	size_t j = 0;
+	#pragma GCC unroll 4
+	for (; j < n[0]; ++j, p += 16, v += 128) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_0 = _mm256_fmadd_ps(p0, vb, a2_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_0 = _mm256_fmadd_ps(p0, vb, a3_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_0 = _mm256_fmadd_ps(p0, vb, a4_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_0 = _mm256_fmadd_ps(p0, vb, a5_0);
+		}
+	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 800, a2_0);
+	_mm256_store_ps(ot + 1200, a3_0);
+	_mm256_store_ps(ot + 1600, a4_0);
+	_mm256_store_ps(ot + 2000, a5_0);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 2,
+ * r < 8: the output block transposed (columns 400 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 128 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  2x1 accumulators in registers.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	__m256 a0_0, a1_0;
+
+	if (alpha) {
+		const __m256 al0 = _mm256_load_ps(alpha + 0);
+		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+	} else {
+		a0_0 = _mm256_setzero_ps();
+		a1_0 = _mm256_setzero_ps();
+	}
+	size_t j = 0;
+	#pragma GCC unroll 4
+	for (; j < n[0]; ++j, p += 16, v += 128) {
+		const __m256 p0 = _mm256_load_ps(p + 0);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_0 = _mm256_fmadd_ps(p0, vb, a0_0);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_0 = _mm256_fmadd_ps(p0, vb, a1_0);
+		}
+	}
+	_mm256_store_ps(ot + 0, a0_0);
+	_mm256_store_ps(ot + 400, a1_0);
 }
 
 #ifndef MHA_PREFETCH_MIN
@@ -1077,26 +1244,51 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			 * rows skip the keys beyond their last row's limit */
 			size_t kn[1];
 			kn[0] = nt;
-			for (; j + 6 <= kn[0]; j += 6) {
-				for (; kcn < j + 12 && kcn < nb; ++kcn) {
+			if (mt <= 8) {
+				/* the block's last rows: the tile's first vector */
+				for (; j + 6 <= kn[0]; j += 6) {
+					for (; kcn < j + 12 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+					}
+					for (; vc < j + 6; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
+					}
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_part(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 				}
-				for (; vc < j + 6; ++vc) {
-					memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
-				mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
-			}
-			for (; kcn < kn[0]; ++kcn) {
-				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
-			}
-			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-			default: break;
+			} else {
+				for (; j + 6 <= kn[0]; j += 6) {
+					for (; kcn < j + 12 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+					}
+					for (; vc < j + 6; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
+					}
+					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
+					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+				}
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
+				}
 			}
 			/* the rest of the block's value rows (once per block) */
 			for (; vc < nb; ++vc) {
@@ -1142,7 +1334,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 0);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
@@ -1201,7 +1394,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
-			{
+			if (mt > 8) {
 				const __m256 mo = _mm256_load_ps(m + r0 + 8);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
@@ -1259,6 +1452,20 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);
 			}
+			if (mt <= 8)
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 16] ? NULL : alpha;
+
+				fresh[r0 / 16] = 0;
+				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400) {
+					mha_f32_h8_dk128_causal_padding__avx2_pv6_part(st, vb0, ob, al, kn);
+					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
+				}
+				mha_f32_h8_dk128_causal_padding__avx2_pv2_part(st, vb0, ob, al, kn);
+			}
+			else
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;

@@ -724,6 +724,73 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	}
 }
 
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64__avx2_qk6_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_0 = _mm256_setzero_ps();
+	__m256 a1_0 = _mm256_setzero_ps();
+	__m256 a2_0 = _mm256_setzero_ps();
+	__m256 a3_0 = _mm256_setzero_ps();
+	__m256 a4_0 = _mm256_setzero_ps();
+	__m256 a5_0 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_0 = _mm256_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_0 = _mm256_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_0 = _mm256_fmadd_ps(q0, kb, a3_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_0 = _mm256_fmadd_ps(q0, kb, a4_0);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			a5_0 = _mm256_fmadd_ps(q0, kb, a5_0);
+		}
+	}
+	_mm256_store_ps(st + 0, a0_0);
+	_mm256_store_ps(st + 8, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 16, a1_0);
+	_mm256_store_ps(st + 24, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 32, a2_0);
+	_mm256_store_ps(st + 40, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 48, a3_0);
+	_mm256_store_ps(st + 56, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 64, a4_0);
+	_mm256_store_ps(st + 72, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 80, a5_0);
+	_mm256_store_ps(st + 88, _mm256_set1_ps(-INFINITY));
+	{
+		__m256 t = _mm256_load_ps(mx + 0);
+		t = _mm256_max_ps(t, a0_0);
+		t = _mm256_max_ps(t, a1_0);
+		t = _mm256_max_ps(t, a2_0);
+		t = _mm256_max_ps(t, a3_0);
+		t = _mm256_max_ps(t, a4_0);
+		t = _mm256_max_ps(t, a5_0);
+		_mm256_store_ps(mx + 0, t);
+	}
+}
+
 /* o_x = alpha[x] ot_x + sum_{j < n} p[j][x] v_j for rows x < 4 and 24 columns:
  * rows of weights broadcast (p's keys 16 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
@@ -1194,26 +1261,51 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 			 * rows skip the keys beyond their last row's limit */
 			size_t kn[1];
 			kn[0] = nt;
-			for (; j + 6 <= kn[0]; j += 6) {
-				for (; kcn < j + 12 && kcn < nb; ++kcn) {
+			if (mt <= 8) {
+				/* the block's last rows: the tile's first vector */
+				for (; j + 6 <= kn[0]; j += 6) {
+					for (; kcn < j + 12 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 6; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64__avx2_qk6_part(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64__avx2_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
-				for (; vc < j + 6; ++vc) {
-					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
 				}
-				mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
-				mha_f32_h8_dk64__avx2_next(&nx);
-			}
-			for (; kcn < kn[0]; ++kcn) {
-				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
-			}
-			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			default: break;
+			} else {
+				for (; j + 6 <= kn[0]; j += 6) {
+					for (; kcn < j + 12 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 6; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64__avx2_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
 			}
 			/* the rest of the block's value rows (once per block) */
 			for (; vc < nb; ++vc) {
@@ -1259,7 +1351,8 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 0);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
@@ -1318,7 +1411,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 				_mm256_store_ps(l + r0 + 0, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 0), al, sum));
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
-			{
+			if (mt > 8) {
 				const __m256 mo = _mm256_load_ps(m + r0 + 8);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();

@@ -932,6 +932,89 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	}
 }
 
+/* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 8x1
+ * accumulators in registers.
+ * The last tile's rows from 16 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64__avx512_qk8_part(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_0 = _mm512_setzero_ps();
+	__m512 a1_0 = _mm512_setzero_ps();
+	__m512 a2_0 = _mm512_setzero_ps();
+	__m512 a3_0 = _mm512_setzero_ps();
+	__m512 a4_0 = _mm512_setzero_ps();
+	__m512 a5_0 = _mm512_setzero_ps();
+	__m512 a6_0 = _mm512_setzero_ps();
+	__m512 a7_0 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q0 = _mm512_load_ps(qt + d * 400 + 0);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_0 = _mm512_fmadd_ps(q0, kb, a1_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_0 = _mm512_fmadd_ps(q0, kb, a2_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_0 = _mm512_fmadd_ps(q0, kb, a3_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_0 = _mm512_fmadd_ps(q0, kb, a4_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_0 = _mm512_fmadd_ps(q0, kb, a5_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_0 = _mm512_fmadd_ps(q0, kb, a6_0);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_0 = _mm512_fmadd_ps(q0, kb, a7_0);
+		}
+	}
+	_mm512_store_ps(st + 0, a0_0);
+	_mm512_store_ps(st + 16, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 32, a1_0);
+	_mm512_store_ps(st + 48, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 64, a2_0);
+	_mm512_store_ps(st + 80, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 96, a3_0);
+	_mm512_store_ps(st + 112, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 128, a4_0);
+	_mm512_store_ps(st + 144, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 160, a5_0);
+	_mm512_store_ps(st + 176, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 192, a6_0);
+	_mm512_store_ps(st + 208, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 224, a7_0);
+	_mm512_store_ps(st + 240, _mm512_set1_ps(-INFINITY));
+	{
+		__m512 t = _mm512_load_ps(mx + 0);
+		t = _mm512_max_ps(t, a0_0);
+		t = _mm512_max_ps(t, a1_0);
+		t = _mm512_max_ps(t, a2_0);
+		t = _mm512_max_ps(t, a3_0);
+		t = _mm512_max_ps(t, a4_0);
+		t = _mm512_max_ps(t, a5_0);
+		t = _mm512_max_ps(t, a6_0);
+		t = _mm512_max_ps(t, a7_0);
+		_mm512_store_ps(mx + 0, t);
+	}
+}
+
 /* o_x = alpha[x] ot_x + sum_{j < n} p[j][x] v_j for rows x < 4 and 64 columns:
  * rows of weights broadcast (p's keys 32 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
@@ -1311,28 +1394,55 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * rows skip the keys beyond their last row's limit */
 			size_t kn[1];
 			kn[0] = nt;
-			for (; j + 8 <= kn[0]; j += 8) {
-				for (; kcn < j + 16 && kcn < nb; ++kcn) {
+			if (mt <= 16) {
+				/* the block's last rows: the tile's first vector */
+				for (; j + 8 <= kn[0]; j += 8) {
+					for (; kcn < j + 16 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 8; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64__avx512_qk8_part(qt + r0, kb + j * 64, st + j * 32, mxb);
+					mha_f32_h8_dk64__avx512_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
-				for (; vc < j + 8; ++vc) {
-					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				default: break;
 				}
-				mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 64, st + j * 32, mxb);
-				mha_f32_h8_dk64__avx512_next(&nx);
-			}
-			for (; kcn < kn[0]; ++kcn) {
-				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
-			}
-			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			default: break;
+			} else {
+				for (; j + 8 <= kn[0]; j += 8) {
+					for (; kcn < j + 16 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 8; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 64, st + j * 32, mxb);
+					mha_f32_h8_dk64__avx512_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				default: break;
+				}
 			}
 			/* the rest of the block's value rows (once per block) */
 			for (; vc < nb; ++vc) {
@@ -1378,7 +1488,8 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				}
 			}
 			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const __m512 mo = _mm512_load_ps(m + r0 + 0);
 				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 0));
@@ -1412,7 +1523,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				_mm512_store_ps(l + r0 + 0, _mm512_fmadd_ps(_mm512_load_ps(l + r0 + 0), al, sum));
 				_mm512_store_ps(m + r0 + 0, mx);
 			}
-			{
+			if (mt > 16) {
 				const __m512 mo = _mm512_load_ps(m + r0 + 16);
 				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 16));
 				__m512 sum = _mm512_setzero_ps();
