@@ -8,8 +8,8 @@
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk128_causal_padding__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 16x6 (P.V); exp accurate; threads none.
- * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk128_causal_padding__avx2_workspace(a) bytes, from a->workspace or malloc.
+ * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 16x6 (P.V); a block's last 1-5 rows past whole vectors one at a time (1-2 past a tile's first); exp accurate; threads none.
+ * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk128_causal_padding__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
 #error "mha_f32_h8_dk128_causal_padding__avx2: compile with -mavx2 -mfma -mf16c (mhagen --emit cflags)"
@@ -77,6 +77,33 @@ struct mha_args {
 };
 #endif
 
+static inline float mha_f32_h8_dk128_causal_padding__avx2_hsum(__m256 v)
+{
+	__m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_add_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline float mha_f32_h8_dk128_causal_padding__avx2_hmax(__m256 v)
+{
+	__m128 s = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+	s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+	s = _mm_max_ss(s, _mm_movehdup_ps(s));
+	return _mm_cvtss_f32(s);
+}
+
+static inline __m256 mha_f32_h8_dk128_causal_padding__avx2_hsums(__m256 x0, __m256 x1, __m256 x2, __m256 x3, __m256 x4, __m256 x5, __m256 x6, __m256 x7)
+{
+	const __m256 s0 = _mm256_add_ps(_mm256_permute2f128_ps(x0, x4, 0x20), _mm256_permute2f128_ps(x0, x4, 0x31));
+	const __m256 s1 = _mm256_add_ps(_mm256_permute2f128_ps(x1, x5, 0x20), _mm256_permute2f128_ps(x1, x5, 0x31));
+	const __m256 s2 = _mm256_add_ps(_mm256_permute2f128_ps(x2, x6, 0x20), _mm256_permute2f128_ps(x2, x6, 0x31));
+	const __m256 s3 = _mm256_add_ps(_mm256_permute2f128_ps(x3, x7, 0x20), _mm256_permute2f128_ps(x3, x7, 0x31));
+	const __m256 w0 = _mm256_add_ps(_mm256_shuffle_ps(s0, s1, 0x88), _mm256_shuffle_ps(s0, s1, 0xdd));
+	const __m256 w1 = _mm256_add_ps(_mm256_shuffle_ps(s2, s3, 0x88), _mm256_shuffle_ps(s2, s3, 0xdd));
+
+	return _mm256_add_ps(_mm256_shuffle_ps(w0, w1, 0x88), _mm256_shuffle_ps(w0, w1, 0xdd));
+}
 
 /* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
  * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
@@ -225,7 +252,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk128_causal_paddin
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 501760 bytes per worker, from a->workspace when it
+ * Scratch: 506880 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_args *a)
 {
@@ -237,7 +264,7 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 501760 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
+	return 506880 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -248,14 +275,14 @@ static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 501823) {
-		const size_t fit = (a->workspace_size - 63) / 501760;
+	if (a->workspace && a->workspace_size >= 506943) {
+		const size_t fit = (a->workspace_size - 63) / 506880;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(501760 * w + 63);
+	*mem = malloc(506880 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -272,7 +299,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_nomem(const struct mha_args *a
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (501760 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (506880 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk128_causal_padding__avx2_share {
 	mha_f32_h8_dk128_causal_padding__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -292,7 +319,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_task(void *task, size_t i, siz
 {
 	const struct mha_f32_h8_dk128_causal_padding__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 501760 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 506880 : NULL);
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk128_causal_padding__avx2_share share,
@@ -1086,7 +1113,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_next(struct mha_f32_h8_
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 501760
+ * row's limit are masked.  This is work item w, in one worker's 506880
  * bytes of scratch. */
 static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1107,7 +1134,14 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 384;
 	const size_t hk = hh;
-	const size_t rows = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	const size_t rows_in = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	/* its rows past the last whole vector are the tail's, a row at a
+	 * time (below), when they are few: 5 or fewer where they would
+	 * take a tile of their own, 2 or fewer where its second vector
+	 * (the tile then takes one); rows counts the others */
+	const size_t rem = rows_in % 16;
+	const size_t tr = rem % 8 <= (rem < 8 ? 5 : 2) ? rem % 8 : 0;
+	const size_t rows = rows_in - tr;
 	const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 128;
 	float *oh = out + ((b * seq_q + i0) * 8 + hh) * 128;
 	const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 128;
@@ -1164,19 +1198,42 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
+	/* the tail: row rows + x sees keys [0, tlim[x]); its running max tm[x]
+	 * and sum tl[x] (as m and l), its q scaled in tq and its output
+	 * (unnormalized) in ta, 128 and 128 floats a row */
+	static const float tpos[8] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f};
+	/* zeroed: that the first row's limits are read only where set (a
+	 * block of the tail's rows alone) is beyond the compiler's sight */
+	size_t tlim[5] = {0};
+	float tm[5], tl[5];
+	float *restrict tq = (float *)(void *)(scratch + 501760), *restrict ta = (float *)(void *)(scratch + 504320);
+	for (size_t x = 0; x < tr; ++x) {
+		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
+		const float *const qr = qh + (rows + x) * 1024;
+
+		tlim[x] = c < nkv ? c : nkv;
+		tm[x] = -INFINITY;
+		tl[x] = 0.0f;
+		for (size_t d = 0; d < 128; d += 8)
+			_mm256_store_ps(tq + x * 128 + d, _mm256_mul_ps(_mm256_loadu_ps(qr + d), _mm256_set1_ps(0x1.0527dcp-3f)));
+		for (size_t c2 = 0; c2 < 128; c2 += 8)
+			_mm256_store_ps(ta + x * 128 + c2, _mm256_setzero_ps());
+	}
+	/* the last row's limit is every row's end (lim grows with the row) */
+	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+	for (size_t j0 = 0, nb = 0; j0 < kend; j0 += nb) {
 		/* 64 keys, or all that are left where fewer than 80 are */
-		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
+		nb = kend - j0 < 80 ? kend - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 1024
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk128_causal_padding__avx2_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + nb < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
+		if (pfon && j0 + nb < kend) {
+			const size_t e = kend - (j0 + nb) < 80 ? kend - (j0 + nb) : 64;
 
 			nx.b[0] = (const char *)(kh + (j0 + nb) * 1024);
 			nx.s[0] = 1024 * sizeof(float);
@@ -1548,6 +1605,574 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 						oh[r * 1024 + c] = ot[c * 400 + r] * l[r];
 			}
 		}
+		if (tr) {
+			/* the tail's rows: row x sees keys [ka[x], ke[x]) of the block
+			 * (both grow with x); its scores are taken for whole vectors
+			 * of keys from the first row's first to the last row's end u1,
+			 * -inf (weight 0) outside its own, and the P.V pass runs over
+			 * those keys for every row at once, each value row loaded once */
+			size_t ke[5];
+			float al[5];
+
+			/* the block's keys that no tile copied (above) */
+			for (; kcn < nb; ++kcn) {
+				memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+			}
+			for (; vc < nb; ++vc) {
+				memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
+			}
+			for (size_t x = 0; x < tr; ++x) {
+				ke[x] = tlim[x] <= j0 ? 0 : tlim[x] - j0 < nb ? tlim[x] - j0 : nb;
+			}
+			const size_t u1 = ke[tr - 1];
+			for (size_t x = 0; x < tr; ++x) {
+				const float *const qx = tq + x * 128;
+				float *const sx = st + x * 80;
+				const __m256 fe = _mm256_set1_ps((float)ke[x]);
+				__m256 mx = _mm256_set1_ps(-INFINITY);
+
+				for (size_t j = 0; j < u1; j += 8) {
+					/* 8 keys (past u1 the last again), a dot product each */
+					const float *const k0 = kb + j * 128;
+					const float *const k1 = kb + (j + 1 < u1 ? j + 1 : u1 - 1) * 128;
+					const float *const k2 = kb + (j + 2 < u1 ? j + 2 : u1 - 1) * 128;
+					const float *const k3 = kb + (j + 3 < u1 ? j + 3 : u1 - 1) * 128;
+					const float *const k4 = kb + (j + 4 < u1 ? j + 4 : u1 - 1) * 128;
+					const float *const k5 = kb + (j + 5 < u1 ? j + 5 : u1 - 1) * 128;
+					const float *const k6 = kb + (j + 6 < u1 ? j + 6 : u1 - 1) * 128;
+					const float *const k7 = kb + (j + 7 < u1 ? j + 7 : u1 - 1) * 128;
+					__m256 d0 = _mm256_setzero_ps(), d1 = _mm256_setzero_ps(), d2 = _mm256_setzero_ps(), d3 = _mm256_setzero_ps(), d4 = _mm256_setzero_ps(), d5 = _mm256_setzero_ps(), d6 = _mm256_setzero_ps(), d7 = _mm256_setzero_ps();
+					for (size_t d = 0; d < 128; d += 8) {
+						const __m256 qd = _mm256_load_ps(qx + d);
+					
+						d0 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k0 + d), d0);
+						d1 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k1 + d), d1);
+						d2 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k2 + d), d2);
+						d3 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k3 + d), d3);
+						d4 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k4 + d), d4);
+						d5 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k5 + d), d5);
+						d6 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k6 + d), d6);
+						d7 = _mm256_fmadd_ps(qd, _mm256_loadu_ps(k7 + d), d7);
+					}
+					__m256 sv = mha_f32_h8_dk128_causal_padding__avx2_hsums(d0, d1, d2, d3, d4, d5, d6, d7);
+					const __m256 pos = _mm256_add_ps(_mm256_set1_ps((float)j), _mm256_loadu_ps(tpos));
+
+					sv = _mm256_blendv_ps(sv, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(pos, fe, _CMP_GE_OQ));
+					_mm256_store_ps(sx + j, sv);
+					mx = _mm256_max_ps(mx, sv);
+				}
+				/* online softmax; a row that saw no key yet subtracts
+				 * -FLT_MAX instead of -inf, so its weights stay 0 */
+				const float bm = mha_f32_h8_dk128_causal_padding__avx2_hmax(mx), mo = tm[x];
+				const float mn = mo > bm ? mo : bm;
+				const float ms = mn > -0x1.fffffep+127f ? mn : -0x1.fffffep+127f;
+				__m256 sum = _mm256_setzero_ps();
+
+				for (size_t j = 0; j < u1; j += 8) {
+					const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(sx + j), _mm256_set1_ps(ms)));
+
+					_mm256_store_ps(sx + j, p);
+					sum = _mm256_add_ps(sum, p);
+				}
+				al[x] = _mm256_cvtss_f32(mha_f32_h8_dk128_causal_padding__avx2_exp2(_mm256_set1_ps(mo - ms)));
+				tl[x] = tl[x] * al[x] + mha_f32_h8_dk128_causal_padding__avx2_hsum(sum);
+				tm[x] = mn;
+			}
+			switch (tr) {
+			case 1:
+				/* P.V, 8 vectors of columns at a time */
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + 8), al0);
+					__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + 16), al0);
+					__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + 24), al0);
+					__m256 a0_4 = _mm256_mul_ps(_mm256_load_ps(ta + 32), al0);
+					__m256 a0_5 = _mm256_mul_ps(_mm256_load_ps(ta + 40), al0);
+					__m256 a0_6 = _mm256_mul_ps(_mm256_load_ps(ta + 48), al0);
+					__m256 a0_7 = _mm256_mul_ps(_mm256_load_ps(ta + 56), al0);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						const __m256 v2 = _mm256_loadu_ps(vr + 16);
+						const __m256 v3 = _mm256_loadu_ps(vr + 24);
+						const __m256 v4 = _mm256_loadu_ps(vr + 32);
+						const __m256 v5 = _mm256_loadu_ps(vr + 40);
+						const __m256 v6 = _mm256_loadu_ps(vr + 48);
+						const __m256 v7 = _mm256_loadu_ps(vr + 56);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+							a0_4 = _mm256_fmadd_ps(p, v4, a0_4);
+							a0_5 = _mm256_fmadd_ps(p, v5, a0_5);
+							a0_6 = _mm256_fmadd_ps(p, v6, a0_6);
+							a0_7 = _mm256_fmadd_ps(p, v7, a0_7);
+						}
+					}
+					_mm256_store_ps(ta, a0_0);
+					_mm256_store_ps(ta + 8, a0_1);
+					_mm256_store_ps(ta + 16, a0_2);
+					_mm256_store_ps(ta + 24, a0_3);
+					_mm256_store_ps(ta + 32, a0_4);
+					_mm256_store_ps(ta + 40, a0_5);
+					_mm256_store_ps(ta + 48, a0_6);
+					_mm256_store_ps(ta + 56, a0_7);
+				}
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + 64), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + 72), al0);
+					__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + 80), al0);
+					__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + 88), al0);
+					__m256 a0_4 = _mm256_mul_ps(_mm256_load_ps(ta + 96), al0);
+					__m256 a0_5 = _mm256_mul_ps(_mm256_load_ps(ta + 104), al0);
+					__m256 a0_6 = _mm256_mul_ps(_mm256_load_ps(ta + 112), al0);
+					__m256 a0_7 = _mm256_mul_ps(_mm256_load_ps(ta + 120), al0);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128 + 64;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						const __m256 v2 = _mm256_loadu_ps(vr + 16);
+						const __m256 v3 = _mm256_loadu_ps(vr + 24);
+						const __m256 v4 = _mm256_loadu_ps(vr + 32);
+						const __m256 v5 = _mm256_loadu_ps(vr + 40);
+						const __m256 v6 = _mm256_loadu_ps(vr + 48);
+						const __m256 v7 = _mm256_loadu_ps(vr + 56);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+							a0_4 = _mm256_fmadd_ps(p, v4, a0_4);
+							a0_5 = _mm256_fmadd_ps(p, v5, a0_5);
+							a0_6 = _mm256_fmadd_ps(p, v6, a0_6);
+							a0_7 = _mm256_fmadd_ps(p, v7, a0_7);
+						}
+					}
+					_mm256_store_ps(ta + 64, a0_0);
+					_mm256_store_ps(ta + 72, a0_1);
+					_mm256_store_ps(ta + 80, a0_2);
+					_mm256_store_ps(ta + 88, a0_3);
+					_mm256_store_ps(ta + 96, a0_4);
+					_mm256_store_ps(ta + 104, a0_5);
+					_mm256_store_ps(ta + 112, a0_6);
+					_mm256_store_ps(ta + 120, a0_7);
+				}
+				break;
+			case 2:
+				/* P.V, 6 vectors of columns at a time */
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					const __m256 al1 = _mm256_set1_ps(al[1]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + 8), al0);
+					__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + 16), al0);
+					__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + 24), al0);
+					__m256 a0_4 = _mm256_mul_ps(_mm256_load_ps(ta + 32), al0);
+					__m256 a0_5 = _mm256_mul_ps(_mm256_load_ps(ta + 40), al0);
+					__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + 128), al1);
+					__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + 136), al1);
+					__m256 a1_2 = _mm256_mul_ps(_mm256_load_ps(ta + 144), al1);
+					__m256 a1_3 = _mm256_mul_ps(_mm256_load_ps(ta + 152), al1);
+					__m256 a1_4 = _mm256_mul_ps(_mm256_load_ps(ta + 160), al1);
+					__m256 a1_5 = _mm256_mul_ps(_mm256_load_ps(ta + 168), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						const __m256 v2 = _mm256_loadu_ps(vr + 16);
+						const __m256 v3 = _mm256_loadu_ps(vr + 24);
+						const __m256 v4 = _mm256_loadu_ps(vr + 32);
+						const __m256 v5 = _mm256_loadu_ps(vr + 40);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+							a0_4 = _mm256_fmadd_ps(p, v4, a0_4);
+							a0_5 = _mm256_fmadd_ps(p, v5, a0_5);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm256_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm256_fmadd_ps(p, v3, a1_3);
+							a1_4 = _mm256_fmadd_ps(p, v4, a1_4);
+							a1_5 = _mm256_fmadd_ps(p, v5, a1_5);
+						}
+					}
+					_mm256_store_ps(ta, a0_0);
+					_mm256_store_ps(ta + 8, a0_1);
+					_mm256_store_ps(ta + 16, a0_2);
+					_mm256_store_ps(ta + 24, a0_3);
+					_mm256_store_ps(ta + 32, a0_4);
+					_mm256_store_ps(ta + 40, a0_5);
+					_mm256_store_ps(ta + 128, a1_0);
+					_mm256_store_ps(ta + 136, a1_1);
+					_mm256_store_ps(ta + 144, a1_2);
+					_mm256_store_ps(ta + 152, a1_3);
+					_mm256_store_ps(ta + 160, a1_4);
+					_mm256_store_ps(ta + 168, a1_5);
+				}
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					const __m256 al1 = _mm256_set1_ps(al[1]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + 48), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + 56), al0);
+					__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + 64), al0);
+					__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + 72), al0);
+					__m256 a0_4 = _mm256_mul_ps(_mm256_load_ps(ta + 80), al0);
+					__m256 a0_5 = _mm256_mul_ps(_mm256_load_ps(ta + 88), al0);
+					__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + 176), al1);
+					__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + 184), al1);
+					__m256 a1_2 = _mm256_mul_ps(_mm256_load_ps(ta + 192), al1);
+					__m256 a1_3 = _mm256_mul_ps(_mm256_load_ps(ta + 200), al1);
+					__m256 a1_4 = _mm256_mul_ps(_mm256_load_ps(ta + 208), al1);
+					__m256 a1_5 = _mm256_mul_ps(_mm256_load_ps(ta + 216), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128 + 48;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						const __m256 v2 = _mm256_loadu_ps(vr + 16);
+						const __m256 v3 = _mm256_loadu_ps(vr + 24);
+						const __m256 v4 = _mm256_loadu_ps(vr + 32);
+						const __m256 v5 = _mm256_loadu_ps(vr + 40);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+							a0_4 = _mm256_fmadd_ps(p, v4, a0_4);
+							a0_5 = _mm256_fmadd_ps(p, v5, a0_5);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm256_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm256_fmadd_ps(p, v3, a1_3);
+							a1_4 = _mm256_fmadd_ps(p, v4, a1_4);
+							a1_5 = _mm256_fmadd_ps(p, v5, a1_5);
+						}
+					}
+					_mm256_store_ps(ta + 48, a0_0);
+					_mm256_store_ps(ta + 56, a0_1);
+					_mm256_store_ps(ta + 64, a0_2);
+					_mm256_store_ps(ta + 72, a0_3);
+					_mm256_store_ps(ta + 80, a0_4);
+					_mm256_store_ps(ta + 88, a0_5);
+					_mm256_store_ps(ta + 176, a1_0);
+					_mm256_store_ps(ta + 184, a1_1);
+					_mm256_store_ps(ta + 192, a1_2);
+					_mm256_store_ps(ta + 200, a1_3);
+					_mm256_store_ps(ta + 208, a1_4);
+					_mm256_store_ps(ta + 216, a1_5);
+				}
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					const __m256 al1 = _mm256_set1_ps(al[1]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + 96), al0);
+					__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + 104), al0);
+					__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + 112), al0);
+					__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + 120), al0);
+					__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + 224), al1);
+					__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + 232), al1);
+					__m256 a1_2 = _mm256_mul_ps(_mm256_load_ps(ta + 240), al1);
+					__m256 a1_3 = _mm256_mul_ps(_mm256_load_ps(ta + 248), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128 + 96;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						const __m256 v1 = _mm256_loadu_ps(vr + 8);
+						const __m256 v2 = _mm256_loadu_ps(vr + 16);
+						const __m256 v3 = _mm256_loadu_ps(vr + 24);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm256_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm256_fmadd_ps(p, v3, a1_3);
+						}
+					}
+					_mm256_store_ps(ta + 96, a0_0);
+					_mm256_store_ps(ta + 104, a0_1);
+					_mm256_store_ps(ta + 112, a0_2);
+					_mm256_store_ps(ta + 120, a0_3);
+					_mm256_store_ps(ta + 224, a1_0);
+					_mm256_store_ps(ta + 232, a1_1);
+					_mm256_store_ps(ta + 240, a1_2);
+					_mm256_store_ps(ta + 248, a1_3);
+				}
+				break;
+			case 3:
+				/* P.V, 4 vectors of columns at a time */
+				for (size_t c = 0; c < 128; c += 32)
+					{
+						const __m256 al0 = _mm256_set1_ps(al[0]);
+						const __m256 al1 = _mm256_set1_ps(al[1]);
+						const __m256 al2 = _mm256_set1_ps(al[2]);
+						__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + c), al0);
+						__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 8), al0);
+						__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 16), al0);
+						__m256 a0_3 = _mm256_mul_ps(_mm256_load_ps(ta + c + 24), al0);
+						__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 128), al1);
+						__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 136), al1);
+						__m256 a1_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 144), al1);
+						__m256 a1_3 = _mm256_mul_ps(_mm256_load_ps(ta + c + 152), al1);
+						__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 256), al2);
+						__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 264), al2);
+						__m256 a2_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 272), al2);
+						__m256 a2_3 = _mm256_mul_ps(_mm256_load_ps(ta + c + 280), al2);
+					
+						for (size_t j = 0; j < u1; ++j) {
+							const float *const vr = vb + j * 128 + c;
+							const __m256 v0 = _mm256_loadu_ps(vr);
+							const __m256 v1 = _mm256_loadu_ps(vr + 8);
+							const __m256 v2 = _mm256_loadu_ps(vr + 16);
+							const __m256 v3 = _mm256_loadu_ps(vr + 24);
+							{
+								const __m256 p = _mm256_set1_ps(st[0 + j]);
+					
+								a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+								a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+								a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+								a0_3 = _mm256_fmadd_ps(p, v3, a0_3);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[80 + j]);
+					
+								a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+								a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+								a1_2 = _mm256_fmadd_ps(p, v2, a1_2);
+								a1_3 = _mm256_fmadd_ps(p, v3, a1_3);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[160 + j]);
+					
+								a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
+								a2_1 = _mm256_fmadd_ps(p, v1, a2_1);
+								a2_2 = _mm256_fmadd_ps(p, v2, a2_2);
+								a2_3 = _mm256_fmadd_ps(p, v3, a2_3);
+							}
+						}
+						_mm256_store_ps(ta + c, a0_0);
+						_mm256_store_ps(ta + c + 8, a0_1);
+						_mm256_store_ps(ta + c + 16, a0_2);
+						_mm256_store_ps(ta + c + 24, a0_3);
+						_mm256_store_ps(ta + c + 128, a1_0);
+						_mm256_store_ps(ta + c + 136, a1_1);
+						_mm256_store_ps(ta + c + 144, a1_2);
+						_mm256_store_ps(ta + c + 152, a1_3);
+						_mm256_store_ps(ta + c + 256, a2_0);
+						_mm256_store_ps(ta + c + 264, a2_1);
+						_mm256_store_ps(ta + c + 272, a2_2);
+						_mm256_store_ps(ta + c + 280, a2_3);
+					}
+				break;
+			case 4:
+				/* P.V, 3 vectors of columns at a time */
+				for (size_t c = 0; c < 120; c += 24)
+					{
+						const __m256 al0 = _mm256_set1_ps(al[0]);
+						const __m256 al1 = _mm256_set1_ps(al[1]);
+						const __m256 al2 = _mm256_set1_ps(al[2]);
+						const __m256 al3 = _mm256_set1_ps(al[3]);
+						__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + c), al0);
+						__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 8), al0);
+						__m256 a0_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 16), al0);
+						__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 128), al1);
+						__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 136), al1);
+						__m256 a1_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 144), al1);
+						__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 256), al2);
+						__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 264), al2);
+						__m256 a2_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 272), al2);
+						__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 384), al3);
+						__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 392), al3);
+						__m256 a3_2 = _mm256_mul_ps(_mm256_load_ps(ta + c + 400), al3);
+					
+						for (size_t j = 0; j < u1; ++j) {
+							const float *const vr = vb + j * 128 + c;
+							const __m256 v0 = _mm256_loadu_ps(vr);
+							const __m256 v1 = _mm256_loadu_ps(vr + 8);
+							const __m256 v2 = _mm256_loadu_ps(vr + 16);
+							{
+								const __m256 p = _mm256_set1_ps(st[0 + j]);
+					
+								a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+								a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+								a0_2 = _mm256_fmadd_ps(p, v2, a0_2);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[80 + j]);
+					
+								a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+								a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+								a1_2 = _mm256_fmadd_ps(p, v2, a1_2);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[160 + j]);
+					
+								a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
+								a2_1 = _mm256_fmadd_ps(p, v1, a2_1);
+								a2_2 = _mm256_fmadd_ps(p, v2, a2_2);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[240 + j]);
+					
+								a3_0 = _mm256_fmadd_ps(p, v0, a3_0);
+								a3_1 = _mm256_fmadd_ps(p, v1, a3_1);
+								a3_2 = _mm256_fmadd_ps(p, v2, a3_2);
+							}
+						}
+						_mm256_store_ps(ta + c, a0_0);
+						_mm256_store_ps(ta + c + 8, a0_1);
+						_mm256_store_ps(ta + c + 16, a0_2);
+						_mm256_store_ps(ta + c + 128, a1_0);
+						_mm256_store_ps(ta + c + 136, a1_1);
+						_mm256_store_ps(ta + c + 144, a1_2);
+						_mm256_store_ps(ta + c + 256, a2_0);
+						_mm256_store_ps(ta + c + 264, a2_1);
+						_mm256_store_ps(ta + c + 272, a2_2);
+						_mm256_store_ps(ta + c + 384, a3_0);
+						_mm256_store_ps(ta + c + 392, a3_1);
+						_mm256_store_ps(ta + c + 400, a3_2);
+					}
+				{
+					const __m256 al0 = _mm256_set1_ps(al[0]);
+					const __m256 al1 = _mm256_set1_ps(al[1]);
+					const __m256 al2 = _mm256_set1_ps(al[2]);
+					const __m256 al3 = _mm256_set1_ps(al[3]);
+					__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + 120), al0);
+					__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + 248), al1);
+					__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ta + 376), al2);
+					__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ta + 504), al3);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 128 + 120;
+						const __m256 v0 = _mm256_loadu_ps(vr);
+						{
+							const __m256 p = _mm256_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
+						}
+						{
+							const __m256 p = _mm256_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm256_fmadd_ps(p, v0, a3_0);
+						}
+					}
+					_mm256_store_ps(ta + 120, a0_0);
+					_mm256_store_ps(ta + 248, a1_0);
+					_mm256_store_ps(ta + 376, a2_0);
+					_mm256_store_ps(ta + 504, a3_0);
+				}
+				break;
+			case 5:
+				/* P.V, 2 vectors of columns at a time */
+				for (size_t c = 0; c < 128; c += 16)
+					{
+						const __m256 al0 = _mm256_set1_ps(al[0]);
+						const __m256 al1 = _mm256_set1_ps(al[1]);
+						const __m256 al2 = _mm256_set1_ps(al[2]);
+						const __m256 al3 = _mm256_set1_ps(al[3]);
+						const __m256 al4 = _mm256_set1_ps(al[4]);
+						__m256 a0_0 = _mm256_mul_ps(_mm256_load_ps(ta + c), al0);
+						__m256 a0_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 8), al0);
+						__m256 a1_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 128), al1);
+						__m256 a1_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 136), al1);
+						__m256 a2_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 256), al2);
+						__m256 a2_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 264), al2);
+						__m256 a3_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 384), al3);
+						__m256 a3_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 392), al3);
+						__m256 a4_0 = _mm256_mul_ps(_mm256_load_ps(ta + c + 512), al4);
+						__m256 a4_1 = _mm256_mul_ps(_mm256_load_ps(ta + c + 520), al4);
+					
+						for (size_t j = 0; j < u1; ++j) {
+							const float *const vr = vb + j * 128 + c;
+							const __m256 v0 = _mm256_loadu_ps(vr);
+							const __m256 v1 = _mm256_loadu_ps(vr + 8);
+							{
+								const __m256 p = _mm256_set1_ps(st[0 + j]);
+					
+								a0_0 = _mm256_fmadd_ps(p, v0, a0_0);
+								a0_1 = _mm256_fmadd_ps(p, v1, a0_1);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[80 + j]);
+					
+								a1_0 = _mm256_fmadd_ps(p, v0, a1_0);
+								a1_1 = _mm256_fmadd_ps(p, v1, a1_1);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[160 + j]);
+					
+								a2_0 = _mm256_fmadd_ps(p, v0, a2_0);
+								a2_1 = _mm256_fmadd_ps(p, v1, a2_1);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[240 + j]);
+					
+								a3_0 = _mm256_fmadd_ps(p, v0, a3_0);
+								a3_1 = _mm256_fmadd_ps(p, v1, a3_1);
+							}
+							{
+								const __m256 p = _mm256_set1_ps(st[320 + j]);
+					
+								a4_0 = _mm256_fmadd_ps(p, v0, a4_0);
+								a4_1 = _mm256_fmadd_ps(p, v1, a4_1);
+							}
+						}
+						_mm256_store_ps(ta + c, a0_0);
+						_mm256_store_ps(ta + c + 8, a0_1);
+						_mm256_store_ps(ta + c + 128, a1_0);
+						_mm256_store_ps(ta + c + 136, a1_1);
+						_mm256_store_ps(ta + c + 256, a2_0);
+						_mm256_store_ps(ta + c + 264, a2_1);
+						_mm256_store_ps(ta + c + 384, a3_0);
+						_mm256_store_ps(ta + c + 392, a3_1);
+						_mm256_store_ps(ta + c + 512, a4_0);
+						_mm256_store_ps(ta + c + 520, a4_1);
+					}
+				break;
+			}
+		}
 	}
 	/* tiles that no key block reached (no row of theirs sees a key):
 	 * their rows' outputs are 0 */
@@ -1557,6 +2182,14 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				for (size_t c = 0; c < 128; ++c)
 					oh[r * 1024 + c] = 0.0f;
 			}
+	/* the tail's rows, from ta, each divided by its sum */
+	for (size_t x = 0; x < tr; ++x) {
+		float *const o = oh + (rows + x) * 1024;
+		const float *const ax = ta + x * 128;
+		const float inv = tl[x] > 0.0f ? 1.0f / tl[x] : 0.0f;
+		for (size_t c = 0; c < 128; c += 8)
+			_mm256_storeu_ps(o + c, _mm256_mul_ps(_mm256_load_ps(ax + c), _mm256_set1_ps(inv)));
+	}
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_run(const struct mha_args *restrict a)

@@ -6,8 +6,8 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__avx512_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); exp accurate; threads none.
- * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk64__avx512_workspace(a) bytes, from a->workspace or malloc.
+ * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); a block's last 1-8 rows past whole vectors one at a time (1-4 past a tile's first); exp accurate; threads none.
+ * Stack: at most 6144 bytes; scratch: mha_f32_h8_dk64__avx512_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
 #error "mha_f32_h8_dk64__avx512: compile with -mavx512f -mavx512dq (mhagen --emit cflags)"
@@ -75,6 +75,25 @@ struct mha_args {
 };
 #endif
 
+static inline __m512 mha_f32_h8_dk64__avx512_hsums(__m512 x0, __m512 x1, __m512 x2, __m512 x3, __m512 x4, __m512 x5, __m512 x6, __m512 x7, __m512 x8, __m512 x9, __m512 x10, __m512 x11, __m512 x12, __m512 x13, __m512 x14, __m512 x15)
+{
+	const __m512 s0 = _mm512_add_ps(_mm512_shuffle_f32x4(x0, x4, 0x44), _mm512_shuffle_f32x4(x0, x4, 0xee));
+	const __m512 s4 = _mm512_add_ps(_mm512_shuffle_f32x4(x8, x12, 0x44), _mm512_shuffle_f32x4(x8, x12, 0xee));
+	const __m512 s1 = _mm512_add_ps(_mm512_shuffle_f32x4(x1, x5, 0x44), _mm512_shuffle_f32x4(x1, x5, 0xee));
+	const __m512 s5 = _mm512_add_ps(_mm512_shuffle_f32x4(x9, x13, 0x44), _mm512_shuffle_f32x4(x9, x13, 0xee));
+	const __m512 s2 = _mm512_add_ps(_mm512_shuffle_f32x4(x2, x6, 0x44), _mm512_shuffle_f32x4(x2, x6, 0xee));
+	const __m512 s6 = _mm512_add_ps(_mm512_shuffle_f32x4(x10, x14, 0x44), _mm512_shuffle_f32x4(x10, x14, 0xee));
+	const __m512 s3 = _mm512_add_ps(_mm512_shuffle_f32x4(x3, x7, 0x44), _mm512_shuffle_f32x4(x3, x7, 0xee));
+	const __m512 s7 = _mm512_add_ps(_mm512_shuffle_f32x4(x11, x15, 0x44), _mm512_shuffle_f32x4(x11, x15, 0xee));
+	const __m512 t0 = _mm512_add_ps(_mm512_shuffle_f32x4(s0, s4, 0x88), _mm512_shuffle_f32x4(s0, s4, 0xdd));
+	const __m512 t1 = _mm512_add_ps(_mm512_shuffle_f32x4(s1, s5, 0x88), _mm512_shuffle_f32x4(s1, s5, 0xdd));
+	const __m512 t2 = _mm512_add_ps(_mm512_shuffle_f32x4(s2, s6, 0x88), _mm512_shuffle_f32x4(s2, s6, 0xdd));
+	const __m512 t3 = _mm512_add_ps(_mm512_shuffle_f32x4(s3, s7, 0x88), _mm512_shuffle_f32x4(s3, s7, 0xdd));
+	const __m512 w0 = _mm512_add_ps(_mm512_shuffle_ps(t0, t1, 0x88), _mm512_shuffle_ps(t0, t1, 0xdd));
+	const __m512 w1 = _mm512_add_ps(_mm512_shuffle_ps(t2, t3, 0x88), _mm512_shuffle_ps(t2, t3, 0xdd));
+	
+	return _mm512_add_ps(_mm512_shuffle_ps(w0, w1, 0x88), _mm512_shuffle_ps(w0, w1, 0xdd));
+}
 
 /* 2^x for x <= 0, a vector at a time: the softmax's exp, its scores being in
  * base 2 (scaled by log2(e)).  x = n + r, n rounded to nearest by adding
@@ -198,7 +217,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx512_exp2s(
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 261632 bytes per worker, from a->workspace when it
+ * Scratch: 265728 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 {
@@ -210,7 +229,7 @@ static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 261632 * mha_f32_h8_dk64__avx512_workers(a) + 63;
+	return 265728 * mha_f32_h8_dk64__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -221,14 +240,14 @@ static unsigned char *mha_f32_h8_dk64__avx512_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 261695) {
-		const size_t fit = (a->workspace_size - 63) / 261632;
+	if (a->workspace && a->workspace_size >= 265791) {
+		const size_t fit = (a->workspace_size - 63) / 265728;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(261632 * w + 63);
+	*mem = malloc(265728 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -245,7 +264,7 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (261632 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (265728 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx512_share {
 	mha_f32_h8_dk64__avx512_SHARES,  /* even shares of consecutive items, each to
@@ -265,7 +284,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 261632 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 265728 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx512_share share,
@@ -1228,7 +1247,7 @@ static inline void mha_f32_h8_dk64__avx512_next(struct mha_f32_h8_dk64__avx512_n
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 261632
+ * row's limit are masked.  This is work item w, in one worker's 265728
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1250,7 +1269,14 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 384;
 	const size_t hk = hh;
-	const size_t rows = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	const size_t rows_in = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	/* its rows past the last whole vector are the tail's, a row at a
+	 * time (below), when they are few: 8 or fewer where they would
+	 * take a tile of their own, 4 or fewer where its second vector
+	 * (the tile then takes one); rows counts the others */
+	const size_t rem = rows_in % 32;
+	const size_t tr = rem % 16 <= (rem < 16 ? 8 : 4) ? rem % 16 : 0;
+	const size_t rows = rows_in - tr;
 	const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 	float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 	const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
@@ -1305,19 +1331,42 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
+	/* the tail: row rows + x sees keys [0, tlim[x]); its running max tm[x]
+	 * and sum tl[x] (as m and l), its q scaled in tq and its output
+	 * (unnormalized) in ta, 64 and 64 floats a row */
+	static const float tpos[16] = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f, 9.0f, 10.0f, 11.0f, 12.0f, 13.0f, 14.0f, 15.0f};
+	/* zeroed: that the first row's limits are read only where set (a
+	 * block of the tail's rows alone) is beyond the compiler's sight */
+	size_t tlim[8] = {0};
+	float tm[8], tl[8];
+	float *restrict tq = (float *)(void *)(scratch + 261632), *restrict ta = (float *)(void *)(scratch + 263680);
+	for (size_t x = 0; x < tr; ++x) {
+		const size_t c = seq_kv;
+		const float *const qr = qh + (rows + x) * 512;
+
+		tlim[x] = c;
+		tm[x] = -INFINITY;
+		tl[x] = 0.0f;
+		for (size_t d = 0; d < 64; d += 16)
+			_mm512_store_ps(tq + x * 64 + d, _mm512_mul_ps(_mm512_loadu_ps(qr + d), _mm512_set1_ps(0x1.715476p-3f)));
+		for (size_t c2 = 0; c2 < 64; c2 += 16)
+			_mm512_store_ps(ta + x * 64 + c2, _mm512_setzero_ps());
+	}
+	/* the last row's limit is every row's end (lim grows with the row) */
+	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+	for (size_t j0 = 0, nb = 0; j0 < kend; j0 += nb) {
 		/* 64 keys, or all that are left where fewer than 80 are */
-		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
+		nb = kend - j0 < 80 ? kend - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64__avx512_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + nb < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
+		if (pfon && j0 + nb < kend) {
+			const size_t e = kend - (j0 + nb) < 80 ? kend - (j0 + nb) : 64;
 
 			nx.b[0] = (const char *)(kh + (j0 + nb) * 512);
 			nx.s[0] = 512 * sizeof(float);
@@ -1586,6 +1635,944 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				}
 			}
 		}
+		if (tr) {
+			/* the tail's rows: row x sees keys [ka[x], ke[x]) of the block
+			 * (both grow with x); its scores are taken for whole vectors
+			 * of keys from the first row's first to the last row's end u1,
+			 * -inf (weight 0) outside its own, and the P.V pass runs over
+			 * those keys for every row at once, each value row loaded once */
+			size_t ke[8];
+			float al[8];
+
+			/* the block's keys that no tile copied (above) */
+			for (; kcn < nb; ++kcn) {
+				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+			}
+			for (; vc < nb; ++vc) {
+				memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+			}
+			for (size_t x = 0; x < tr; ++x) {
+				ke[x] = tlim[x] <= j0 ? 0 : tlim[x] - j0 < nb ? tlim[x] - j0 : nb;
+			}
+			const size_t u1 = ke[tr - 1];
+			for (size_t x = 0; x < tr; ++x) {
+				const float *const qx = tq + x * 64;
+				float *const sx = st + x * 80;
+				const __m512 fe = _mm512_set1_ps((float)ke[x]);
+				__m512 mx = _mm512_set1_ps(-INFINITY);
+
+				for (size_t j = 0; j < u1; j += 16) {
+					/* 16 keys (past u1 the last again), a dot product each */
+					const float *const k0 = kb + j * 64;
+					const float *const k1 = kb + (j + 1 < u1 ? j + 1 : u1 - 1) * 64;
+					const float *const k2 = kb + (j + 2 < u1 ? j + 2 : u1 - 1) * 64;
+					const float *const k3 = kb + (j + 3 < u1 ? j + 3 : u1 - 1) * 64;
+					const float *const k4 = kb + (j + 4 < u1 ? j + 4 : u1 - 1) * 64;
+					const float *const k5 = kb + (j + 5 < u1 ? j + 5 : u1 - 1) * 64;
+					const float *const k6 = kb + (j + 6 < u1 ? j + 6 : u1 - 1) * 64;
+					const float *const k7 = kb + (j + 7 < u1 ? j + 7 : u1 - 1) * 64;
+					const float *const k8 = kb + (j + 8 < u1 ? j + 8 : u1 - 1) * 64;
+					const float *const k9 = kb + (j + 9 < u1 ? j + 9 : u1 - 1) * 64;
+					const float *const k10 = kb + (j + 10 < u1 ? j + 10 : u1 - 1) * 64;
+					const float *const k11 = kb + (j + 11 < u1 ? j + 11 : u1 - 1) * 64;
+					const float *const k12 = kb + (j + 12 < u1 ? j + 12 : u1 - 1) * 64;
+					const float *const k13 = kb + (j + 13 < u1 ? j + 13 : u1 - 1) * 64;
+					const float *const k14 = kb + (j + 14 < u1 ? j + 14 : u1 - 1) * 64;
+					const float *const k15 = kb + (j + 15 < u1 ? j + 15 : u1 - 1) * 64;
+					__m512 d0 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k0));
+					d0 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k0 + 16), d0);
+					d0 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k0 + 32), d0);
+					d0 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k0 + 48), d0);
+					__m512 d1 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k1));
+					d1 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k1 + 16), d1);
+					d1 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k1 + 32), d1);
+					d1 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k1 + 48), d1);
+					__m512 d2 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k2));
+					d2 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k2 + 16), d2);
+					d2 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k2 + 32), d2);
+					d2 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k2 + 48), d2);
+					__m512 d3 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k3));
+					d3 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k3 + 16), d3);
+					d3 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k3 + 32), d3);
+					d3 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k3 + 48), d3);
+					__m512 d4 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k4));
+					d4 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k4 + 16), d4);
+					d4 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k4 + 32), d4);
+					d4 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k4 + 48), d4);
+					__m512 d5 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k5));
+					d5 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k5 + 16), d5);
+					d5 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k5 + 32), d5);
+					d5 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k5 + 48), d5);
+					__m512 d6 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k6));
+					d6 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k6 + 16), d6);
+					d6 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k6 + 32), d6);
+					d6 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k6 + 48), d6);
+					__m512 d7 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k7));
+					d7 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k7 + 16), d7);
+					d7 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k7 + 32), d7);
+					d7 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k7 + 48), d7);
+					__m512 d8 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k8));
+					d8 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k8 + 16), d8);
+					d8 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k8 + 32), d8);
+					d8 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k8 + 48), d8);
+					__m512 d9 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k9));
+					d9 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k9 + 16), d9);
+					d9 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k9 + 32), d9);
+					d9 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k9 + 48), d9);
+					__m512 d10 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k10));
+					d10 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k10 + 16), d10);
+					d10 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k10 + 32), d10);
+					d10 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k10 + 48), d10);
+					__m512 d11 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k11));
+					d11 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k11 + 16), d11);
+					d11 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k11 + 32), d11);
+					d11 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k11 + 48), d11);
+					__m512 d12 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k12));
+					d12 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k12 + 16), d12);
+					d12 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k12 + 32), d12);
+					d12 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k12 + 48), d12);
+					__m512 d13 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k13));
+					d13 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k13 + 16), d13);
+					d13 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k13 + 32), d13);
+					d13 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k13 + 48), d13);
+					__m512 d14 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k14));
+					d14 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k14 + 16), d14);
+					d14 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k14 + 32), d14);
+					d14 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k14 + 48), d14);
+					__m512 d15 = _mm512_mul_ps(_mm512_load_ps(qx), _mm512_loadu_ps(k15));
+					d15 = _mm512_fmadd_ps(_mm512_load_ps(qx + 16), _mm512_loadu_ps(k15 + 16), d15);
+					d15 = _mm512_fmadd_ps(_mm512_load_ps(qx + 32), _mm512_loadu_ps(k15 + 32), d15);
+					d15 = _mm512_fmadd_ps(_mm512_load_ps(qx + 48), _mm512_loadu_ps(k15 + 48), d15);
+					__m512 sv = mha_f32_h8_dk64__avx512_hsums(d0, d1, d2, d3, d4, d5, d6, d7, d8, d9, d10, d11, d12, d13, d14, d15);
+					const __m512 pos = _mm512_add_ps(_mm512_set1_ps((float)j), _mm512_loadu_ps(tpos));
+
+					sv = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(pos, fe, _CMP_GE_OQ), sv, _mm512_set1_ps(-INFINITY));
+					_mm512_store_ps(sx + j, sv);
+					mx = _mm512_max_ps(mx, sv);
+				}
+				/* online softmax; a row that saw no key yet subtracts
+				 * -FLT_MAX instead of -inf, so its weights stay 0 */
+				const float bm = _mm512_reduce_max_ps(mx), mo = tm[x];
+				const float mn = mo > bm ? mo : bm;
+				const float ms = mn > -0x1.fffffep+127f ? mn : -0x1.fffffep+127f;
+				__m512 sum = _mm512_setzero_ps();
+
+				for (size_t j = 0; j < u1; j += 16) {
+					const __m512 p = mha_f32_h8_dk64__avx512_exp2(_mm512_sub_ps(_mm512_load_ps(sx + j), _mm512_set1_ps(ms)));
+
+					_mm512_store_ps(sx + j, p);
+					sum = _mm512_add_ps(sum, p);
+				}
+				al[x] = _mm512_cvtss_f32(mha_f32_h8_dk64__avx512_exp2(_mm512_set1_ps(mo - ms)));
+				tl[x] = tl[x] * al[x] + _mm512_reduce_add_ps(sum);
+				tm[x] = mn;
+			}
+			switch (tr) {
+			case 1:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+				}
+				break;
+			case 2:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a1_2 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_3 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm512_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm512_fmadd_ps(p, v3, a1_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 96, a1_2);
+					_mm512_store_ps(ta + 112, a1_3);
+				}
+				break;
+			case 3:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a1_2 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_3 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a2_2 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_3 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm512_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm512_fmadd_ps(p, v3, a1_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+							a2_2 = _mm512_fmadd_ps(p, v2, a2_2);
+							a2_3 = _mm512_fmadd_ps(p, v3, a2_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 96, a1_2);
+					_mm512_store_ps(ta + 112, a1_3);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 160, a2_2);
+					_mm512_store_ps(ta + 176, a2_3);
+				}
+				break;
+			case 4:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a1_2 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_3 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a2_2 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_3 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 192), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 208), al3);
+					__m512 a3_2 = _mm512_mul_ps(_mm512_load_ps(ta + 224), al3);
+					__m512 a3_3 = _mm512_mul_ps(_mm512_load_ps(ta + 240), al3);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm512_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm512_fmadd_ps(p, v3, a1_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+							a2_2 = _mm512_fmadd_ps(p, v2, a2_2);
+							a2_3 = _mm512_fmadd_ps(p, v3, a2_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+							a3_2 = _mm512_fmadd_ps(p, v2, a3_2);
+							a3_3 = _mm512_fmadd_ps(p, v3, a3_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 96, a1_2);
+					_mm512_store_ps(ta + 112, a1_3);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 160, a2_2);
+					_mm512_store_ps(ta + 176, a2_3);
+					_mm512_store_ps(ta + 192, a3_0);
+					_mm512_store_ps(ta + 208, a3_1);
+					_mm512_store_ps(ta + 224, a3_2);
+					_mm512_store_ps(ta + 240, a3_3);
+				}
+				break;
+			case 5:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a1_2 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_3 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a2_2 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_3 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 192), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 208), al3);
+					__m512 a3_2 = _mm512_mul_ps(_mm512_load_ps(ta + 224), al3);
+					__m512 a3_3 = _mm512_mul_ps(_mm512_load_ps(ta + 240), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 256), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 272), al4);
+					__m512 a4_2 = _mm512_mul_ps(_mm512_load_ps(ta + 288), al4);
+					__m512 a4_3 = _mm512_mul_ps(_mm512_load_ps(ta + 304), al4);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm512_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm512_fmadd_ps(p, v3, a1_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+							a2_2 = _mm512_fmadd_ps(p, v2, a2_2);
+							a2_3 = _mm512_fmadd_ps(p, v3, a2_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+							a3_2 = _mm512_fmadd_ps(p, v2, a3_2);
+							a3_3 = _mm512_fmadd_ps(p, v3, a3_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+							a4_2 = _mm512_fmadd_ps(p, v2, a4_2);
+							a4_3 = _mm512_fmadd_ps(p, v3, a4_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 96, a1_2);
+					_mm512_store_ps(ta + 112, a1_3);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 160, a2_2);
+					_mm512_store_ps(ta + 176, a2_3);
+					_mm512_store_ps(ta + 192, a3_0);
+					_mm512_store_ps(ta + 208, a3_1);
+					_mm512_store_ps(ta + 224, a3_2);
+					_mm512_store_ps(ta + 240, a3_3);
+					_mm512_store_ps(ta + 256, a4_0);
+					_mm512_store_ps(ta + 272, a4_1);
+					_mm512_store_ps(ta + 288, a4_2);
+					_mm512_store_ps(ta + 304, a4_3);
+				}
+				break;
+			case 6:
+				/* P.V, 4 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					const __m512 al5 = _mm512_set1_ps(al[5]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a0_2 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_3 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a1_2 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_3 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a2_2 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_3 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 192), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 208), al3);
+					__m512 a3_2 = _mm512_mul_ps(_mm512_load_ps(ta + 224), al3);
+					__m512 a3_3 = _mm512_mul_ps(_mm512_load_ps(ta + 240), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 256), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 272), al4);
+					__m512 a4_2 = _mm512_mul_ps(_mm512_load_ps(ta + 288), al4);
+					__m512 a4_3 = _mm512_mul_ps(_mm512_load_ps(ta + 304), al4);
+					__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ta + 320), al5);
+					__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ta + 336), al5);
+					__m512 a5_2 = _mm512_mul_ps(_mm512_load_ps(ta + 352), al5);
+					__m512 a5_3 = _mm512_mul_ps(_mm512_load_ps(ta + 368), al5);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						const __m512 v2 = _mm512_loadu_ps(vr + 32);
+						const __m512 v3 = _mm512_loadu_ps(vr + 48);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+							a0_2 = _mm512_fmadd_ps(p, v2, a0_2);
+							a0_3 = _mm512_fmadd_ps(p, v3, a0_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+							a1_2 = _mm512_fmadd_ps(p, v2, a1_2);
+							a1_3 = _mm512_fmadd_ps(p, v3, a1_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+							a2_2 = _mm512_fmadd_ps(p, v2, a2_2);
+							a2_3 = _mm512_fmadd_ps(p, v3, a2_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+							a3_2 = _mm512_fmadd_ps(p, v2, a3_2);
+							a3_3 = _mm512_fmadd_ps(p, v3, a3_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+							a4_2 = _mm512_fmadd_ps(p, v2, a4_2);
+							a4_3 = _mm512_fmadd_ps(p, v3, a4_3);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[400 + j]);
+				
+							a5_0 = _mm512_fmadd_ps(p, v0, a5_0);
+							a5_1 = _mm512_fmadd_ps(p, v1, a5_1);
+							a5_2 = _mm512_fmadd_ps(p, v2, a5_2);
+							a5_3 = _mm512_fmadd_ps(p, v3, a5_3);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 32, a0_2);
+					_mm512_store_ps(ta + 48, a0_3);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 96, a1_2);
+					_mm512_store_ps(ta + 112, a1_3);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 160, a2_2);
+					_mm512_store_ps(ta + 176, a2_3);
+					_mm512_store_ps(ta + 192, a3_0);
+					_mm512_store_ps(ta + 208, a3_1);
+					_mm512_store_ps(ta + 224, a3_2);
+					_mm512_store_ps(ta + 240, a3_3);
+					_mm512_store_ps(ta + 256, a4_0);
+					_mm512_store_ps(ta + 272, a4_1);
+					_mm512_store_ps(ta + 288, a4_2);
+					_mm512_store_ps(ta + 304, a4_3);
+					_mm512_store_ps(ta + 320, a5_0);
+					_mm512_store_ps(ta + 336, a5_1);
+					_mm512_store_ps(ta + 352, a5_2);
+					_mm512_store_ps(ta + 368, a5_3);
+				}
+				break;
+			case 7:
+				/* P.V, 2 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					const __m512 al5 = _mm512_set1_ps(al[5]);
+					const __m512 al6 = _mm512_set1_ps(al[6]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 192), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 208), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 256), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 272), al4);
+					__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ta + 320), al5);
+					__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ta + 336), al5);
+					__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ta + 384), al6);
+					__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ta + 400), al6);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[400 + j]);
+				
+							a5_0 = _mm512_fmadd_ps(p, v0, a5_0);
+							a5_1 = _mm512_fmadd_ps(p, v1, a5_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[480 + j]);
+				
+							a6_0 = _mm512_fmadd_ps(p, v0, a6_0);
+							a6_1 = _mm512_fmadd_ps(p, v1, a6_1);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 192, a3_0);
+					_mm512_store_ps(ta + 208, a3_1);
+					_mm512_store_ps(ta + 256, a4_0);
+					_mm512_store_ps(ta + 272, a4_1);
+					_mm512_store_ps(ta + 320, a5_0);
+					_mm512_store_ps(ta + 336, a5_1);
+					_mm512_store_ps(ta + 384, a6_0);
+					_mm512_store_ps(ta + 400, a6_1);
+				}
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					const __m512 al5 = _mm512_set1_ps(al[5]);
+					const __m512 al6 = _mm512_set1_ps(al[6]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 224), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 240), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 288), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 304), al4);
+					__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ta + 352), al5);
+					__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ta + 368), al5);
+					__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ta + 416), al6);
+					__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ta + 432), al6);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64 + 32;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[400 + j]);
+				
+							a5_0 = _mm512_fmadd_ps(p, v0, a5_0);
+							a5_1 = _mm512_fmadd_ps(p, v1, a5_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[480 + j]);
+				
+							a6_0 = _mm512_fmadd_ps(p, v0, a6_0);
+							a6_1 = _mm512_fmadd_ps(p, v1, a6_1);
+						}
+					}
+					_mm512_store_ps(ta + 32, a0_0);
+					_mm512_store_ps(ta + 48, a0_1);
+					_mm512_store_ps(ta + 96, a1_0);
+					_mm512_store_ps(ta + 112, a1_1);
+					_mm512_store_ps(ta + 160, a2_0);
+					_mm512_store_ps(ta + 176, a2_1);
+					_mm512_store_ps(ta + 224, a3_0);
+					_mm512_store_ps(ta + 240, a3_1);
+					_mm512_store_ps(ta + 288, a4_0);
+					_mm512_store_ps(ta + 304, a4_1);
+					_mm512_store_ps(ta + 352, a5_0);
+					_mm512_store_ps(ta + 368, a5_1);
+					_mm512_store_ps(ta + 416, a6_0);
+					_mm512_store_ps(ta + 432, a6_1);
+				}
+				break;
+			case 8:
+				/* P.V, 2 vectors of columns at a time */
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					const __m512 al5 = _mm512_set1_ps(al[5]);
+					const __m512 al6 = _mm512_set1_ps(al[6]);
+					const __m512 al7 = _mm512_set1_ps(al[7]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 16), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 64), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 80), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 128), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 144), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 192), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 208), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 256), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 272), al4);
+					__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ta + 320), al5);
+					__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ta + 336), al5);
+					__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ta + 384), al6);
+					__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ta + 400), al6);
+					__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ta + 448), al7);
+					__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ta + 464), al7);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[400 + j]);
+				
+							a5_0 = _mm512_fmadd_ps(p, v0, a5_0);
+							a5_1 = _mm512_fmadd_ps(p, v1, a5_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[480 + j]);
+				
+							a6_0 = _mm512_fmadd_ps(p, v0, a6_0);
+							a6_1 = _mm512_fmadd_ps(p, v1, a6_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[560 + j]);
+				
+							a7_0 = _mm512_fmadd_ps(p, v0, a7_0);
+							a7_1 = _mm512_fmadd_ps(p, v1, a7_1);
+						}
+					}
+					_mm512_store_ps(ta, a0_0);
+					_mm512_store_ps(ta + 16, a0_1);
+					_mm512_store_ps(ta + 64, a1_0);
+					_mm512_store_ps(ta + 80, a1_1);
+					_mm512_store_ps(ta + 128, a2_0);
+					_mm512_store_ps(ta + 144, a2_1);
+					_mm512_store_ps(ta + 192, a3_0);
+					_mm512_store_ps(ta + 208, a3_1);
+					_mm512_store_ps(ta + 256, a4_0);
+					_mm512_store_ps(ta + 272, a4_1);
+					_mm512_store_ps(ta + 320, a5_0);
+					_mm512_store_ps(ta + 336, a5_1);
+					_mm512_store_ps(ta + 384, a6_0);
+					_mm512_store_ps(ta + 400, a6_1);
+					_mm512_store_ps(ta + 448, a7_0);
+					_mm512_store_ps(ta + 464, a7_1);
+				}
+				{
+					const __m512 al0 = _mm512_set1_ps(al[0]);
+					const __m512 al1 = _mm512_set1_ps(al[1]);
+					const __m512 al2 = _mm512_set1_ps(al[2]);
+					const __m512 al3 = _mm512_set1_ps(al[3]);
+					const __m512 al4 = _mm512_set1_ps(al[4]);
+					const __m512 al5 = _mm512_set1_ps(al[5]);
+					const __m512 al6 = _mm512_set1_ps(al[6]);
+					const __m512 al7 = _mm512_set1_ps(al[7]);
+					__m512 a0_0 = _mm512_mul_ps(_mm512_load_ps(ta + 32), al0);
+					__m512 a0_1 = _mm512_mul_ps(_mm512_load_ps(ta + 48), al0);
+					__m512 a1_0 = _mm512_mul_ps(_mm512_load_ps(ta + 96), al1);
+					__m512 a1_1 = _mm512_mul_ps(_mm512_load_ps(ta + 112), al1);
+					__m512 a2_0 = _mm512_mul_ps(_mm512_load_ps(ta + 160), al2);
+					__m512 a2_1 = _mm512_mul_ps(_mm512_load_ps(ta + 176), al2);
+					__m512 a3_0 = _mm512_mul_ps(_mm512_load_ps(ta + 224), al3);
+					__m512 a3_1 = _mm512_mul_ps(_mm512_load_ps(ta + 240), al3);
+					__m512 a4_0 = _mm512_mul_ps(_mm512_load_ps(ta + 288), al4);
+					__m512 a4_1 = _mm512_mul_ps(_mm512_load_ps(ta + 304), al4);
+					__m512 a5_0 = _mm512_mul_ps(_mm512_load_ps(ta + 352), al5);
+					__m512 a5_1 = _mm512_mul_ps(_mm512_load_ps(ta + 368), al5);
+					__m512 a6_0 = _mm512_mul_ps(_mm512_load_ps(ta + 416), al6);
+					__m512 a6_1 = _mm512_mul_ps(_mm512_load_ps(ta + 432), al6);
+					__m512 a7_0 = _mm512_mul_ps(_mm512_load_ps(ta + 480), al7);
+					__m512 a7_1 = _mm512_mul_ps(_mm512_load_ps(ta + 496), al7);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64 + 32;
+						const __m512 v0 = _mm512_loadu_ps(vr);
+						const __m512 v1 = _mm512_loadu_ps(vr + 16);
+						{
+							const __m512 p = _mm512_set1_ps(st[0 + j]);
+				
+							a0_0 = _mm512_fmadd_ps(p, v0, a0_0);
+							a0_1 = _mm512_fmadd_ps(p, v1, a0_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[80 + j]);
+				
+							a1_0 = _mm512_fmadd_ps(p, v0, a1_0);
+							a1_1 = _mm512_fmadd_ps(p, v1, a1_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[160 + j]);
+				
+							a2_0 = _mm512_fmadd_ps(p, v0, a2_0);
+							a2_1 = _mm512_fmadd_ps(p, v1, a2_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[240 + j]);
+				
+							a3_0 = _mm512_fmadd_ps(p, v0, a3_0);
+							a3_1 = _mm512_fmadd_ps(p, v1, a3_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[320 + j]);
+				
+							a4_0 = _mm512_fmadd_ps(p, v0, a4_0);
+							a4_1 = _mm512_fmadd_ps(p, v1, a4_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[400 + j]);
+				
+							a5_0 = _mm512_fmadd_ps(p, v0, a5_0);
+							a5_1 = _mm512_fmadd_ps(p, v1, a5_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[480 + j]);
+				
+							a6_0 = _mm512_fmadd_ps(p, v0, a6_0);
+							a6_1 = _mm512_fmadd_ps(p, v1, a6_1);
+						}
+						{
+							const __m512 p = _mm512_set1_ps(st[560 + j]);
+				
+							a7_0 = _mm512_fmadd_ps(p, v0, a7_0);
+							a7_1 = _mm512_fmadd_ps(p, v1, a7_1);
+						}
+					}
+					_mm512_store_ps(ta + 32, a0_0);
+					_mm512_store_ps(ta + 48, a0_1);
+					_mm512_store_ps(ta + 96, a1_0);
+					_mm512_store_ps(ta + 112, a1_1);
+					_mm512_store_ps(ta + 160, a2_0);
+					_mm512_store_ps(ta + 176, a2_1);
+					_mm512_store_ps(ta + 224, a3_0);
+					_mm512_store_ps(ta + 240, a3_1);
+					_mm512_store_ps(ta + 288, a4_0);
+					_mm512_store_ps(ta + 304, a4_1);
+					_mm512_store_ps(ta + 352, a5_0);
+					_mm512_store_ps(ta + 368, a5_1);
+					_mm512_store_ps(ta + 416, a6_0);
+					_mm512_store_ps(ta + 432, a6_1);
+					_mm512_store_ps(ta + 480, a7_0);
+					_mm512_store_ps(ta + 496, a7_1);
+				}
+				break;
+			}
+		}
 	}
 	/* tiles that no key block reached (no row of theirs sees a key):
 	 * their rows' outputs are 0 */
@@ -1595,6 +2582,14 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				for (size_t c = 0; c < 64; ++c)
 					oh[r * 512 + c] = 0.0f;
 			}
+	/* the tail's rows, from ta, each divided by its sum */
+	for (size_t x = 0; x < tr; ++x) {
+		float *const o = oh + (rows + x) * 512;
+		const float *const ax = ta + x * 64;
+		const float inv = tl[x] > 0.0f ? 1.0f / tl[x] : 0.0f;
+		for (size_t c = 0; c < 64; c += 16)
+			_mm512_storeu_ps(o + c, _mm512_mul_ps(_mm512_load_ps(ax + c), _mm512_set1_ps(inv)));
+	}
 }
 
 static void mha_f32_h8_dk64__avx512_run(const struct mha_args *restrict a)

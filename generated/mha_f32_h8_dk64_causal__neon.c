@@ -7,7 +7,7 @@
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64_causal__neon_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x5 (scores), 16x5 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x5 (scores), 16x5 (P.V); a block's last 1-2 rows past whole vectors one at a time (1 past a tile's first); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64_causal__neon_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64_causal__neon_e
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 87552 bytes per worker, from a->workspace when it
+ * Scratch: 88576 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 {
@@ -163,7 +163,7 @@ static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_causal__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 87552 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
+	return 88576 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -174,14 +174,14 @@ static unsigned char *mha_f32_h8_dk64_causal__neon_scratch(const struct mha_args
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 87615) {
-		const size_t fit = (a->workspace_size - 63) / 87552;
+	if (a->workspace && a->workspace_size >= 88639) {
+		const size_t fit = (a->workspace_size - 63) / 88576;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(87552 * w + 63);
+	*mem = malloc(88576 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -198,7 +198,7 @@ static void mha_f32_h8_dk64_causal__neon_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (87552 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (88576 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64_causal__neon_share {
 	mha_f32_h8_dk64_causal__neon_SHARES,  /* even shares of consecutive items, each to
@@ -218,7 +218,7 @@ static void mha_f32_h8_dk64_causal__neon_task(void *task, size_t i, size_t worke
 {
 	const struct mha_f32_h8_dk64_causal__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 87552 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 88576 : NULL);
 }
 
 static void mha_f32_h8_dk64_causal__neon_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64_causal__neon_share share,
@@ -2268,7 +2268,7 @@ static inline void mha_f32_h8_dk64_causal__neon_next(struct mha_f32_h8_dk64_caus
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 87552
+ * row's limit are masked.  This is work item w, in one worker's 88576
  * bytes of scratch. */
 static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -2290,7 +2290,14 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 64;
 	const size_t hk = hh;
-	const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+	const size_t rows_in = seq_q - i0 < 64 ? seq_q - i0 : 64;
+	/* its rows past the last whole vector are the tail's, a row at a
+	 * time (below), when they are few: 2 or fewer where they would
+	 * take a tile of their own, 1 or fewer where its second vector
+	 * (the tile then takes one); rows counts the others */
+	const size_t rem = rows_in % 16;
+	const size_t tr = rem % 4 <= (rem < 4 ? 2 : rem < 8 ? 1 : 0) ? rem % 4 : 0;
+	const size_t rows = rows_in - tr;
 	const float *qh = q + ((b * seq_q + i0) * 8 + hh) * 64;
 	float *oh = out + ((b * seq_q + i0) * 8 + hh) * 64;
 	const float *kh = k + ((b * seq_kv + 0) * 8 + hk) * 64;
@@ -2345,19 +2352,42 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	for (size_t r = rows; r < rpad; ++r) {
 		lim[r] = 0;
 	}
+	/* the tail: row rows + x sees keys [0, tlim[x]); its running max tm[x]
+	 * and sum tl[x] (as m and l), its q scaled in tq and its output
+	 * (unnormalized) in ta, 64 and 64 floats a row */
+	static const float tpos[4] = {0.0f, 1.0f, 2.0f, 3.0f};
+	/* zeroed: that the first row's limits are read only where set (a
+	 * block of the tail's rows alone) is beyond the compiler's sight */
+	size_t tlim[2] = {0};
+	float tm[2], tl[2];
+	float *restrict tq = (float *)(void *)(scratch + 87552), *restrict ta = (float *)(void *)(scratch + 88064);
+	for (size_t x = 0; x < tr; ++x) {
+		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
+		const float *const qr = qh + (rows + x) * 512;
+
+		tlim[x] = c;
+		tm[x] = -INFINITY;
+		tl[x] = 0.0f;
+		for (size_t d = 0; d < 64; d += 4)
+			vst1q_f32(tq + x * 64 + d, vmulq_f32(vld1q_f32(qr + d), vdupq_n_f32(0x1.715476p-3f)));
+		for (size_t c2 = 0; c2 < 64; c2 += 4)
+			vst1q_f32(ta + x * 64 + c2, vdupq_n_f32(0.0f));
+	}
+	/* the last row's limit is every row's end (lim grows with the row) */
+	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
 
 	/* row r sees keys [0, lim[r]); lim grows with r */
-	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+	for (size_t j0 = 0, nb = 0; j0 < kend; j0 += nb) {
 		/* 64 keys, or all that are left where fewer than 80 are */
-		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
+		nb = kend - j0 < 80 ? kend - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
 		 * and value rows, or in the last block the next work item's
 		 * query rows and first key and value block (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64_causal__neon_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
-		if (pfon && j0 + nb < lim[rows - 1]) {
-			const size_t e = lim[rows - 1] - (j0 + nb) < 80 ? lim[rows - 1] - (j0 + nb) : 64;
+		if (pfon && j0 + nb < kend) {
+			const size_t e = kend - (j0 + nb) < 80 ? kend - (j0 + nb) : 64;
 
 			nx.b[0] = (const char *)(kh + (j0 + nb) * 512);
 			nx.s[0] = 512 * sizeof(float);
@@ -2819,6 +2849,299 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 						oh[r * 512 + c] = ot[c * 80 + r] * l[r];
 			}
 		}
+		if (tr) {
+			/* the tail's rows: row x sees keys [ka[x], ke[x]) of the block
+			 * (both grow with x); its scores are taken for whole vectors
+			 * of keys from the first row's first to the last row's end u1,
+			 * -inf (weight 0) outside its own, and the P.V pass runs over
+			 * those keys for every row at once, each value row loaded once */
+			size_t ke[2];
+			float al[2];
+
+			/* the block's keys that no tile copied (above) */
+			for (; kcn < nb; ++kcn) {
+				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+			}
+			for (; vc < nb; ++vc) {
+				memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+			}
+			for (size_t x = 0; x < tr; ++x) {
+				ke[x] = tlim[x] <= j0 ? 0 : tlim[x] - j0 < nb ? tlim[x] - j0 : nb;
+			}
+			const size_t u1 = ke[tr - 1];
+			for (size_t x = 0; x < tr; ++x) {
+				const float *const qx = tq + x * 64;
+				float *const sx = st + x * 80;
+				const float32x4_t fe = vdupq_n_f32((float)ke[x]);
+				float32x4_t mx = vdupq_n_f32(-INFINITY);
+
+				for (size_t j = 0; j < u1; j += 4) {
+					/* 4 keys (past u1 the last again), a dot product each */
+					const float *const k0 = kb + j * 64;
+					const float *const k1 = kb + (j + 1 < u1 ? j + 1 : u1 - 1) * 64;
+					const float *const k2 = kb + (j + 2 < u1 ? j + 2 : u1 - 1) * 64;
+					const float *const k3 = kb + (j + 3 < u1 ? j + 3 : u1 - 1) * 64;
+					float32x4_t d0 = vdupq_n_f32(0.0f), d1 = vdupq_n_f32(0.0f), d2 = vdupq_n_f32(0.0f), d3 = vdupq_n_f32(0.0f);
+					for (size_t d = 0; d < 64; d += 4) {
+						const float32x4_t qd = vld1q_f32(qx + d);
+					
+						d0 = vfmaq_f32(d0, qd, vld1q_f32(k0 + d));
+						d1 = vfmaq_f32(d1, qd, vld1q_f32(k1 + d));
+						d2 = vfmaq_f32(d2, qd, vld1q_f32(k2 + d));
+						d3 = vfmaq_f32(d3, qd, vld1q_f32(k3 + d));
+					}
+					float32x4_t sv = vpaddq_f32(vpaddq_f32(d0, d1), vpaddq_f32(d2, d3));
+					const float32x4_t pos = vaddq_f32(vdupq_n_f32((float)j), vld1q_f32(tpos));
+
+					sv = vbslq_f32(vcgeq_f32(pos, fe), vdupq_n_f32(-INFINITY), sv);
+					vst1q_f32(sx + j, sv);
+					mx = vmaxq_f32(mx, sv);
+				}
+				/* online softmax; a row that saw no key yet subtracts
+				 * -FLT_MAX instead of -inf, so its weights stay 0 */
+				const float bm = vmaxvq_f32(mx), mo = tm[x];
+				const float mn = mo > bm ? mo : bm;
+				const float ms = mn > -0x1.fffffep+127f ? mn : -0x1.fffffep+127f;
+				float32x4_t sum = vdupq_n_f32(0.0f);
+
+				for (size_t j = 0; j < u1; j += 4) {
+					const float32x4_t p = mha_f32_h8_dk64_causal__neon_exp2(vsubq_f32(vld1q_f32(sx + j), vdupq_n_f32(ms)));
+
+					vst1q_f32(sx + j, p);
+					sum = vaddq_f32(sum, p);
+				}
+				al[x] = vgetq_lane_f32(mha_f32_h8_dk64_causal__neon_exp2(vdupq_n_f32(mo - ms)), 0);
+				tl[x] = tl[x] * al[x] + vaddvq_f32(sum);
+				tm[x] = mn;
+			}
+			switch (tr) {
+			case 1:
+				/* P.V, 16 vectors of columns at a time */
+				{
+					const float32x4_t al0 = vdupq_n_f32(al[0]);
+					float32x4_t a0_0 = vmulq_f32(vld1q_f32(ta), al0);
+					float32x4_t a0_1 = vmulq_f32(vld1q_f32(ta + 4), al0);
+					float32x4_t a0_2 = vmulq_f32(vld1q_f32(ta + 8), al0);
+					float32x4_t a0_3 = vmulq_f32(vld1q_f32(ta + 12), al0);
+					float32x4_t a0_4 = vmulq_f32(vld1q_f32(ta + 16), al0);
+					float32x4_t a0_5 = vmulq_f32(vld1q_f32(ta + 20), al0);
+					float32x4_t a0_6 = vmulq_f32(vld1q_f32(ta + 24), al0);
+					float32x4_t a0_7 = vmulq_f32(vld1q_f32(ta + 28), al0);
+					float32x4_t a0_8 = vmulq_f32(vld1q_f32(ta + 32), al0);
+					float32x4_t a0_9 = vmulq_f32(vld1q_f32(ta + 36), al0);
+					float32x4_t a0_10 = vmulq_f32(vld1q_f32(ta + 40), al0);
+					float32x4_t a0_11 = vmulq_f32(vld1q_f32(ta + 44), al0);
+					float32x4_t a0_12 = vmulq_f32(vld1q_f32(ta + 48), al0);
+					float32x4_t a0_13 = vmulq_f32(vld1q_f32(ta + 52), al0);
+					float32x4_t a0_14 = vmulq_f32(vld1q_f32(ta + 56), al0);
+					float32x4_t a0_15 = vmulq_f32(vld1q_f32(ta + 60), al0);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const float32x4_t v0 = vld1q_f32(vr);
+						const float32x4_t v1 = vld1q_f32(vr + 4);
+						const float32x4_t v2 = vld1q_f32(vr + 8);
+						const float32x4_t v3 = vld1q_f32(vr + 12);
+						const float32x4_t v4 = vld1q_f32(vr + 16);
+						const float32x4_t v5 = vld1q_f32(vr + 20);
+						const float32x4_t v6 = vld1q_f32(vr + 24);
+						const float32x4_t v7 = vld1q_f32(vr + 28);
+						const float32x4_t v8 = vld1q_f32(vr + 32);
+						const float32x4_t v9 = vld1q_f32(vr + 36);
+						const float32x4_t v10 = vld1q_f32(vr + 40);
+						const float32x4_t v11 = vld1q_f32(vr + 44);
+						const float32x4_t v12 = vld1q_f32(vr + 48);
+						const float32x4_t v13 = vld1q_f32(vr + 52);
+						const float32x4_t v14 = vld1q_f32(vr + 56);
+						const float32x4_t v15 = vld1q_f32(vr + 60);
+						{
+							const float32x4_t p = vdupq_n_f32(st[0 + j]);
+				
+							a0_0 = vfmaq_f32(a0_0, p, v0);
+							a0_1 = vfmaq_f32(a0_1, p, v1);
+							a0_2 = vfmaq_f32(a0_2, p, v2);
+							a0_3 = vfmaq_f32(a0_3, p, v3);
+							a0_4 = vfmaq_f32(a0_4, p, v4);
+							a0_5 = vfmaq_f32(a0_5, p, v5);
+							a0_6 = vfmaq_f32(a0_6, p, v6);
+							a0_7 = vfmaq_f32(a0_7, p, v7);
+							a0_8 = vfmaq_f32(a0_8, p, v8);
+							a0_9 = vfmaq_f32(a0_9, p, v9);
+							a0_10 = vfmaq_f32(a0_10, p, v10);
+							a0_11 = vfmaq_f32(a0_11, p, v11);
+							a0_12 = vfmaq_f32(a0_12, p, v12);
+							a0_13 = vfmaq_f32(a0_13, p, v13);
+							a0_14 = vfmaq_f32(a0_14, p, v14);
+							a0_15 = vfmaq_f32(a0_15, p, v15);
+						}
+					}
+					vst1q_f32(ta, a0_0);
+					vst1q_f32(ta + 4, a0_1);
+					vst1q_f32(ta + 8, a0_2);
+					vst1q_f32(ta + 12, a0_3);
+					vst1q_f32(ta + 16, a0_4);
+					vst1q_f32(ta + 20, a0_5);
+					vst1q_f32(ta + 24, a0_6);
+					vst1q_f32(ta + 28, a0_7);
+					vst1q_f32(ta + 32, a0_8);
+					vst1q_f32(ta + 36, a0_9);
+					vst1q_f32(ta + 40, a0_10);
+					vst1q_f32(ta + 44, a0_11);
+					vst1q_f32(ta + 48, a0_12);
+					vst1q_f32(ta + 52, a0_13);
+					vst1q_f32(ta + 56, a0_14);
+					vst1q_f32(ta + 60, a0_15);
+				}
+				break;
+			case 2:
+				/* P.V, 8 vectors of columns at a time */
+				{
+					const float32x4_t al0 = vdupq_n_f32(al[0]);
+					const float32x4_t al1 = vdupq_n_f32(al[1]);
+					float32x4_t a0_0 = vmulq_f32(vld1q_f32(ta), al0);
+					float32x4_t a0_1 = vmulq_f32(vld1q_f32(ta + 4), al0);
+					float32x4_t a0_2 = vmulq_f32(vld1q_f32(ta + 8), al0);
+					float32x4_t a0_3 = vmulq_f32(vld1q_f32(ta + 12), al0);
+					float32x4_t a0_4 = vmulq_f32(vld1q_f32(ta + 16), al0);
+					float32x4_t a0_5 = vmulq_f32(vld1q_f32(ta + 20), al0);
+					float32x4_t a0_6 = vmulq_f32(vld1q_f32(ta + 24), al0);
+					float32x4_t a0_7 = vmulq_f32(vld1q_f32(ta + 28), al0);
+					float32x4_t a1_0 = vmulq_f32(vld1q_f32(ta + 64), al1);
+					float32x4_t a1_1 = vmulq_f32(vld1q_f32(ta + 68), al1);
+					float32x4_t a1_2 = vmulq_f32(vld1q_f32(ta + 72), al1);
+					float32x4_t a1_3 = vmulq_f32(vld1q_f32(ta + 76), al1);
+					float32x4_t a1_4 = vmulq_f32(vld1q_f32(ta + 80), al1);
+					float32x4_t a1_5 = vmulq_f32(vld1q_f32(ta + 84), al1);
+					float32x4_t a1_6 = vmulq_f32(vld1q_f32(ta + 88), al1);
+					float32x4_t a1_7 = vmulq_f32(vld1q_f32(ta + 92), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64;
+						const float32x4_t v0 = vld1q_f32(vr);
+						const float32x4_t v1 = vld1q_f32(vr + 4);
+						const float32x4_t v2 = vld1q_f32(vr + 8);
+						const float32x4_t v3 = vld1q_f32(vr + 12);
+						const float32x4_t v4 = vld1q_f32(vr + 16);
+						const float32x4_t v5 = vld1q_f32(vr + 20);
+						const float32x4_t v6 = vld1q_f32(vr + 24);
+						const float32x4_t v7 = vld1q_f32(vr + 28);
+						{
+							const float32x4_t p = vdupq_n_f32(st[0 + j]);
+				
+							a0_0 = vfmaq_f32(a0_0, p, v0);
+							a0_1 = vfmaq_f32(a0_1, p, v1);
+							a0_2 = vfmaq_f32(a0_2, p, v2);
+							a0_3 = vfmaq_f32(a0_3, p, v3);
+							a0_4 = vfmaq_f32(a0_4, p, v4);
+							a0_5 = vfmaq_f32(a0_5, p, v5);
+							a0_6 = vfmaq_f32(a0_6, p, v6);
+							a0_7 = vfmaq_f32(a0_7, p, v7);
+						}
+						{
+							const float32x4_t p = vdupq_n_f32(st[80 + j]);
+				
+							a1_0 = vfmaq_f32(a1_0, p, v0);
+							a1_1 = vfmaq_f32(a1_1, p, v1);
+							a1_2 = vfmaq_f32(a1_2, p, v2);
+							a1_3 = vfmaq_f32(a1_3, p, v3);
+							a1_4 = vfmaq_f32(a1_4, p, v4);
+							a1_5 = vfmaq_f32(a1_5, p, v5);
+							a1_6 = vfmaq_f32(a1_6, p, v6);
+							a1_7 = vfmaq_f32(a1_7, p, v7);
+						}
+					}
+					vst1q_f32(ta, a0_0);
+					vst1q_f32(ta + 4, a0_1);
+					vst1q_f32(ta + 8, a0_2);
+					vst1q_f32(ta + 12, a0_3);
+					vst1q_f32(ta + 16, a0_4);
+					vst1q_f32(ta + 20, a0_5);
+					vst1q_f32(ta + 24, a0_6);
+					vst1q_f32(ta + 28, a0_7);
+					vst1q_f32(ta + 64, a1_0);
+					vst1q_f32(ta + 68, a1_1);
+					vst1q_f32(ta + 72, a1_2);
+					vst1q_f32(ta + 76, a1_3);
+					vst1q_f32(ta + 80, a1_4);
+					vst1q_f32(ta + 84, a1_5);
+					vst1q_f32(ta + 88, a1_6);
+					vst1q_f32(ta + 92, a1_7);
+				}
+				{
+					const float32x4_t al0 = vdupq_n_f32(al[0]);
+					const float32x4_t al1 = vdupq_n_f32(al[1]);
+					float32x4_t a0_0 = vmulq_f32(vld1q_f32(ta + 32), al0);
+					float32x4_t a0_1 = vmulq_f32(vld1q_f32(ta + 36), al0);
+					float32x4_t a0_2 = vmulq_f32(vld1q_f32(ta + 40), al0);
+					float32x4_t a0_3 = vmulq_f32(vld1q_f32(ta + 44), al0);
+					float32x4_t a0_4 = vmulq_f32(vld1q_f32(ta + 48), al0);
+					float32x4_t a0_5 = vmulq_f32(vld1q_f32(ta + 52), al0);
+					float32x4_t a0_6 = vmulq_f32(vld1q_f32(ta + 56), al0);
+					float32x4_t a0_7 = vmulq_f32(vld1q_f32(ta + 60), al0);
+					float32x4_t a1_0 = vmulq_f32(vld1q_f32(ta + 96), al1);
+					float32x4_t a1_1 = vmulq_f32(vld1q_f32(ta + 100), al1);
+					float32x4_t a1_2 = vmulq_f32(vld1q_f32(ta + 104), al1);
+					float32x4_t a1_3 = vmulq_f32(vld1q_f32(ta + 108), al1);
+					float32x4_t a1_4 = vmulq_f32(vld1q_f32(ta + 112), al1);
+					float32x4_t a1_5 = vmulq_f32(vld1q_f32(ta + 116), al1);
+					float32x4_t a1_6 = vmulq_f32(vld1q_f32(ta + 120), al1);
+					float32x4_t a1_7 = vmulq_f32(vld1q_f32(ta + 124), al1);
+				
+					for (size_t j = 0; j < u1; ++j) {
+						const float *const vr = vb + j * 64 + 32;
+						const float32x4_t v0 = vld1q_f32(vr);
+						const float32x4_t v1 = vld1q_f32(vr + 4);
+						const float32x4_t v2 = vld1q_f32(vr + 8);
+						const float32x4_t v3 = vld1q_f32(vr + 12);
+						const float32x4_t v4 = vld1q_f32(vr + 16);
+						const float32x4_t v5 = vld1q_f32(vr + 20);
+						const float32x4_t v6 = vld1q_f32(vr + 24);
+						const float32x4_t v7 = vld1q_f32(vr + 28);
+						{
+							const float32x4_t p = vdupq_n_f32(st[0 + j]);
+				
+							a0_0 = vfmaq_f32(a0_0, p, v0);
+							a0_1 = vfmaq_f32(a0_1, p, v1);
+							a0_2 = vfmaq_f32(a0_2, p, v2);
+							a0_3 = vfmaq_f32(a0_3, p, v3);
+							a0_4 = vfmaq_f32(a0_4, p, v4);
+							a0_5 = vfmaq_f32(a0_5, p, v5);
+							a0_6 = vfmaq_f32(a0_6, p, v6);
+							a0_7 = vfmaq_f32(a0_7, p, v7);
+						}
+						{
+							const float32x4_t p = vdupq_n_f32(st[80 + j]);
+				
+							a1_0 = vfmaq_f32(a1_0, p, v0);
+							a1_1 = vfmaq_f32(a1_1, p, v1);
+							a1_2 = vfmaq_f32(a1_2, p, v2);
+							a1_3 = vfmaq_f32(a1_3, p, v3);
+							a1_4 = vfmaq_f32(a1_4, p, v4);
+							a1_5 = vfmaq_f32(a1_5, p, v5);
+							a1_6 = vfmaq_f32(a1_6, p, v6);
+							a1_7 = vfmaq_f32(a1_7, p, v7);
+						}
+					}
+					vst1q_f32(ta + 32, a0_0);
+					vst1q_f32(ta + 36, a0_1);
+					vst1q_f32(ta + 40, a0_2);
+					vst1q_f32(ta + 44, a0_3);
+					vst1q_f32(ta + 48, a0_4);
+					vst1q_f32(ta + 52, a0_5);
+					vst1q_f32(ta + 56, a0_6);
+					vst1q_f32(ta + 60, a0_7);
+					vst1q_f32(ta + 96, a1_0);
+					vst1q_f32(ta + 100, a1_1);
+					vst1q_f32(ta + 104, a1_2);
+					vst1q_f32(ta + 108, a1_3);
+					vst1q_f32(ta + 112, a1_4);
+					vst1q_f32(ta + 116, a1_5);
+					vst1q_f32(ta + 120, a1_6);
+					vst1q_f32(ta + 124, a1_7);
+				}
+				break;
+			}
+		}
 	}
 	/* tiles that no key block reached (no row of theirs sees a key):
 	 * their rows' outputs are 0 */
@@ -2828,6 +3151,14 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				for (size_t c = 0; c < 64; ++c)
 					oh[r * 512 + c] = 0.0f;
 			}
+	/* the tail's rows, from ta, each divided by its sum */
+	for (size_t x = 0; x < tr; ++x) {
+		float *const o = oh + (rows + x) * 512;
+		const float *const ax = ta + x * 64;
+		const float inv = tl[x] > 0.0f ? 1.0f / tl[x] : 0.0f;
+		for (size_t c = 0; c < 64; c += 4)
+			vst1q_f32(o + c, vmulq_f32(vld1q_f32(ax + c), vdupq_n_f32(inv)));
+	}
 }
 
 static void mha_f32_h8_dk64_causal__neon_run(const struct mha_args *restrict a)

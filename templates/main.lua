@@ -586,25 +586,51 @@ local function plan(S, T)
 		-- P.tr such rows (fixed lengths) and the rows' work is less.  Per key,
 		-- a vector of rows costs dk + dv FMAs; each row's dot product
 		-- ceil(dk/W) of them plus about 3 ops of horizontal sums per key
-		-- (templates/ops.lua hsums), its P.V ceil(dv/W): taken only at
-		-- 3/4 of the vector's cost or less
+		-- (templates/ops.lua hsums), its P.V ceil(dv/W): taken at 3/4 of
+		-- the vector's cost or less where the rows would take a tile of
+		-- their own (its own passes too), at 2/5 where the last vector of
+		-- a tile.  make bench-ab on the Intel Xeon guest, kernels of
+		-- run-time lengths with and without a tail: AVX-512 h8 dk64, a
+		-- tile of its own (64 or 96 rows + t), t = 1: 1.06-1.16x, 4:
+		-- 1.055x, 6: 1.029x, 8: 0.997x; a tile's last vector (96 + 16 +
+		-- t), t = 5: 1.003x, 6: 0.980x, 7: 0.971x, 8: 0.955x.  AVX2 h8
+		-- dk64, its own tile (64 + t) t = 1: 1.101x, 3: 1.055x, 5: 1.049x;
+		-- a last vector (64 + 8 + t) t = 1: 1.041x, 3: 1.002x, 5: 0.997x
 		-- With it, P.tr_all: every work item has the tail (tr is P.tr);
 		-- P.tr_short: an item has fewer than W rows, only the tail's (all
-		-- of them when P.tr_only)
-		P.tr, P.tr_all, P.tr_short, P.tr_only = 0, false, false, false
+		-- of them when P.tr_only).  Where the rows are counted at run time
+		-- (no fixed --seq, --varlen), P.tr_rt: a block's tr = rows % W
+		-- rows are the tail's when they are P.tr or fewer and would take
+		-- a tile of their own, P.trv or fewer and would take a tile's
+		-- second vector (else none: its last tile takes them)
+		P.tr, P.trv, P.tr_all, P.tr_short, P.tr_only, P.tr_rt = 0, 0, false, false, false, false
+		local function vecs(n) return (n + P.W - 1) // P.W end
+		local function cheap(t, own)
+			local c = t * (vecs(S.dk) + vecs(S.dv) + 3)
+			return own and 4 * c <= 3 * (S.dk + S.dv) or 5 * c <= 2 * (S.dk + S.dv)
+		end
 		if P.W > 1 and S.seq_q > 0 and S.varlen == "none" then
 			local nqb = (S.seq_q + P.bq - 1) // P.bq
-			local last = (S.seq_q - (nqb - 1) * P.bq) % P.W
+			local rows = S.seq_q - (nqb - 1) * P.bq
+			local last = rows % P.W
 			local full = nqb > 1 and P.bq % P.W or 0
 			local t = last > 0 and last or full
-			local function vecs(n) return (n + P.W - 1) // P.W end
-			if t > 0 and (full == 0 or full == t) and (last == 0 or last == t) and
-			   4 * t * (vecs(S.dk) + vecs(S.dv) + 3) <= 3 * (S.dk + S.dv) then
+			local own = (full == 0 or P.bq % P.mq < P.W) and (last == 0 or rows % P.mq < P.W)
+			if t > 0 and (full == 0 or full == t) and (last == 0 or last == t) and cheap(t, own) then
 				P.tr = t
 				P.tr_all = nqb == 1 or (full == t and last == t)
 				P.tr_short = S.seq_q - (nqb - 1) * P.bq < P.W
 				P.tr_only = nqb == 1 and S.seq_q < P.W
 			end
+		elseif P.W > 1 then
+			while P.tr + 1 < P.W and cheap(P.tr + 1, true) do
+				P.tr = P.tr + 1
+			end
+			while P.trv + 1 <= P.tr and P.mq > P.W and cheap(P.trv + 1, false) do
+				P.trv = P.trv + 1
+			end
+			P.tr_rt = P.tr > 0
+			P.tr_short = P.tr_rt
 		end
 		if d * P.bqp > 65536 then
 			error(string.format("--block-q %d: head dim %d x %d floats exceed the 256 KiB query block; lower --block-q",
@@ -1196,7 +1222,9 @@ local function base_vars(spec)
 			       ", micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
 			       (P.pvr > 0 and (P.pvr .. "x" .. P.pvcs[1] * P.W .. " (P.V, rows broadcast)")
 			        or (P.mq .. "x" .. P.nv .. " (P.V)")) ..
-			       (P.tr > 0 and ("; a block's last " .. P.tr .. " row" .. (P.tr > 1 and "s" or "") .. " one at a time") or "")
+			       (P.tr_rt and ("; a block's last " .. (P.tr > 1 and ("1-" .. P.tr .. " rows") or "row") .. " past whole vectors one at a time" ..
+			                     (P.trv > 0 and P.trv < P.tr and (" (" .. (P.trv > 1 and ("1-" .. P.trv) or "1") .. " past a tile's first)") or ""))
+			        or P.tr > 0 and ("; a block's last " .. P.tr .. " row" .. (P.tr > 1 and "s" or "") .. " one at a time") or "")
 		end
 		return "rows, blocks of " .. P.bk .. " keys"
 	end

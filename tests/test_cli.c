@@ -420,6 +420,47 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
 	}
 }
 
+/* A block's rows past its last whole vector are taken a row at a time
+ * where that costs less than the vector they would take: up to 3/4 of its
+ * work where they would make a tile of their own, 2/5 where a tile's
+ * second vector (AVX-512 at dk 64: 8 and 4 rows of 16).  Fixed lengths
+ * decide it once; run-time rows per block, by the rows past the last
+ * whole tile. */
+Test(cli, few_rows_past_a_vector_are_a_tail_where_cheaper)
+{
+	static const struct {
+		struct args a;
+		const char *has, *lacks;
+	} c[] = {
+		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "last 1-8 rows past whole vectors one at a time (1-4 past a tile's first)", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "const size_t tr = rem % 16 <= (rem < 16 ? 8 : 4) ? rem % 16 : 0;", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx2"}},
+		 "const size_t tr = rem % 8 <= (rem < 8 ? 5 : 2) ? rem % 8 : 0;", NULL},
+		/* 197 = 6 x 32 + 5: a tile of its own */
+		{{{"--h", "12", "--dk", "64", "--seq", "197", "--target", "avx512"}},
+		 "a block's last 5 rows one at a time", NULL},
+		/* 116 = 3 x 32 + 16 + 4, 120 = 3 x 32 + 16 + 8: a tile's second vector */
+		{{{"--h", "8", "--dk", "64", "--seq", "116", "--target", "avx512"}},
+		 "a block's last 4 rows one at a time", NULL},
+		{{{"--h", "8", "--dk", "64", "--seq", "120", "--target", "avx512"}},
+		 " (P.V, rows broadcast); exp", "one at a time"},
+		{{{"--h", "8", "--dk", "64", "--target", "scalar"}},
+		 " (P.V); exp", "one at a time"},
+	};
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i) {
+		struct run r = run(&c[i].a);
+
+		cr_assert_eq(r.status, 0, "%s: %s", c[i].a.v[1], r.err);
+		cr_assert(strstr(r.out, c[i].has), "case %zu lacks '%s'", i, c[i].has);
+		cr_assert(!c[i].lacks || !strstr(r.out, c[i].lacks), "case %zu has '%s'", i, c[i].lacks);
+		free(r.out);
+		free(r.err);
+	}
+}
+
 /* mhagen alone prints the usage; --help states the kernel's signature and
  * every environment variable the program reads. */
 Test(cli, usage_alone_signature_environment)
