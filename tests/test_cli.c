@@ -386,16 +386,32 @@ Test(cli, help_and_version)
 	cr_assert_eq(v.nerr, 0);
 }
 
+/* mhagen's output for a's arguments has `has` and not `lacks` (if set) */
+struct has_lacks {
+	struct args a;
+	const char *has, *lacks;
+};
+
+static void outputs_have(const struct has_lacks *c, size_t n)
+{
+	for (size_t i = 0; i < n; ++i) {
+		struct run r = run(&c[i].a);
+
+		cr_assert_eq(r.status, 0, "%s: %s", c[i].a.v[1], r.err);
+		cr_assert(strstr(r.out, c[i].has), "case %zu lacks '%s'", i, c[i].has);
+		cr_assert(!c[i].lacks || !strstr(r.out, c[i].lacks), "case %zu has '%s'", i, c[i].lacks);
+		free(r.out);
+		free(r.err);
+	}
+}
+
 /* Keys counted at run time: a last block of under a quarter of the
  * block's keys joins the one before (tiled.c.in), the file's opening
  * comment naming the largest block; with a fixed length (its thin-block
  * rule chooses the blocks) and with the rows algorithm, blocks are whole. */
 Test(cli, run_time_keys_take_a_thin_last_block_in)
 {
-	static const struct {
-		struct args a;
-		const char *has, *lacks;
-	} c[] = {
+	static const struct has_lacks c[] = {
 		{{{"--h", "12", "--dk", "64", "--target", "avx2"}},
 		 "x 64 keys (up to 79 in a last block)", NULL},
 		{{{"--h", "2", "--dk", "8", "--target", "scalar", "--block-kv", "32"}},
@@ -409,15 +425,7 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
 		 "rows, blocks of", "in a last block"},
 	};
 
-	for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i) {
-		struct run r = run(&c[i].a);
-
-		cr_assert_eq(r.status, 0, "%s: %s", c[i].a.v[1], r.err);
-		cr_assert(strstr(r.out, c[i].has), "case %zu lacks '%s'", i, c[i].has);
-		cr_assert(!c[i].lacks || !strstr(r.out, c[i].lacks), "case %zu has '%s'", i, c[i].lacks);
-		free(r.out);
-		free(r.err);
-	}
+	outputs_have(c, sizeof c / sizeof c[0]);
 }
 
 /* A block's rows past its last whole vector are taken a row at a time
@@ -428,10 +436,7 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
  * whole tile. */
 Test(cli, few_rows_past_a_vector_are_a_tail_where_cheaper)
 {
-	static const struct {
-		struct args a;
-		const char *has, *lacks;
-	} c[] = {
+	static const struct has_lacks c[] = {
 		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
 		 "last 1-8 rows past whole vectors one at a time (1-4 past a tile's first)", NULL},
 		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
@@ -450,15 +455,7 @@ Test(cli, few_rows_past_a_vector_are_a_tail_where_cheaper)
 		 " (P.V); exp", "one at a time"},
 	};
 
-	for (size_t i = 0; i < sizeof c / sizeof c[0]; ++i) {
-		struct run r = run(&c[i].a);
-
-		cr_assert_eq(r.status, 0, "%s: %s", c[i].a.v[1], r.err);
-		cr_assert(strstr(r.out, c[i].has), "case %zu lacks '%s'", i, c[i].has);
-		cr_assert(!c[i].lacks || !strstr(r.out, c[i].lacks), "case %zu has '%s'", i, c[i].lacks);
-		free(r.out);
-		free(r.err);
-	}
+	outputs_have(c, sizeof c / sizeof c[0]);
 }
 
 /* mhagen alone prints the usage; --help states the kernel's signature and
