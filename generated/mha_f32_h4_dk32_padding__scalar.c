@@ -7,7 +7,7 @@
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
  * mha_f32_h4_dk32_padding__scalar_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows (up to 96 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 4x4 (scores), 4x4 (P.V); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h4_dk32_padding__scalar_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -118,7 +118,7 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp2(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 43008 bytes per worker, from a->workspace when it
+ * Scratch: 51712 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 {
@@ -130,7 +130,7 @@ static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h4_dk32_padding__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 43008 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
+	return 51712 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -141,14 +141,14 @@ static unsigned char *mha_f32_h4_dk32_padding__scalar_scratch(const struct mha_a
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 43071) {
-		const size_t fit = (a->workspace_size - 63) / 43008;
+	if (a->workspace && a->workspace_size >= 51775) {
+		const size_t fit = (a->workspace_size - 63) / 51712;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(43008 * w + 63);
+	*mem = malloc(51712 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -165,7 +165,7 @@ static void mha_f32_h4_dk32_padding__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (43008 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (51712 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h4_dk32_padding__scalar_share {
 	mha_f32_h4_dk32_padding__scalar_SHARES,  /* even shares of consecutive items, each to
@@ -185,7 +185,7 @@ static void mha_f32_h4_dk32_padding__scalar_task(void *task, size_t i, size_t wo
 {
 	const struct mha_f32_h4_dk32_padding__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 43008 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 51712 : NULL);
 }
 
 static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h4_dk32_padding__scalar_share share,
@@ -215,11 +215,11 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			for (size_t c = 0; c < 32; c += 16)
 				__builtin_prefetch(q + (r + 1) * 128 + c, 0, 3);
 		for (size_t d = 0; d < 32; ++d)
-			qt[d * 80 + r] = q[r * 128 + d] * 0x1.0527dcp-2f;
+			qt[d * 112 + r] = q[r * 128 + d] * 0x1.0527dcp-2f;
 	}
 	for (size_t d = 0; d < 32; ++d)
 		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
-			qt[d * 80 + r] = 0.0f;
+			qt[d * 112 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
@@ -234,10 +234,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	float a0_2 = 0.0f;
 	float a0_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 80 + 0)[0];
-		const float q1 = (qt + d * 80 + 1)[0];
-		const float q2 = (qt + d * 80 + 2)[0];
-		const float q3 = (qt + d * 80 + 3)[0];
+		const float q0 = (qt + d * 112 + 0)[0];
+		const float q1 = (qt + d * 112 + 1)[0];
+		const float q2 = (qt + d * 112 + 2)[0];
+		const float q3 = (qt + d * 112 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -288,10 +288,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	float a1_2 = 0.0f;
 	float a1_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 80 + 0)[0];
-		const float q1 = (qt + d * 80 + 1)[0];
-		const float q2 = (qt + d * 80 + 2)[0];
-		const float q3 = (qt + d * 80 + 3)[0];
+		const float q0 = (qt + d * 112 + 0)[0];
+		const float q1 = (qt + d * 112 + 1)[0];
+		const float q2 = (qt + d * 112 + 2)[0];
+		const float q3 = (qt + d * 112 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -361,10 +361,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	float a2_2 = 0.0f;
 	float a2_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 80 + 0)[0];
-		const float q1 = (qt + d * 80 + 1)[0];
-		const float q2 = (qt + d * 80 + 2)[0];
-		const float q3 = (qt + d * 80 + 3)[0];
+		const float q0 = (qt + d * 112 + 0)[0];
+		const float q1 = (qt + d * 112 + 1)[0];
+		const float q2 = (qt + d * 112 + 2)[0];
+		const float q3 = (qt + d * 112 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -453,10 +453,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 	float a3_2 = 0.0f;
 	float a3_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 80 + 0)[0];
-		const float q1 = (qt + d * 80 + 1)[0];
-		const float q2 = (qt + d * 80 + 2)[0];
-		const float q3 = (qt + d * 80 + 3)[0];
+		const float q0 = (qt + d * 112 + 0)[0];
+		const float q1 = (qt + d * 112 + 1)[0];
+		const float q2 = (qt + d * 112 + 2)[0];
+		const float q3 = (qt + d * 112 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -537,7 +537,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 1]} p[j][r] v_j[c] for c < 4,
- * r < 4: the output block transposed (columns 80 floats apart), rows in
+ * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 32 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  4x4 accumulators in registers. */
@@ -555,18 +555,18 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 		a0_1 = ((ot + 1)[0] * al1);
 		a0_2 = ((ot + 2)[0] * al2);
 		a0_3 = ((ot + 3)[0] * al3);
-		a1_0 = ((ot + 80)[0] * al0);
-		a1_1 = ((ot + 81)[0] * al1);
-		a1_2 = ((ot + 82)[0] * al2);
-		a1_3 = ((ot + 83)[0] * al3);
-		a2_0 = ((ot + 160)[0] * al0);
-		a2_1 = ((ot + 161)[0] * al1);
-		a2_2 = ((ot + 162)[0] * al2);
-		a2_3 = ((ot + 163)[0] * al3);
-		a3_0 = ((ot + 240)[0] * al0);
-		a3_1 = ((ot + 241)[0] * al1);
-		a3_2 = ((ot + 242)[0] * al2);
-		a3_3 = ((ot + 243)[0] * al3);
+		a1_0 = ((ot + 112)[0] * al0);
+		a1_1 = ((ot + 113)[0] * al1);
+		a1_2 = ((ot + 114)[0] * al2);
+		a1_3 = ((ot + 115)[0] * al3);
+		a2_0 = ((ot + 224)[0] * al0);
+		a2_1 = ((ot + 225)[0] * al1);
+		a2_2 = ((ot + 226)[0] * al2);
+		a2_3 = ((ot + 227)[0] * al3);
+		a3_0 = ((ot + 336)[0] * al0);
+		a3_1 = ((ot + 337)[0] * al1);
+		a3_2 = ((ot + 338)[0] * al2);
+		a3_3 = ((ot + 339)[0] * al3);
 	} else {
 		a0_0 = 0.0f;
 		a0_1 = 0.0f;
@@ -624,18 +624,18 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 	(ot + 1)[0] = a0_1;
 	(ot + 2)[0] = a0_2;
 	(ot + 3)[0] = a0_3;
-	(ot + 80)[0] = a1_0;
-	(ot + 81)[0] = a1_1;
-	(ot + 82)[0] = a1_2;
-	(ot + 83)[0] = a1_3;
-	(ot + 160)[0] = a2_0;
-	(ot + 161)[0] = a2_1;
-	(ot + 162)[0] = a2_2;
-	(ot + 163)[0] = a2_3;
-	(ot + 240)[0] = a3_0;
-	(ot + 241)[0] = a3_1;
-	(ot + 242)[0] = a3_2;
-	(ot + 243)[0] = a3_3;
+	(ot + 112)[0] = a1_0;
+	(ot + 113)[0] = a1_1;
+	(ot + 114)[0] = a1_2;
+	(ot + 115)[0] = a1_3;
+	(ot + 224)[0] = a2_0;
+	(ot + 225)[0] = a2_1;
+	(ot + 226)[0] = a2_2;
+	(ot + 227)[0] = a2_3;
+	(ot + 336)[0] = a3_0;
+	(ot + 337)[0] = a3_1;
+	(ot + 338)[0] = a3_2;
+	(ot + 339)[0] = a3_3;
 }
 
 #ifndef MHA_PREFETCH_MIN
@@ -689,7 +689,8 @@ static inline void mha_f32_h4_dk32_padding__scalar_next(struct mha_f32_h4_dk32_p
 	f->i = i;
 }
 
-/* Work items are (batch, head, block of 64 query rows), the rows packed
+/* Work items are (batch, head, block of 64 query rows, or up to 96 in
+ * a last block), the rows packed
  * transposed once.  For each block of 64 keys (a last one of under 16
  * joining the one before) and each tile of 4 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -697,7 +698,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_next(struct mha_f32_h4_dk32_p
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 43008
+ * row's limit are masked.  This is work item w, in one worker's 51712
  * bytes of scratch. */
 static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -713,12 +714,12 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const float *const bias = a->bias;
 	(void)batch;
 	(void)bias;
-	const size_t nqb = (seq_q + 63) / 64;
+	const size_t nqb = seq_q <= 96 ? 1 : (seq_q - 97) / 64 + 2;
 	const size_t b = w / (4 * nqb);
 	const size_t hh = w / nqb % 4;
 	const size_t i0 = w % nqb * 64;
 	const size_t hk = hh;
-	const size_t rows = seq_q - i0 < 64 ? seq_q - i0 : 64;
+	const size_t rows = seq_q - i0 <= 96 ? seq_q - i0 : 64;
 	const float *qh = q + ((b * seq_q + i0) * 4 + hh) * 32;
 	float *oh = out + ((b * seq_q + i0) * 4 + hh) * 32;
 	const float *kh = k + ((b * seq_kv + 0) * 4 + hk) * 32;
@@ -736,7 +737,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const size_t hhn = wn / nqb % 4;
 	const size_t i0n = wn % nqb * 64;
 	const size_t hkn = hhn;
-	const size_t rowsn = seq_q - i0n < 64 ? seq_q - i0n : 64;
+	const size_t rowsn = seq_q - i0n <= 96 ? seq_q - i0n : 64;
 	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
 	 * more (above; through a variable, so that a build's 0 draws no warning
 	 * that the test always holds) */
@@ -744,12 +745,12 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const int pfon = batch * (4 * seq_q * 64 * sizeof(float) +
 	                          4 * seq_kv * (32 * sizeof(float) + 32 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 10240);
-	float *restrict st = (float *)(void *)(scratch + 20480);
-	float *restrict kc = (float *)(void *)(scratch + 21760);
-	float *restrict vp = (float *)(void *)(scratch + 31872);
-	float *restrict m = (float *)(void *)(scratch + 41984), *restrict l = (float *)(void *)(scratch + 42240);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 42496);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 14336);
+	float *restrict st = (float *)(void *)(scratch + 28672);
+	float *restrict kc = (float *)(void *)(scratch + 29952);
+	float *restrict vp = (float *)(void *)(scratch + 40064);
+	float *restrict m = (float *)(void *)(scratch + 50176), *restrict l = (float *)(void *)(scratch + 50560);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 50944);
 	_Alignas(64) float alpha[4], mxb[4];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -765,7 +766,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	 * first P.V stores instead of accumulating, so ot is not zeroed first
 	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
 	 * causal 1.015x; AVX2 s128 1.017x) */
-	unsigned char fresh[16];
+	unsigned char fresh[24];
 	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
@@ -1017,7 +1018,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				const float *const al = fresh[r0 / 4] ? NULL : alpha;
 
 				fresh[r0 / 4] = 0;
-				for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 320) {
+				for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 448) {
 					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, al, kn);
 					mha_f32_h4_dk32_padding__scalar_next(&nx);
 				}
@@ -1038,7 +1039,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 							__builtin_prefetch(oh + (r + 8) * 128 + c, 1, 3);
 					size_t c = 0;
 					for (; c < 32; ++c)
-						o[c] = ot[c * 80 + r] * inv;
+						o[c] = ot[c * 112 + r] * inv;
 				}
 			}
 		}
@@ -1055,7 +1056,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 
 static void mha_f32_h4_dk32_padding__scalar_run(const struct mha_args *restrict a)
 {
-	const size_t n = a->batch * 4 * ((a->seq_q + 63) / 64);
+	const size_t n = a->batch * 4 * (a->seq_q <= 96 ? 1 : (a->seq_q - 97) / 64 + 2);
 	size_t workers = mha_f32_h4_dk32_padding__scalar_workers(a);
 	void *mem;
 	unsigned char *scratch;

@@ -8,7 +8,7 @@
  * Key padding: keys at or after kv_len[b] are masked.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk128_causal_padding__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 16x6 (P.V); a block's last 1-5 rows past whole vectors one at a time (1-2 past a tile's first); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows (up to 512 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 16x6 (P.V); a block's last 1-5 rows past whole vectors one at a time (1-2 past a tile's first); exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk128_causal_padding__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk128_causal_paddin
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 506880 bytes per worker, from a->workspace when it
+ * Scratch: 640000 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_args *a)
 {
@@ -264,7 +264,7 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 506880 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
+	return 640000 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -275,14 +275,14 @@ static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 506943) {
-		const size_t fit = (a->workspace_size - 63) / 506880;
+	if (a->workspace && a->workspace_size >= 640063) {
+		const size_t fit = (a->workspace_size - 63) / 640000;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(506880 * w + 63);
+	*mem = malloc(640000 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -299,7 +299,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_nomem(const struct mha_args *a
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (506880 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (640000 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk128_causal_padding__avx2_share {
 	mha_f32_h8_dk128_causal_padding__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -319,7 +319,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_task(void *task, size_t i, siz
 {
 	const struct mha_f32_h8_dk128_causal_padding__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 506880 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 640000 : NULL);
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk128_causal_padding__avx2_share share,
@@ -368,14 +368,14 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
 			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
 			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
-			_mm256_store_ps(qt + (d + 0) * 400 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 1) * 400 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 2) * 400 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 3) * 400 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 4) * 400 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 5) * 400 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 6) * 400 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 7) * 400 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 0) * 528 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 1) * 528 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 2) * 528 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 3) * 528 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 4) * 528 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 5) * 528 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 6) * 528 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 7) * 528 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.0527dcp-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -383,11 +383,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			for (size_t c = 0; c < 128; c += 16)
 				__builtin_prefetch(q + (r + 8) * 1024 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 400 + r] = q[r * 1024 + d] * 0x1.0527dcp-3f;
+			qt[d * 528 + r] = q[r * 1024 + d] * 0x1.0527dcp-3f;
 	}
 	for (size_t d = 0; d < 128; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 400 + r] = 0.0f;
+			qt[d * 528 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
@@ -401,8 +401,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	__m256 a0_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -436,8 +436,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	__m256 a1_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -482,8 +482,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	__m256 a2_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -539,8 +539,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	__m256 a3_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -607,8 +607,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	__m256 a4_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -686,8 +686,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	__m256 a5_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -770,7 +770,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *r
 	__m256 a5_0 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -821,7 +821,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *r
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
- * r < 16: the output block transposed (columns 400 floats apart), rows in
+ * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  6x2 accumulators in registers. */
@@ -835,16 +835,16 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 		const __m256 al1 = _mm256_load_ps(alpha + 8);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 		a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
-		a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
-		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
-		a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 808), al1);
-		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
-		a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1208), al1);
-		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1600), al0);
-		a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1608), al1);
-		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
-		a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2008), al1);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
+		a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 536), al1);
+		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1056), al0);
+		a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1064), al1);
+		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1584), al0);
+		a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 1592), al1);
+		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2112), al0);
+		a4_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2120), al1);
+		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2640), al0);
+		a5_1 = _mm256_mul_ps(_mm256_load_ps(ot + 2648), al1);
 	} else {
 		a0_0 = _mm256_setzero_ps();
 		a0_1 = _mm256_setzero_ps();
@@ -897,20 +897,20 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 400, a1_0);
-	_mm256_store_ps(ot + 408, a1_1);
-	_mm256_store_ps(ot + 800, a2_0);
-	_mm256_store_ps(ot + 808, a2_1);
-	_mm256_store_ps(ot + 1200, a3_0);
-	_mm256_store_ps(ot + 1208, a3_1);
-	_mm256_store_ps(ot + 1600, a4_0);
-	_mm256_store_ps(ot + 1608, a4_1);
-	_mm256_store_ps(ot + 2000, a5_0);
-	_mm256_store_ps(ot + 2008, a5_1);
+	_mm256_store_ps(ot + 528, a1_0);
+	_mm256_store_ps(ot + 536, a1_1);
+	_mm256_store_ps(ot + 1056, a2_0);
+	_mm256_store_ps(ot + 1064, a2_1);
+	_mm256_store_ps(ot + 1584, a3_0);
+	_mm256_store_ps(ot + 1592, a3_1);
+	_mm256_store_ps(ot + 2112, a4_0);
+	_mm256_store_ps(ot + 2120, a4_1);
+	_mm256_store_ps(ot + 2640, a5_0);
+	_mm256_store_ps(ot + 2648, a5_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 2,
- * r < 16: the output block transposed (columns 400 floats apart), rows in
+ * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  2x2 accumulators in registers. */
@@ -924,8 +924,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 		const __m256 al1 = _mm256_load_ps(alpha + 8);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 		a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al1);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
-		a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 408), al1);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
+		a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 536), al1);
 	} else {
 		a0_0 = _mm256_setzero_ps();
 		a0_1 = _mm256_setzero_ps();
@@ -950,12 +950,12 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
-	_mm256_store_ps(ot + 400, a1_0);
-	_mm256_store_ps(ot + 408, a1_1);
+	_mm256_store_ps(ot + 528, a1_0);
+	_mm256_store_ps(ot + 536, a1_1);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 6,
- * r < 8: the output block transposed (columns 400 floats apart), rows in
+ * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  6x1 accumulators in registers.
@@ -968,11 +968,11 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *r
 	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
-		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 800), al0);
-		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1200), al0);
-		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1600), al0);
-		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2000), al0);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
+		a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1056), al0);
+		a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 1584), al0);
+		a4_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2112), al0);
+		a5_0 = _mm256_mul_ps(_mm256_load_ps(ot + 2640), al0);
 	} else {
 		a0_0 = _mm256_setzero_ps();
 		a1_0 = _mm256_setzero_ps();
@@ -1011,15 +1011,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *r
 		}
 	}
 	_mm256_store_ps(ot + 0, a0_0);
-	_mm256_store_ps(ot + 400, a1_0);
-	_mm256_store_ps(ot + 800, a2_0);
-	_mm256_store_ps(ot + 1200, a3_0);
-	_mm256_store_ps(ot + 1600, a4_0);
-	_mm256_store_ps(ot + 2000, a5_0);
+	_mm256_store_ps(ot + 528, a1_0);
+	_mm256_store_ps(ot + 1056, a2_0);
+	_mm256_store_ps(ot + 1584, a3_0);
+	_mm256_store_ps(ot + 2112, a4_0);
+	_mm256_store_ps(ot + 2640, a5_0);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 8]} p[j][r] v_j[c] for c < 2,
- * r < 8: the output block transposed (columns 400 floats apart), rows in
+ * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  2x1 accumulators in registers.
@@ -1032,7 +1032,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *r
 	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
-		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 400), al0);
+		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
 	} else {
 		a0_0 = _mm256_setzero_ps();
 		a1_0 = _mm256_setzero_ps();
@@ -1051,7 +1051,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *r
 		}
 	}
 	_mm256_store_ps(ot + 0, a0_0);
-	_mm256_store_ps(ot + 400, a1_0);
+	_mm256_store_ps(ot + 528, a1_0);
 }
 
 #ifndef MHA_PREFETCH_MIN
@@ -1105,7 +1105,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_next(struct mha_f32_h8_
 	f->i = i;
 }
 
-/* Work items are (batch, head, block of 384 query rows), the rows packed
+/* Work items are (batch, head, block of 384 query rows, or up to 512 in
+ * a last block), the rows packed
  * transposed once.  For each block of 64 keys (a last one of under 16
  * joining the one before) and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -1113,7 +1114,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_next(struct mha_f32_h8_
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 506880
+ * row's limit are masked.  This is work item w, in one worker's 640000
  * bytes of scratch. */
 static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1129,12 +1130,12 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const float *const bias = a->bias;
 	(void)batch;
 	(void)bias;
-	const size_t nqb = (seq_q + 383) / 384;
+	const size_t nqb = seq_q <= 512 ? 1 : (seq_q - 513) / 384 + 2;
 	const size_t b = w / (8 * nqb);
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 384;
 	const size_t hk = hh;
-	const size_t rows_in = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	const size_t rows_in = seq_q - i0 <= 512 ? seq_q - i0 : 384;
 	/* its rows past the last whole vector are the tail's, a row at a
 	 * time (below), when they are few: 5 or fewer where they would
 	 * take a tile of their own, 2 or fewer where its second vector
@@ -1159,7 +1160,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t hhn = wn / nqb % 8;
 	const size_t i0n = wn % nqb * 384;
 	const size_t hkn = hhn;
-	const size_t rowsn = seq_q - i0n < 384 ? seq_q - i0n : 384;
+	const size_t rowsn = seq_q - i0n <= 512 ? seq_q - i0n : 384;
 	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
 	 * more (above; through a variable, so that a build's 0 draws no warning
 	 * that the test always holds) */
@@ -1167,12 +1168,12 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 204800);
-	float *restrict st = (float *)(void *)(scratch + 409600);
-	float *restrict kc = (float *)(void *)(scratch + 414720);
-	float *restrict vp = (float *)(void *)(scratch + 455168);
-	float *restrict m = (float *)(void *)(scratch + 495616), *restrict l = (float *)(void *)(scratch + 497152);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 498688);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 270336);
+	float *restrict st = (float *)(void *)(scratch + 540672);
+	float *restrict kc = (float *)(void *)(scratch + 545792);
+	float *restrict vp = (float *)(void *)(scratch + 586240);
+	float *restrict m = (float *)(void *)(scratch + 626688), *restrict l = (float *)(void *)(scratch + 628736);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 630784);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -1188,7 +1189,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	 * first P.V stores instead of accumulating, so ot is not zeroed first
 	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
 	 * causal 1.015x; AVX2 s128 1.017x) */
-	unsigned char fresh[24];
+	unsigned char fresh[32];
 	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
@@ -1206,7 +1207,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[5] = {0};
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(void *)(scratch + 501760), *restrict ta = (float *)(void *)(scratch + 504320);
+	float *restrict tq = (float *)(void *)(scratch + 634880), *restrict ta = (float *)(void *)(scratch + 637440);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
 		const float *const qr = qh + (rows + x) * 1024;
@@ -1516,7 +1517,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				const float *const al = fresh[r0 / 16] ? NULL : alpha;
 
 				fresh[r0 / 16] = 0;
-				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400) {
+				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 3168) {
 					mha_f32_h8_dk128_causal_padding__avx2_pv6_part(st, vb0, ob, al, kn);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
@@ -1529,7 +1530,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				const float *const al = fresh[r0 / 16] ? NULL : alpha;
 
 				fresh[r0 / 16] = 0;
-				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 2400) {
+				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 3168) {
 					mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, al, kn);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
@@ -1562,14 +1563,14 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 						 * T.transpose: h8 dk128 s256 1.011x, h16 dk128
 						 * s1024 causal 1.003x) */
 						const __m256 lr = _mm256_loadu_ps(l + r);
-						const __m256 x0 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 0) * 400 + r), lr);
-						const __m256 x1 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 1) * 400 + r), lr);
-						const __m256 x2 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 2) * 400 + r), lr);
-						const __m256 x3 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 3) * 400 + r), lr);
-						const __m256 x4 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 4) * 400 + r), lr);
-						const __m256 x5 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 5) * 400 + r), lr);
-						const __m256 x6 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 6) * 400 + r), lr);
-						const __m256 x7 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 7) * 400 + r), lr);
+						const __m256 x0 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 0) * 528 + r), lr);
+						const __m256 x1 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 1) * 528 + r), lr);
+						const __m256 x2 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 2) * 528 + r), lr);
+						const __m256 x3 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 3) * 528 + r), lr);
+						const __m256 x4 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 4) * 528 + r), lr);
+						const __m256 x5 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 5) * 528 + r), lr);
+						const __m256 x6 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 6) * 528 + r), lr);
+						const __m256 x7 = _mm256_mul_ps(_mm256_load_ps(ot + (c + 7) * 528 + r), lr);
 						const __m256 s0_0 = _mm256_unpacklo_ps(x0, x1), s0_1 = _mm256_unpackhi_ps(x0, x1);
 						const __m256 s0_2 = _mm256_unpacklo_ps(x2, x3), s0_3 = _mm256_unpackhi_ps(x2, x3);
 						const __m256 z0_0 = _mm256_shuffle_ps(s0_0, s0_2, 0x44);
@@ -1602,7 +1603,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				}
 				for (size_t r = nv; r < rb; ++r)
 					for (size_t c = 0; c < 128; ++c)
-						oh[r * 1024 + c] = ot[c * 400 + r] * l[r];
+						oh[r * 1024 + c] = ot[c * 528 + r] * l[r];
 			}
 		}
 		if (tr) {
@@ -2194,7 +2195,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 
 static void mha_f32_h8_dk128_causal_padding__avx2_run(const struct mha_args *restrict a)
 {
-	const size_t n = a->batch * 8 * ((a->seq_q + 383) / 384);
+	const size_t n = a->batch * 8 * (a->seq_q <= 512 ? 1 : (a->seq_q - 513) / 384 + 2);
 	size_t workers = mha_f32_h8_dk128_causal_padding__avx2_workers(a);
 	void *mem;
 	unsigned char *scratch;

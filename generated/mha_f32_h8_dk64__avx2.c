@@ -6,7 +6,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__avx2_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 4x24 (P.V, rows broadcast); a block's last 1-5 rows past whole vectors one at a time (1-2 past a tile's first); exp accurate; threads none.
+ * Algorithm: tiled, 384 query rows (up to 576 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 16x6 (scores), 4x24 (P.V, rows broadcast); a block's last 1-5 rows past whole vectors one at a time (1-2 past a tile's first); exp accurate; threads none.
  * Stack: at most 4096 bytes; scratch: mha_f32_h8_dk64__avx2_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX2__) && defined(__FMA__) && defined(__F16C__))
@@ -250,7 +250,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx2_exp2s4(_
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 259072 bytes per worker, from a->workspace when it
+ * Scratch: 360448 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 {
@@ -262,7 +262,7 @@ static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 259072 * mha_f32_h8_dk64__avx2_workers(a) + 63;
+	return 360448 * mha_f32_h8_dk64__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -273,14 +273,14 @@ static unsigned char *mha_f32_h8_dk64__avx2_scratch(const struct mha_args *a, si
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 259135) {
-		const size_t fit = (a->workspace_size - 63) / 259072;
+	if (a->workspace && a->workspace_size >= 360511) {
+		const size_t fit = (a->workspace_size - 63) / 360448;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(259072 * w + 63);
+	*mem = malloc(360448 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -297,7 +297,7 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (259072 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (360448 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx2_share {
 	mha_f32_h8_dk64__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -317,7 +317,7 @@ static void mha_f32_h8_dk64__avx2_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 259072 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 360448 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx2_share share,
@@ -366,14 +366,14 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
 			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
 			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
-			_mm256_store_ps(qt + (d + 0) * 400 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 1) * 400 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 2) * 400 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 3) * 400 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 4) * 400 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 5) * 400 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 6) * 400 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 7) * 400 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 0) * 592 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 592 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 592 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 592 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 592 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 592 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 592 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 592 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -381,11 +381,11 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 400 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 592 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 400 + r] = 0.0f;
+			qt[d * 592 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
@@ -399,8 +399,8 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 	__m256 a0_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -434,8 +434,8 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	__m256 a1_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -480,8 +480,8 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	__m256 a2_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -537,8 +537,8 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	__m256 a3_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -605,8 +605,8 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	__m256 a4_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -684,8 +684,8 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	__m256 a5_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 400 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -768,7 +768,7 @@ static inline void mha_f32_h8_dk64__avx2_qk6_part(const float *restrict qt, cons
 	__m256 a5_0 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 400 + 0);
+		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -1114,7 +1114,8 @@ static inline void mha_f32_h8_dk64__avx2_next(struct mha_f32_h8_dk64__avx2_next 
 	f->i = i;
 }
 
-/* Work items are (batch, head, block of 384 query rows), the rows packed
+/* Work items are (batch, head, block of 384 query rows, or up to 576 in
+ * a last block), the rows packed
  * transposed once.  For each block of 64 keys (a last one of under 16
  * joining the one before) and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -1122,7 +1123,7 @@ static inline void mha_f32_h8_dk64__avx2_next(struct mha_f32_h8_dk64__avx2_next 
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 259072
+ * row's limit are masked.  This is work item w, in one worker's 360448
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1139,12 +1140,12 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	(void)batch;
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = (seq_q + 383) / 384;
+	const size_t nqb = seq_q <= 576 ? 1 : (seq_q - 577) / 384 + 2;
 	const size_t b = w / (8 * nqb);
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 384;
 	const size_t hk = hh;
-	const size_t rows_in = seq_q - i0 < 384 ? seq_q - i0 : 384;
+	const size_t rows_in = seq_q - i0 <= 576 ? seq_q - i0 : 384;
 	/* its rows past the last whole vector are the tail's, a row at a
 	 * time (below), when they are few: 5 or fewer where they would
 	 * take a tile of their own, 2 or fewer where its second vector
@@ -1169,7 +1170,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	const size_t hhn = wn / nqb % 8;
 	const size_t i0n = wn % nqb * 384;
 	const size_t hkn = hhn;
-	const size_t rowsn = seq_q - i0n < 384 ? seq_q - i0n : 384;
+	const size_t rowsn = seq_q - i0n <= 576 ? seq_q - i0n : 384;
 	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
 	 * more (above; through a variable, so that a build's 0 draws no warning
 	 * that the test always holds) */
@@ -1177,12 +1178,12 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 102400);
-	float *restrict st = (float *)(void *)(scratch + 204800);
-	float *restrict kc = (float *)(void *)(scratch + 209920);
-	float *restrict vp = (float *)(void *)(scratch + 230144);
-	float *restrict m = (float *)(void *)(scratch + 250368), *restrict l = (float *)(void *)(scratch + 251904);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 253440);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 151552);
+	float *restrict st = (float *)(void *)(scratch + 303104);
+	float *restrict kc = (float *)(void *)(scratch + 308224);
+	float *restrict vp = (float *)(void *)(scratch + 328448);
+	float *restrict m = (float *)(void *)(scratch + 348672), *restrict l = (float *)(void *)(scratch + 350976);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 353280);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1196,7 +1197,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	 * first P.V stores instead of accumulating, so ot is not zeroed first
 	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
 	 * causal 1.015x; AVX2 s128 1.017x) */
-	unsigned char fresh[24];
+	unsigned char fresh[36];
 	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
@@ -1214,7 +1215,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[5] = {0};
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(void *)(scratch + 256512), *restrict ta = (float *)(void *)(scratch + 257792);
+	float *restrict tq = (float *)(void *)(scratch + 357888), *restrict ta = (float *)(void *)(scratch + 359168);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = seq_kv;
 		const float *const qr = qh + (rows + x) * 512;
@@ -2224,7 +2225,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 
 static void mha_f32_h8_dk64__avx2_run(const struct mha_args *restrict a)
 {
-	const size_t n = a->batch * 8 * ((a->seq_q + 383) / 384);
+	const size_t n = a->batch * 8 * (a->seq_q <= 576 ? 1 : (a->seq_q - 577) / 384 + 2);
 	size_t workers = mha_f32_h8_dk64__avx2_workers(a);
 	void *mem;
 	unsigned char *scratch;

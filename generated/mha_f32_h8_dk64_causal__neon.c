@@ -7,7 +7,7 @@
  * Causal mask, bottom-right aligned.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64_causal__neon_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 64 query rows x 64 keys (up to 79 in a last block), micro-tiles 16x5 (scores), 16x5 (P.V); a block's last 1-2 rows past whole vectors one at a time (1 past a tile's first); exp accurate; threads none.
+ * Algorithm: tiled, 64 query rows (up to 96 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 16x5 (scores), 16x5 (P.V); a block's last 1-2 rows past whole vectors one at a time (1 past a tile's first); exp accurate; threads none.
  * Stack: at most 3072 bytes; scratch: mha_f32_h8_dk64_causal__neon_workspace(a) bytes, from a->workspace or malloc.
  */
 #include <math.h>
@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64_causal__neon_e
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 88576 bytes per worker, from a->workspace when it
+ * Scratch: 105472 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 {
@@ -163,7 +163,7 @@ static size_t mha_f32_h8_dk64_causal__neon_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_causal__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 88576 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
+	return 105472 * mha_f32_h8_dk64_causal__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -174,14 +174,14 @@ static unsigned char *mha_f32_h8_dk64_causal__neon_scratch(const struct mha_args
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 88639) {
-		const size_t fit = (a->workspace_size - 63) / 88576;
+	if (a->workspace && a->workspace_size >= 105535) {
+		const size_t fit = (a->workspace_size - 63) / 105472;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(88576 * w + 63);
+	*mem = malloc(105472 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -198,7 +198,7 @@ static void mha_f32_h8_dk64_causal__neon_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (88576 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (105472 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64_causal__neon_share {
 	mha_f32_h8_dk64_causal__neon_SHARES,  /* even shares of consecutive items, each to
@@ -218,7 +218,7 @@ static void mha_f32_h8_dk64_causal__neon_task(void *task, size_t i, size_t worke
 {
 	const struct mha_f32_h8_dk64_causal__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 88576 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 105472 : NULL);
 }
 
 static void mha_f32_h8_dk64_causal__neon_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64_causal__neon_share share,
@@ -262,10 +262,10 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
 				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
 			}
-			vst1q_f32(qt + (d + 0) * 80 + r, vmulq_f32(x0, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 1) * 80 + r, vmulq_f32(x1, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 2) * 80 + r, vmulq_f32(x2, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 3) * 80 + r, vmulq_f32(x3, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 0) * 112 + r, vmulq_f32(x0, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 1) * 112 + r, vmulq_f32(x1, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 2) * 112 + r, vmulq_f32(x2, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 3) * 112 + r, vmulq_f32(x3, vdupq_n_f32(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -273,11 +273,11 @@ static inline void mha_f32_h8_dk64_causal__neon_pack(const float *restrict q, fl
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 80 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 112 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 80 + r] = 0.0f;
+			qt[d * 112 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
@@ -292,10 +292,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_0(const float *restrict qt, 
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -343,9 +343,9 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_1(const float *restrict qt, 
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -386,8 +386,8 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_2(const float *restrict qt, 
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -421,7 +421,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk1_3(const float *restrict qt, 
 {
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -454,10 +454,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_0(const float *restrict qt, 
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -523,9 +523,9 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_1(const float *restrict qt, 
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -581,8 +581,8 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_2(const float *restrict qt, 
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -628,7 +628,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk2_3(const float *restrict qt, 
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -674,10 +674,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_0(const float *restrict qt, 
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -761,9 +761,9 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_1(const float *restrict qt, 
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -834,8 +834,8 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_2(const float *restrict qt, 
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -893,7 +893,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk3_3(const float *restrict qt, 
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -952,10 +952,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_0(const float *restrict qt, 
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1057,9 +1057,9 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_1(const float *restrict qt, 
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1145,8 +1145,8 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_2(const float *restrict qt, 
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1216,7 +1216,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk4_3(const float *restrict qt, 
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -1288,10 +1288,10 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0(const float *restrict qt, 
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1411,9 +1411,9 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_1(const float *restrict qt, 
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1514,8 +1514,8 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_2(const float *restrict qt, 
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1597,7 +1597,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_3(const float *restrict qt, 
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -1665,7 +1665,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part(const float *restrict
 	float32x4_t a3_0 = vdupq_n_f32(0.0f);
 	float32x4_t a4_0 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1719,7 +1719,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part(const float *restrict
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
- * r < 16: the output block transposed (columns 80 floats apart), rows in
+ * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  5x4 accumulators in registers.  Key counts n[] do not decrease:
@@ -1738,22 +1738,22 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 		a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 		a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
-		a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
-		a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
-		a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
-		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
-		a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
-		a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
-		a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
-		a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
-		a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
-		a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
-		a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
-		a4_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
-		a4_1 = vmulq_f32(vld1q_f32(ot + 324), al1);
-		a4_2 = vmulq_f32(vld1q_f32(ot + 328), al2);
-		a4_3 = vmulq_f32(vld1q_f32(ot + 332), al3);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a1_2 = vmulq_f32(vld1q_f32(ot + 120), al2);
+		a1_3 = vmulq_f32(vld1q_f32(ot + 124), al3);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a2_2 = vmulq_f32(vld1q_f32(ot + 232), al2);
+		a2_3 = vmulq_f32(vld1q_f32(ot + 236), al3);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+		a3_2 = vmulq_f32(vld1q_f32(ot + 344), al2);
+		a3_3 = vmulq_f32(vld1q_f32(ot + 348), al3);
+		a4_0 = vmulq_f32(vld1q_f32(ot + 448), al0);
+		a4_1 = vmulq_f32(vld1q_f32(ot + 452), al1);
+		a4_2 = vmulq_f32(vld1q_f32(ot + 456), al2);
+		a4_3 = vmulq_f32(vld1q_f32(ot + 460), al3);
 	} else {
 		a0_0 = vdupq_n_f32(0.0f);
 		a0_1 = vdupq_n_f32(0.0f);
@@ -1909,26 +1909,26 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 80, a1_0);
-	vst1q_f32(ot + 84, a1_1);
-	vst1q_f32(ot + 88, a1_2);
-	vst1q_f32(ot + 92, a1_3);
-	vst1q_f32(ot + 160, a2_0);
-	vst1q_f32(ot + 164, a2_1);
-	vst1q_f32(ot + 168, a2_2);
-	vst1q_f32(ot + 172, a2_3);
-	vst1q_f32(ot + 240, a3_0);
-	vst1q_f32(ot + 244, a3_1);
-	vst1q_f32(ot + 248, a3_2);
-	vst1q_f32(ot + 252, a3_3);
-	vst1q_f32(ot + 320, a4_0);
-	vst1q_f32(ot + 324, a4_1);
-	vst1q_f32(ot + 328, a4_2);
-	vst1q_f32(ot + 332, a4_3);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 120, a1_2);
+	vst1q_f32(ot + 124, a1_3);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 232, a2_2);
+	vst1q_f32(ot + 236, a2_3);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+	vst1q_f32(ot + 344, a3_2);
+	vst1q_f32(ot + 348, a3_3);
+	vst1q_f32(ot + 448, a4_0);
+	vst1q_f32(ot + 452, a4_1);
+	vst1q_f32(ot + 456, a4_2);
+	vst1q_f32(ot + 460, a4_3);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 4,
- * r < 16: the output block transposed (columns 80 floats apart), rows in
+ * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  4x4 accumulators in registers.  Key counts n[] do not decrease:
@@ -1947,18 +1947,18 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
 		a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
 		a0_3 = vmulq_f32(vld1q_f32(ot + 12), al3);
-		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
-		a1_1 = vmulq_f32(vld1q_f32(ot + 84), al1);
-		a1_2 = vmulq_f32(vld1q_f32(ot + 88), al2);
-		a1_3 = vmulq_f32(vld1q_f32(ot + 92), al3);
-		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
-		a2_1 = vmulq_f32(vld1q_f32(ot + 164), al1);
-		a2_2 = vmulq_f32(vld1q_f32(ot + 168), al2);
-		a2_3 = vmulq_f32(vld1q_f32(ot + 172), al3);
-		a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
-		a3_1 = vmulq_f32(vld1q_f32(ot + 244), al1);
-		a3_2 = vmulq_f32(vld1q_f32(ot + 248), al2);
-		a3_3 = vmulq_f32(vld1q_f32(ot + 252), al3);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a1_2 = vmulq_f32(vld1q_f32(ot + 120), al2);
+		a1_3 = vmulq_f32(vld1q_f32(ot + 124), al3);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a2_2 = vmulq_f32(vld1q_f32(ot + 232), al2);
+		a2_3 = vmulq_f32(vld1q_f32(ot + 236), al3);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+		a3_2 = vmulq_f32(vld1q_f32(ot + 344), al2);
+		a3_3 = vmulq_f32(vld1q_f32(ot + 348), al3);
 	} else {
 		a0_0 = vdupq_n_f32(0.0f);
 		a0_1 = vdupq_n_f32(0.0f);
@@ -2088,22 +2088,22 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
 	vst1q_f32(ot + 4, a0_1);
 	vst1q_f32(ot + 8, a0_2);
 	vst1q_f32(ot + 12, a0_3);
-	vst1q_f32(ot + 80, a1_0);
-	vst1q_f32(ot + 84, a1_1);
-	vst1q_f32(ot + 88, a1_2);
-	vst1q_f32(ot + 92, a1_3);
-	vst1q_f32(ot + 160, a2_0);
-	vst1q_f32(ot + 164, a2_1);
-	vst1q_f32(ot + 168, a2_2);
-	vst1q_f32(ot + 172, a2_3);
-	vst1q_f32(ot + 240, a3_0);
-	vst1q_f32(ot + 244, a3_1);
-	vst1q_f32(ot + 248, a3_2);
-	vst1q_f32(ot + 252, a3_3);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 120, a1_2);
+	vst1q_f32(ot + 124, a1_3);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 232, a2_2);
+	vst1q_f32(ot + 236, a2_3);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+	vst1q_f32(ot + 344, a3_2);
+	vst1q_f32(ot + 348, a3_3);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
- * r < 4: the output block transposed (columns 80 floats apart), rows in
+ * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  5x1 accumulators in registers.  Key counts n[] do not decrease:
@@ -2117,10 +2117,10 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part(const float *restrict p
 	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
-		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
-		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
-		a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
-		a4_0 = vmulq_f32(vld1q_f32(ot + 320), al0);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a4_0 = vmulq_f32(vld1q_f32(ot + 448), al0);
 	} else {
 		a0_0 = vdupq_n_f32(0.0f);
 		a1_0 = vdupq_n_f32(0.0f);
@@ -2153,14 +2153,14 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part(const float *restrict p
 		}
 	}
 	vst1q_f32(ot + 0, a0_0);
-	vst1q_f32(ot + 80, a1_0);
-	vst1q_f32(ot + 160, a2_0);
-	vst1q_f32(ot + 240, a3_0);
-	vst1q_f32(ot + 320, a4_0);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 448, a4_0);
 }
 
 /* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 4,
- * r < 4: the output block transposed (columns 80 floats apart), rows in
+ * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
  * contents unread.  4x1 accumulators in registers.  Key counts n[] do not decrease:
@@ -2174,9 +2174,9 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part(const float *restrict p
 	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
-		a1_0 = vmulq_f32(vld1q_f32(ot + 80), al0);
-		a2_0 = vmulq_f32(vld1q_f32(ot + 160), al0);
-		a3_0 = vmulq_f32(vld1q_f32(ot + 240), al0);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
 	} else {
 		a0_0 = vdupq_n_f32(0.0f);
 		a1_0 = vdupq_n_f32(0.0f);
@@ -2204,9 +2204,9 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part(const float *restrict p
 		}
 	}
 	vst1q_f32(ot + 0, a0_0);
-	vst1q_f32(ot + 80, a1_0);
-	vst1q_f32(ot + 160, a2_0);
-	vst1q_f32(ot + 240, a3_0);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 336, a3_0);
 }
 
 #ifndef MHA_PREFETCH_MIN
@@ -2260,7 +2260,8 @@ static inline void mha_f32_h8_dk64_causal__neon_next(struct mha_f32_h8_dk64_caus
 	f->i = i;
 }
 
-/* Work items are (batch, head, block of 64 query rows), the rows packed
+/* Work items are (batch, head, block of 64 query rows, or up to 96 in
+ * a last block), the rows packed
  * transposed once.  For each block of 64 keys (a last one of under 16
  * joining the one before) and each tile of 16 rows:
  * scores (keys broadcast), the online softmax with rows in vector lanes
@@ -2268,7 +2269,7 @@ static inline void mha_f32_h8_dk64_causal__neon_next(struct mha_f32_h8_dk64_caus
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 88576
+ * row's limit are masked.  This is work item w, in one worker's 105472
  * bytes of scratch. */
 static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -2285,12 +2286,12 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	(void)batch;
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = (seq_q + 63) / 64;
+	const size_t nqb = seq_q <= 96 ? 1 : (seq_q - 97) / 64 + 2;
 	const size_t b = w / (8 * nqb);
 	const size_t hh = w / nqb % 8;
 	const size_t i0 = w % nqb * 64;
 	const size_t hk = hh;
-	const size_t rows_in = seq_q - i0 < 64 ? seq_q - i0 : 64;
+	const size_t rows_in = seq_q - i0 <= 96 ? seq_q - i0 : 64;
 	/* its rows past the last whole vector are the tail's, a row at a
 	 * time (below), when they are few: 2 or fewer where they would
 	 * take a tile of their own, 1 or fewer where its second vector
@@ -2315,7 +2316,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	const size_t hhn = wn / nqb % 8;
 	const size_t i0n = wn % nqb * 64;
 	const size_t hkn = hhn;
-	const size_t rowsn = seq_q - i0n < 64 ? seq_q - i0n : 64;
+	const size_t rowsn = seq_q - i0n <= 96 ? seq_q - i0n : 64;
 	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
 	 * more (above; through a variable, so that a build's 0 draws no warning
 	 * that the test always holds) */
@@ -2323,12 +2324,12 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
-	float *restrict st = (float *)(void *)(scratch + 40960);
-	float *restrict kc = (float *)(void *)(scratch + 46080);
-	float *restrict vp = (float *)(void *)(scratch + 66304);
-	float *restrict m = (float *)(void *)(scratch + 86528), *restrict l = (float *)(void *)(scratch + 86784);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 87040);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 28672);
+	float *restrict st = (float *)(void *)(scratch + 57344);
+	float *restrict kc = (float *)(void *)(scratch + 62464);
+	float *restrict vp = (float *)(void *)(scratch + 82688);
+	float *restrict m = (float *)(void *)(scratch + 102912), *restrict l = (float *)(void *)(scratch + 103296);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 103680);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -2342,7 +2343,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	 * first P.V stores instead of accumulating, so ot is not zeroed first
 	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
 	 * causal 1.015x; AVX2 s128 1.017x) */
-	unsigned char fresh[4];
+	unsigned char fresh[6];
 	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = ((i0 + r) + seq_kv + 1 > seq_q ? (i0 + r) + seq_kv + 1 - seq_q : 0);
@@ -2360,7 +2361,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[2] = {0};
 	float tm[2], tl[2];
-	float *restrict tq = (float *)(void *)(scratch + 87552), *restrict ta = (float *)(void *)(scratch + 88064);
+	float *restrict tq = (float *)(void *)(scratch + 104448), *restrict ta = (float *)(void *)(scratch + 104960);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
 		const float *const qr = qh + (rows + x) * 512;
@@ -2787,7 +2788,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				const float *const al = fresh[r0 / 16] ? NULL : alpha;
 
 				fresh[r0 / 16] = 0;
-				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 400) {
+				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
 					mha_f32_h8_dk64_causal__neon_pv5_part(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
@@ -2800,7 +2801,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				const float *const al = fresh[r0 / 16] ? NULL : alpha;
 
 				fresh[r0 / 16] = 0;
-				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 400) {
+				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
 					mha_f32_h8_dk64_causal__neon_pv5(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
@@ -2827,10 +2828,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 							for (size_t c = 0; c < 64; c += 16)
 								__builtin_prefetch(oh + x * 512 + c, 1, 3);
 					for (size_t c = 0; c + 4 <= 64; c += 4) {
-						float32x4_t x0 = vld1q_f32(ot + (c + 0) * 80 + r);
-						float32x4_t x1 = vld1q_f32(ot + (c + 1) * 80 + r);
-						float32x4_t x2 = vld1q_f32(ot + (c + 2) * 80 + r);
-						float32x4_t x3 = vld1q_f32(ot + (c + 3) * 80 + r);
+						float32x4_t x0 = vld1q_f32(ot + (c + 0) * 112 + r);
+						float32x4_t x1 = vld1q_f32(ot + (c + 1) * 112 + r);
+						float32x4_t x2 = vld1q_f32(ot + (c + 2) * 112 + r);
+						float32x4_t x3 = vld1q_f32(ot + (c + 3) * 112 + r);
 						{
 							const float32x4x2_t t0 = vtrnq_f32(x0, x1), t1 = vtrnq_f32(x2, x3);
 							x0 = vcombine_f32(vget_low_f32(t0.val[0]), vget_low_f32(t1.val[0]));
@@ -2846,7 +2847,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				}
 				for (size_t r = nv; r < rb; ++r)
 					for (size_t c = 0; c < 64; ++c)
-						oh[r * 512 + c] = ot[c * 80 + r] * l[r];
+						oh[r * 512 + c] = ot[c * 112 + r] * l[r];
 			}
 		}
 		if (tr) {
@@ -3163,7 +3164,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 static void mha_f32_h8_dk64_causal__neon_run(const struct mha_args *restrict a)
 {
-	const size_t n = a->batch * 8 * ((a->seq_q + 63) / 64);
+	const size_t n = a->batch * 8 * (a->seq_q <= 96 ? 1 : (a->seq_q - 97) / 64 + 2);
 	size_t workers = mha_f32_h8_dk64_causal__neon_workers(a);
 	void *mem;
 	unsigned char *scratch;

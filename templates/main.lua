@@ -563,8 +563,17 @@ local function plan(S, T)
 				P.bq = math.max(P.bq // 2, P.mq)
 			end
 		end
+		-- P.bqx: where the rows are counted at run time (no fixed --seq,
+		-- --varlen) and --block-q is the default, a block takes every row
+		-- left when P.bqx or fewer are, so that a full block and a thin
+		-- remainder are one (the fixed lengths' rule above, at run time):
+		-- up to 3/2 of P.bq, within the 256 KiB query block
+		P.bqx = P.bq
+		if S.block_q == 0 and (S.seq_q == 0 or S.varlen ~= "none") then
+			P.bqx = math.max(P.bq, math.min(P.bq * 3 // 2, 65536 // d // P.mq * P.mq))
+		end
 		-- query rows of a block, padded to whole micro-tiles
-		P.bqp = (P.bq + P.mq - 1) // P.mq * P.mq
+		P.bqp = (P.bqx + P.mq - 1) // P.mq * P.mq
 		-- P.fixed: the work items (a block of query rows of a head)
 		-- cost the same, one block per head with fixed lengths and no
 		-- key counts per batch item: OpenMP's threads take fixed even
@@ -1217,7 +1226,8 @@ local function base_vars(spec)
 	-- a plan's algorithm and blocks, for a file's opening comment
 	vars.algorithm = function(P)
 		if P.algo == "tiled" then
-			return "tiled, " .. P.bq .. " query rows x " .. P.bk ..
+			return "tiled, " .. P.bq .. " query rows" .. (P.bqx > P.bq and (" (up to " .. P.bqx .. " in a last block)") or "") ..
+			       " x " .. P.bk ..
 			       " keys" .. (P.bkx > P.bk and (" (up to " .. P.bkx .. " in a last block)") or "") ..
 			       ", micro-tiles " .. P.mq .. "x" .. P.nk .. " (scores), " ..
 			       (P.pvr > 0 and (P.pvr .. "x" .. P.pvcs[1] * P.W .. " (P.V, rows broadcast)")

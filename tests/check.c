@@ -215,6 +215,20 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		                                 k->seq_kv ? k->seq_kv : 130,
 		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_HOT, index + 7, 0};
+	/* rows counted at run time past a default query block (384 rows on
+	 * AVX2 and AVX-512, 64 elsewhere): a last block of up to 3/2 of it
+	 * takes every row left (450: one block; 1000: 384, 384 and 232);
+	 * narrow heads only, to keep the reference's work small */
+	if (n < max && k->a.h * (k->a.dk + k->a.dv) <= 128)
+		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 450,
+		                                 k->seq_kv ? k->seq_kv : 450,
+		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
+		                                 DATA_UNIFORM, index + 11, 0};
+	if (n < max && k->a.h * (k->a.dk + k->a.dv) <= 64)
+		cases[n++] = (struct check_case){k->a.varlen ? 6 : 2, 1000,
+		                                 k->seq_kv ? k->seq_kv : 61,
+		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
+		                                 DATA_UNIFORM, index + 13, 0};
 	if (n > 0)
 		cases[0].via_args = 1;
 	/* packed q, k and v: the keys are the queries' positions */

@@ -428,6 +428,33 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
 	outputs_have(c, sizeof c / sizeof c[0]);
 }
 
+/* Query rows counted at run time (no --seq, --varlen) with the default
+ * --block-q: a last block of up to 3/2 of it takes every row left (as a
+ * fixed length's one block does), within the 256 KiB query block (dk 256:
+ * blocks of 192, up to 256); a fixed length or a --block-q given keeps
+ * whole blocks. */
+Test(cli, run_time_rows_take_a_thin_last_block_in)
+{
+	static const struct has_lacks c[] = {
+		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "tiled, 384 query rows (up to 576 in a last block) x", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "const size_t nqb = seq_q <= 576 ? 1 : (seq_q - 577) / 384 + 2;", NULL},
+		{{{"--h", "2", "--dk", "128", "--varlen", "padded", "--target", "avx2"}},
+		 "tiled, 384 query rows (up to 512 in a last block) x", NULL},
+		{{{"--h", "2", "--dk", "8", "--target", "scalar"}},
+		 "tiled, 64 query rows (up to 96 in a last block) x", NULL},
+		{{{"--h", "2", "--dk", "256", "--target", "avx2"}},
+		 "tiled, 192 query rows (up to 256 in a last block) x", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx512", "--block-q", "384"}},
+		 "tiled, 384 query rows x", "in a last block) x"},
+		{{{"--h", "8", "--dk", "64", "--seq", "1000", "--target", "avx512"}},
+		 "tiled, 384 query rows x", "in a last block) x"},
+	};
+
+	outputs_have(c, sizeof c / sizeof c[0]);
+}
+
 /* A block's rows past its last whole vector are taken a row at a time
  * where that costs less than the vector they would take: up to 3/4 of its
  * work where they would make a tile of their own, 2/5 where a tile's
