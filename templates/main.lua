@@ -564,12 +564,13 @@ local function plan(S, T)
 			end
 		end
 		-- P.bqx: where the rows are counted at run time (no fixed --seq,
-		-- --varlen) and --block-q is the default, a block takes every row
-		-- left when P.bqx or fewer are, so that a full block and a thin
-		-- remainder are one (the fixed lengths' rule above, at run time):
-		-- up to 3/2 of P.bq, within the 256 KiB query block
+		-- or --varlen sequences of up to a --seq past a block) and
+		-- --block-q is the default, a block takes every row left when
+		-- P.bqx or fewer are, so that a full block and a thin remainder
+		-- are one (the fixed lengths' rule above, at run time): up to 3/2
+		-- of P.bq, within the 256 KiB query block
 		P.bqx = P.bq
-		if S.block_q == 0 and (S.seq_q == 0 or S.varlen ~= "none") then
+		if S.block_q == 0 and (S.seq_q == 0 or (S.varlen ~= "none" and S.seq_q > P.bq)) then
 			P.bqx = math.max(P.bq, math.min(P.bq * 3 // 2, 65536 // d // P.mq * P.mq))
 		end
 		-- query rows of a block, padded to whole micro-tiles

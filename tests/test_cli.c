@@ -428,11 +428,11 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
 	outputs_have(c, sizeof c / sizeof c[0]);
 }
 
-/* Query rows counted at run time (no --seq, --varlen) with the default
- * --block-q: a last block of up to 3/2 of it takes every row left (as a
- * fixed length's one block does), within the 256 KiB query block (dk 256:
- * blocks of 192, up to 256); a fixed length or a --block-q given keeps
- * whole blocks. */
+/* Query rows counted at run time (no --seq, or --varlen past a block)
+ * with the default --block-q: a last block of up to 3/2 of it takes every
+ * row left (as a fixed length's one block does), within the 256 KiB query
+ * block (dk 256: blocks of 192, up to 256); a fixed length or a --block-q
+ * given keeps whole blocks. */
 Test(cli, run_time_rows_take_a_thin_last_block_in)
 {
 	static const struct has_lacks c[] = {
@@ -450,6 +450,11 @@ Test(cli, run_time_rows_take_a_thin_last_block_in)
 		 "tiled, 384 query rows x", "in a last block) x"},
 		{{{"--h", "8", "--dk", "64", "--seq", "1000", "--target", "avx512"}},
 		 "tiled, 384 query rows x", "in a last block) x"},
+		/* --varlen of up to a --seq: past a block, or one block */
+		{{{"--h", "2", "--dk", "16", "--seq", "900", "--varlen", "padded", "--target", "avx2"}},
+		 "tiled, 384 query rows (up to 576 in a last block) x", NULL},
+		{{{"--h", "2", "--dk", "16", "--seq", "31", "--varlen", "padded", "--target", "avx2"}},
+		 "tiled, 31 query rows x", "in a last block) x"},
 	};
 
 	outputs_have(c, sizeof c / sizeof c[0]);
