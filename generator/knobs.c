@@ -31,7 +31,9 @@ const struct mha_knob_def mha_knob_table[MHA_KNOB_N] = {
 	 .words = mha_algo_names, .algos = TILED | ROWS, .plan = 1,
 	 TRIES(MHA_ALGO_TILED, MHA_ALGO_ROWS)},
 	{.key = "block-q", .arg = "N",
-	 .help = "query rows per work item (tiled; default per\n" "target, below)",
+	 .help = "query rows per work item (tiled; default per\n" "target, below; with the default a fixed --seq of\n"
+	         "up to 3/2 of it is one block, and rows counted at\n" "run time put a last block of up to half of it in\n"
+	         "the one before)",
 	 .tag = "bq", .lua = "block_q", .off = OFF(block_q),
 	 .min = 1, .max = 1024, .algos = TILED, .plan = 1,
 	 TRIES(32, 64, 128, 192, 256, 384)},
