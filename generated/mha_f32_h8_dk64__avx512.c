@@ -6,7 +6,7 @@
  * (8 key/value heads), dk=64, dv=64, layout bshd.
  * Rows whose keys are all masked are zero.
  * mha_f32_h8_dk64__avx512_args takes the same inputs as one struct mha_args.
- * Algorithm: tiled, 384 query rows (up to 576 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); a block's last 1-8 rows past whole vectors one at a time (1-4 past a tile's first); exp accurate; threads none.
+ * Algorithm: tiled, 512 query rows (up to 768 in a last block) x 64 keys (up to 79 in a last block), micro-tiles 32x8 (scores), 4x64 (P.V, rows broadcast); a block's last 1-8 rows past whole vectors one at a time (1-4 past a tile's first); exp accurate; threads none.
  * Stack: at most 6144 bytes; scratch: mha_f32_h8_dk64__avx512_workspace(a) bytes, from a->workspace or malloc.
  */
 #if defined(__x86_64__) && !(defined(__AVX512F__))
@@ -217,7 +217,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx512_exp2s(
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 367104 bytes per worker, from a->workspace when it
+ * Scratch: 468480 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 {
@@ -229,7 +229,7 @@ static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 367104 * mha_f32_h8_dk64__avx512_workers(a) + 63;
+	return 468480 * mha_f32_h8_dk64__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -240,14 +240,14 @@ static unsigned char *mha_f32_h8_dk64__avx512_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 367167) {
-		const size_t fit = (a->workspace_size - 63) / 367104;
+	if (a->workspace && a->workspace_size >= 468543) {
+		const size_t fit = (a->workspace_size - 63) / 468480;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(367104 * w + 63);
+	*mem = malloc(468480 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -264,7 +264,7 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (367104 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (468480 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx512_share {
 	mha_f32_h8_dk64__avx512_SHARES,  /* even shares of consecutive items, each to
@@ -284,7 +284,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 367104 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 468480 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx512_share share,
@@ -349,22 +349,22 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 			const __m512 t3_2 = _mm512_unpacklo_ps(r3_2, r3_3), t3_3 = _mm512_unpackhi_ps(r3_2, r3_3);
 			const __m512 x12 = _mm512_shuffle_ps(t3_0, t3_2, 0x44), x13 = _mm512_shuffle_ps(t3_0, t3_2, 0xee);
 			const __m512 x14 = _mm512_shuffle_ps(t3_1, t3_3, 0x44), x15 = _mm512_shuffle_ps(t3_1, t3_3, 0xee);
-			_mm512_store_ps(qt + (d + 0) * 592 + r, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 1) * 592 + r, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 2) * 592 + r, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 3) * 592 + r, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 4) * 592 + r, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 5) * 592 + r, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 6) * 592 + r, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 7) * 592 + r, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 8) * 592 + r, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 9) * 592 + r, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 10) * 592 + r, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 11) * 592 + r, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 12) * 592 + r, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 13) * 592 + r, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 14) * 592 + r, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 15) * 592 + r, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 0) * 784 + r, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 1) * 784 + r, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 2) * 784 + r, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 3) * 784 + r, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 4) * 784 + r, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 5) * 784 + r, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 6) * 784 + r, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 7) * 784 + r, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 8) * 784 + r, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 9) * 784 + r, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 10) * 784 + r, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 11) * 784 + r, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 12) * 784 + r, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 13) * 784 + r, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 14) * 784 + r, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 15) * 784 + r, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -372,11 +372,11 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 592 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 784 + r] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
-			qt[d * 592 + r] = 0.0f;
+			qt[d * 784 + r] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
@@ -390,8 +390,8 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 	__m512 a0_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -425,8 +425,8 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	__m512 a1_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -471,8 +471,8 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	__m512 a2_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -528,8 +528,8 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	__m512 a3_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -596,8 +596,8 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	__m512 a4_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -675,8 +675,8 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	__m512 a5_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -765,8 +765,8 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	__m512 a6_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -866,8 +866,8 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	__m512 a7_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 592 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -970,7 +970,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8_part(const float *restrict qt, co
 	__m512 a7_0 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 592 + 0);
+		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -1239,7 +1239,7 @@ static inline void mha_f32_h8_dk64__avx512_next(struct mha_f32_h8_dk64__avx512_n
 	f->i = i;
 }
 
-/* Work items are (batch, head, block of 384 query rows, or up to 576 in
+/* Work items are (batch, head, block of 512 query rows, or up to 768 in
  * a last block), the rows packed
  * transposed once.  For each block of 64 keys (a last one of under 16
  * joining the one before) and each tile of 32 rows:
@@ -1248,7 +1248,7 @@ static inline void mha_f32_h8_dk64__avx512_next(struct mha_f32_h8_dk64__avx512_n
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 367104
+ * row's limit are masked.  This is work item w, in one worker's 468480
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1265,12 +1265,12 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	(void)batch;
 	(void)kv_len;
 	(void)bias;
-	const size_t nqb = seq_q <= 576 ? 1 : (seq_q - 577) / 384 + 2;
+	const size_t nqb = seq_q <= 768 ? 1 : (seq_q - 769) / 512 + 2;
 	const size_t b = w / (8 * nqb);
 	const size_t hh = w / nqb % 8;
-	const size_t i0 = w % nqb * 384;
+	const size_t i0 = w % nqb * 512;
 	const size_t hk = hh;
-	const size_t rows_in = seq_q - i0 <= 576 ? seq_q - i0 : 384;
+	const size_t rows_in = seq_q - i0 <= 768 ? seq_q - i0 : 512;
 	/* its rows past the last whole vector are the tail's, a row at a
 	 * time (below), when they are few: 8 or fewer where they would
 	 * take a tile of their own, 4 or fewer where its second vector
@@ -1293,9 +1293,9 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	const size_t wn = w + nw < ni && (w + nw) / per == w / per ? w + nw : w;
 	const size_t bn = wn / (8 * nqb);
 	const size_t hhn = wn / nqb % 8;
-	const size_t i0n = wn % nqb * 384;
+	const size_t i0n = wn % nqb * 512;
 	const size_t hkn = hhn;
-	const size_t rowsn = seq_q - i0n <= 576 ? seq_q - i0n : 384;
+	const size_t rowsn = seq_q - i0n <= 768 ? seq_q - i0n : 512;
 	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
 	 * more (above; through a variable, so that a build's 0 draws no warning
 	 * that the test always holds) */
@@ -1303,12 +1303,12 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 151552);
-	float *restrict st = (float *)(void *)(scratch + 303104);
-	float *restrict kc = (float *)(void *)(scratch + 313344);
-	float *restrict vp = (float *)(void *)(scratch + 333568);
-	float *restrict m = (float *)(void *)(scratch + 353792), *restrict l = (float *)(void *)(scratch + 356096);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 358400);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 200704);
+	float *restrict st = (float *)(void *)(scratch + 401408);
+	float *restrict kc = (float *)(void *)(scratch + 411648);
+	float *restrict vp = (float *)(void *)(scratch + 431872);
+	float *restrict m = (float *)(void *)(scratch + 452096), *restrict l = (float *)(void *)(scratch + 455168);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 458240);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1322,7 +1322,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	 * first P.V stores instead of accumulating, so ot is not zeroed first
 	 * (AVX-512: h8 dk64 s128 1.027x, h12 dk64 s197 1.021x, h8 dk64 s512
 	 * causal 1.015x; AVX2 s128 1.017x) */
-	unsigned char fresh[18];
+	unsigned char fresh[24];
 	memset(fresh, 1, sizeof fresh);
 	for (size_t r = 0; r < rows; ++r) {
 		const size_t c = seq_kv;
@@ -1340,7 +1340,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[8] = {0};
 	float tm[8], tl[8];
-	float *restrict tq = (float *)(void *)(scratch + 363008), *restrict ta = (float *)(void *)(scratch + 365056);
+	float *restrict tq = (float *)(void *)(scratch + 464384), *restrict ta = (float *)(void *)(scratch + 466432);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = seq_kv;
 		const float *const qr = qh + (rows + x) * 512;
@@ -2595,7 +2595,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 
 static void mha_f32_h8_dk64__avx512_run(const struct mha_args *restrict a)
 {
-	const size_t n = a->batch * 8 * (a->seq_q <= 576 ? 1 : (a->seq_q - 577) / 384 + 2);
+	const size_t n = a->batch * 8 * (a->seq_q <= 768 ? 1 : (a->seq_q - 769) / 512 + 2);
 	size_t workers = mha_f32_h8_dk64__avx512_workers(a);
 	void *mem;
 	unsigned char *scratch;

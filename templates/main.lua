@@ -510,12 +510,6 @@ local function plan(S, T)
 				P.bk = fewer * (S.dk + S.dv) * 4 <= 40960 and fewer or even(n)
 			end
 		end
-		if S.seq_q > 0 and (P.bq > S.seq_q or
-		                    (S.block_q == 0 and S.seq_q <= P.bq * 3 // 2)) then
-			-- one block, rather than a full one and a thin remainder
-			-- (measured: h12 dk64 s197 1.05-1.08x faster on avx2 and avx512)
-			P.bq = S.seq_q
-		end
 		if P.mq % P.W ~= 0 then
 			error(string.format("--mq %d is not a multiple of the %s vector width %d",
 			                    P.mq, T.name, P.W), 0)
@@ -558,9 +552,23 @@ local function plan(S, T)
 				P.mq = P.mq - P.W
 			end
 		end
-		if S.block_q == 0 then
-			while P.bq > P.mq and d * P.bq > 65536 do
-				P.bq = math.max(P.bq // 2, P.mq)
+		if S.block_q == 0 and d * P.bq > 65536 then
+			-- as many whole micro-tiles as fit (Intel Xeon guest, h8 dk256
+			-- s1024 causal, 256 rows against the 192 halving gave: AVX2
+			-- 1.019x, AVX-512 1.023x)
+			P.bq = math.max(65536 // d // P.mq * P.mq, P.mq)
+		end
+		if S.seq_q > 0 and (P.bq > S.seq_q or
+		                    (S.block_q == 0 and S.seq_q <= P.bq * 3 // 2)) then
+			-- one block, rather than a full one and a thin remainder
+			-- (measured: h12 dk64 s197 1.05-1.08x faster on avx2 and
+			-- avx512); where the query block cannot hold them all, two
+			-- of half the rows each, in whole micro-tiles (AVX-512 h16
+			-- dk128 s577: 320 + 257 rows 1.034x against 512 + 65, 1.005x
+			-- against 384 + 193)
+			P.bq = S.seq_q
+			if S.block_q == 0 and d * P.bq > 65536 then
+				P.bq = ((S.seq_q + 1) // 2 + P.mq - 1) // P.mq * P.mq
 			end
 		end
 		-- P.bqx: where the rows are counted at run time (no fixed --seq,

@@ -215,17 +215,18 @@ size_t check_cases(const struct mha_kernel *k, size_t index,
 		                                 k->seq_kv ? k->seq_kv : 130,
 		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_HOT, index + 7, 0};
-	/* rows counted at run time past a default query block (384 rows on
-	 * AVX2 and AVX-512, 64 elsewhere): a last block of up to 3/2 of it
-	 * takes every row left (450: one block; 1000: 384, 384 and 232);
-	 * narrow heads only, to keep the reference's work small */
+	/* rows counted at run time past a default query block (512 rows on
+	 * AVX-512, 384 on AVX2, 64 elsewhere): a last block of up to 3/2 of
+	 * it takes every row left (540: one block on both; 1100: 512 and 588
+	 * on AVX-512, 384, 384 and 332 on AVX2); narrow heads only, to keep
+	 * the reference's work small */
 	if (n < max && k->a.h * (k->a.dk + k->a.dv) <= 128)
-		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 450,
-		                                 k->seq_kv ? k->seq_kv : 450,
+		cases[n++] = (struct check_case){k->a.varlen ? 5 : 1, 540,
+		                                 k->seq_kv ? k->seq_kv : 540,
 		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_UNIFORM, index + 11, 0};
 	if (n < max && k->a.h * (k->a.dk + k->a.dv) <= 64)
-		cases[n++] = (struct check_case){k->a.varlen ? 6 : 2, 1000,
+		cases[n++] = (struct check_case){k->a.varlen ? 6 : 2, 1100,
 		                                 k->seq_kv ? k->seq_kv : 61,
 		                                 (k->a.mask & MHA_MASK_PADDING) || k->a.varlen ? PAD_MIXED : PAD_FULL,
 		                                 DATA_UNIFORM, index + 13, 0};

@@ -431,25 +431,29 @@ Test(cli, run_time_keys_take_a_thin_last_block_in)
 /* Query rows counted at run time (no --seq, or --varlen past a block)
  * with the default --block-q: a last block of up to 3/2 of it takes every
  * row left (as a fixed length's one block does), within the 256 KiB query
- * block (dk 256: blocks of 192, up to 256); a fixed length or a --block-q
- * given keeps whole blocks. */
+ * block (dk 256: blocks of 256, no more; dk 160: 384, up to 400); a fixed
+ * length or a --block-q given keeps whole blocks. */
 Test(cli, run_time_rows_take_a_thin_last_block_in)
 {
 	static const struct has_lacks c[] = {
 		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
-		 "tiled, 384 query rows (up to 576 in a last block) x", NULL},
+		 "tiled, 512 query rows (up to 768 in a last block) x", NULL},
 		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "const size_t nqb = seq_q <= 768 ? 1 : (seq_q - 769) / 512 + 2;", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx2"}},
 		 "const size_t nqb = seq_q <= 576 ? 1 : (seq_q - 577) / 384 + 2;", NULL},
 		{{{"--h", "2", "--dk", "128", "--varlen", "padded", "--target", "avx2"}},
 		 "tiled, 384 query rows (up to 512 in a last block) x", NULL},
 		{{{"--h", "2", "--dk", "8", "--target", "scalar"}},
 		 "tiled, 64 query rows (up to 96 in a last block) x", NULL},
 		{{{"--h", "2", "--dk", "256", "--target", "avx2"}},
-		 "tiled, 192 query rows (up to 256 in a last block) x", NULL},
+		 "tiled, 256 query rows x", "in a last block) x"},
+		{{{"--h", "2", "--dk", "160", "--target", "avx2"}},
+		 "tiled, 384 query rows (up to 400 in a last block) x", NULL},
 		{{{"--h", "8", "--dk", "64", "--target", "avx512", "--block-q", "384"}},
 		 "tiled, 384 query rows x", "in a last block) x"},
 		{{{"--h", "8", "--dk", "64", "--seq", "1000", "--target", "avx512"}},
-		 "tiled, 384 query rows x", "in a last block) x"},
+		 "tiled, 512 query rows x", "in a last block) x"},
 		/* --varlen of up to a --seq: past a block, or one block */
 		{{{"--h", "2", "--dk", "16", "--seq", "900", "--varlen", "padded", "--target", "avx2"}},
 		 "tiled, 384 query rows (up to 576 in a last block) x", NULL},

@@ -447,9 +447,20 @@ static const struct {
 	{{"--h", "8", "--dk", "128", "--seq", "511", "--target", "avx512"},
 	 "tiled bq511 bk128 mq32 nk8 nv0"},
 	{{"--h", "8", "--dk", "96", "--target", "avx512"},
-	 "tiled bq384 bk64 mq32 nk8 nv0"},
+	 "tiled bq512 bk64 mq32 nk8 nv0"},
+	/* a query block of 512 rows of 136 floats passes 256 KiB: as many
+	 * whole micro-tiles as fit */
 	{{"--h", "8", "--dk", "128", "--dv", "136", "--target", "avx512"},
-	 "tiled bq384 bk128 mq32 nk8 nv8"},
+	 "tiled bq480 bk128 mq32 nk8 nv8"},
+	/* a fixed length under 3/2 of a block that the query block cannot
+	 * hold at once: two blocks of half of it in whole micro-tiles, not a
+	 * full one and a thin remainder */
+	{{"--h", "8", "--dk", "128", "--seq", "577", "--target", "avx512"},
+	 "tiled bq320 bk64 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "64", "--seq", "577", "--target", "avx512"},
+	 "tiled bq577 bk80 mq32 nk8 nv0"},
+	{{"--h", "8", "--dk", "256", "--seq", "300", "--target", "avx2"},
+	 "tiled bq160 bk128 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "128", "--seq", "512", "--target", "avx2"},
 	 "tiled bq512 bk128 mq16 nk6 nv6"},
 	{{"--h", "8", "--dk", "64", "--seq", "128", "--target", "scalar"},

@@ -10,7 +10,14 @@ local T = {
 	-- tuning defaults: the micro-tiles (mq/W x nk and mq/W x nv
 	-- accumulators) fit the 32-register file
 	-- (measured: 384-row query blocks read each key and value block half as
-	-- often as 192; 1.05x on h16 dk128 s1024 causal)
+	-- often as 192; 1.05x on h16 dk128 s1024 causal.  512 against 384 on
+	-- the Intel Xeon guest (make bench-ab, clang): h16 dk128 s1024 causal
+	-- 1.009-1.013x, s1024 1.004x, h32 dk128 s2048 causal 1.010x, h12
+	-- dk96 s1024 causal 1.015x, h16 dk64 s1024 causal 1.011x, s900
+	-- 1.008x; and one block of s577 (under 3/2 of it) 1.010x, causal
+	-- 1.017x.  1024 at dk 64 a little more (s1024 causal 1.005x over
+	-- 512), but half the work items for a call's threads to share.
+	-- AVX2 keeps 384: its machines' L2 is smaller (512 KiB on Zen 3))
 	-- (measured: heads of dk + dv <= 128 floats do better with 64-key
 	-- blocks, whose keys and values, 32 KiB, fit the 48 KiB L1 together,
 	-- as on AVX2.  On the Intel Xeon guest against 128 (make bench-ab,
@@ -33,7 +40,7 @@ local T = {
 	-- s197 64 x 3 + 5 at 0.996-1.019x.  AVX2 on that machine, whose P.V
 	-- at dv > 64 is the rows-in-lanes one: dk128 s1024 1.015-1.017x,
 	-- s512 and dk96 s512 1.000x, so it keeps 128)
-	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 384, mq = 32,
+	defaults = {block_kv = 128, block_kv_causal = 64, block_q = 512, mq = 32,
 	            block_kv_narrow = 64, block_kv_narrow_dims = 128,
 	            block_kv_long_dims = 256, block_kv_long_keys = 512,
 	            nk = 8, nv = 8, kv_split = 4,
