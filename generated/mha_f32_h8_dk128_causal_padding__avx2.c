@@ -1054,17 +1054,6 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *r
 	_mm256_store_ps(ot + 528, a1_0);
 }
 
-#ifndef MHA_PREFETCH_MIN
-/* A work item prefetches the next one's rows (and each key block the next
- * block's) when a call's q, k, v and out take this many bytes or more:
- * smaller ones stay in cache from call to call, where the prefetches cost
- * more than they save (on AMD Zen 3 they fill L1 as well as L2).  AVX2 on
- * that machine, against no prefetch: h8 dk64 s128 batch 8 1.07-1.11x,
- * h12 dk64 s197 batch 4 1.05-1.08x, h8 dk64 s512 causal 1.01-1.03x;
- * batches of h8 dk64 s128 of 1 and 2 items (1 and 2 MiB) 0.98-0.99x, of 4
- * items 1.09x.  A build may set its own (0: always). */
-#define MHA_PREFETCH_MIN ((size_t)4 << 20)
-#endif
 
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
@@ -1161,10 +1150,18 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t i0n = wn % nqb * 384;
 	const size_t hkn = hhn;
 	const size_t rowsn = seq_q - i0n <= 512 ? seq_q - i0n : 384;
-	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
-	 * more (above; through a variable, so that a build's 0 draws no warning
-	 * that the test always holds) */
+	/* A work item prefetches the next one's rows (and each key block the
+	 * next block's) when a call's q, k, v and out take pfmin bytes or more
+	 * (4 MiB on avx2: templates/main.lua, P.pfmin_mib): smaller ones
+	 * stay in cache from call to call, where the prefetches cost more than
+	 * they save.  A build may set its own, -DMHA_PREFETCH_MIN=bytes (0:
+	 * always); through a variable, so that a 0 draws no warning that the
+	 * test always holds */
+#ifdef MHA_PREFETCH_MIN
 	const size_t pfmin = MHA_PREFETCH_MIN;
+#else
+	const size_t pfmin = (size_t)4 << 20;
+#endif
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */

@@ -1656,7 +1656,7 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_3(const float *restrict qt, 
  * accumulators in registers.
  * The last tile's rows from 4 on lie past the block: their scores are
  * -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part1(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	float32x4_t a0_0 = vdupq_n_f32(0.0f);
@@ -1715,6 +1715,432 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part(const float *restrict
 		t = vmaxq_f32(t, a3_0);
 		t = vmaxq_f32(t, a4_0);
 		vst1q_f32(mx + 0, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x2
+ * accumulators in registers.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part2(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 4 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone.
+ * The last tile's rows from 8 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_causal__neon_qk5_1_part2(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+		}
+	}
+	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x3
+ * accumulators in registers.
+ * The last tile's rows from 12 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_causal__neon_qk5_0_part3(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_0 = vdupq_n_f32(0.0f);
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_0 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_0 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_0 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_0 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_0 = vfmaq_f32(a0_0, q0, kb);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			a1_0 = vfmaq_f32(a1_0, q0, kb);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a2_0 = vfmaq_f32(a2_0, q0, kb);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			a3_0 = vfmaq_f32(a3_0, q0, kb);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a4_0 = vfmaq_f32(a4_0, q0, kb);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+		}
+	}
+	vst1q_f32(st + 0, a0_0);
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, a1_0);
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, a2_0);
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, a3_0);
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, a4_0);
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 0);
+		t = vmaxq_f32(t, a0_0);
+		t = vmaxq_f32(t, a1_0);
+		t = vmaxq_f32(t, a2_0);
+		t = vmaxq_f32(t, a3_0);
+		t = vmaxq_f32(t, a4_0);
+		vst1q_f32(mx + 0, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		vst1q_f32(mx + 8, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x2
+ * accumulators in registers.
+ * Only the rows from 4 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone.
+ * The last tile's rows from 12 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_causal__neon_qk5_1_part3(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_1 = vdupq_n_f32(0.0f);
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_1 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_1 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_1 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_1 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_1 = vfmaq_f32(a0_1, q1, kb);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			a1_1 = vfmaq_f32(a1_1, q1, kb);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a2_1 = vfmaq_f32(a2_1, q1, kb);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			a3_1 = vfmaq_f32(a3_1, q1, kb);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a4_1 = vfmaq_f32(a4_1, q1, kb);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+		}
+	}
+	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 4, a0_1);
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 20, a1_1);
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 36, a2_1);
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 52, a3_1);
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 68, a4_1);
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 4);
+		t = vmaxq_f32(t, a0_1);
+		t = vmaxq_f32(t, a1_1);
+		t = vmaxq_f32(t, a2_1);
+		t = vmaxq_f32(t, a3_1);
+		t = vmaxq_f32(t, a4_1);
+		vst1q_f32(mx + 4, t);
+	}
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		vst1q_f32(mx + 8, t);
+	}
+}
+
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone.
+ * The last tile's rows from 12 on lie past the block: their scores are
+ * -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_causal__neon_qk5_2_part3(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	float32x4_t a0_2 = vdupq_n_f32(0.0f);
+	float32x4_t a1_2 = vdupq_n_f32(0.0f);
+	float32x4_t a2_2 = vdupq_n_f32(0.0f);
+	float32x4_t a3_2 = vdupq_n_f32(0.0f);
+	float32x4_t a4_2 = vdupq_n_f32(0.0f);
+	for (size_t d = 0; d < 64; ++d) {
+		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		{
+			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
+			a0_2 = vfmaq_f32(a0_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[64 + d]);
+			a1_2 = vfmaq_f32(a1_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[128 + d]);
+			a2_2 = vfmaq_f32(a2_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[192 + d]);
+			a3_2 = vfmaq_f32(a3_2, q2, kb);
+		}
+		{
+			const float32x4_t kb = vdupq_n_f32(k[256 + d]);
+			a4_2 = vfmaq_f32(a4_2, q2, kb);
+		}
+	}
+	vst1q_f32(st + 0, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 4, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 8, a0_2);
+	vst1q_f32(st + 12, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 16, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 20, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 24, a1_2);
+	vst1q_f32(st + 28, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 32, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 36, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 40, a2_2);
+	vst1q_f32(st + 44, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 48, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 52, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 56, a3_2);
+	vst1q_f32(st + 60, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 64, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 68, vdupq_n_f32(-INFINITY));
+	vst1q_f32(st + 72, a4_2);
+	vst1q_f32(st + 76, vdupq_n_f32(-INFINITY));
+	{
+		float32x4_t t = vld1q_f32(mx + 8);
+		t = vmaxq_f32(t, a0_2);
+		t = vmaxq_f32(t, a1_2);
+		t = vmaxq_f32(t, a2_2);
+		t = vmaxq_f32(t, a3_2);
+		t = vmaxq_f32(t, a4_2);
+		vst1q_f32(mx + 8, t);
 	}
 }
 
@@ -2109,7 +2535,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
  * contents unread.  5x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
-static inline void mha_f32_h8_dk64_causal__neon_pv5_part(const float *restrict p, const float *restrict v,
+static inline void mha_f32_h8_dk64_causal__neon_pv5_part1(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0, a3_0, a4_0;
@@ -2166,7 +2592,7 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part(const float *restrict p
  * contents unread.  4x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
-static inline void mha_f32_h8_dk64_causal__neon_pv4_part(const float *restrict p, const float *restrict v,
+static inline void mha_f32_h8_dk64_causal__neon_pv4_part1(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0, a3_0;
@@ -2209,17 +2635,477 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part(const float *restrict p
 	vst1q_f32(ot + 336, a3_0);
 }
 
-#ifndef MHA_PREFETCH_MIN
-/* A work item prefetches the next one's rows (and each key block the next
- * block's) when a call's q, k, v and out take this many bytes or more:
- * smaller ones stay in cache from call to call, where the prefetches cost
- * more than they save (on AMD Zen 3 they fill L1 as well as L2).  AVX2 on
- * that machine, against no prefetch: h8 dk64 s128 batch 8 1.07-1.11x,
- * h12 dk64 s197 batch 4 1.05-1.08x, h8 dk64 s512 causal 1.01-1.03x;
- * batches of h8 dk64 s128 of 1 and 2 items (1 and 2 MiB) 0.98-0.99x, of 4
- * items 1.09x.  A build may set its own (0: always). */
-#define MHA_PREFETCH_MIN ((size_t)4 << 20)
-#endif
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
+ * r < 8: the output block transposed (columns 112 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  5x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h8_dk64_causal__neon_pv5_part2(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1, a4_0, a4_1;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		const float32x4_t al1 = vld1q_f32(alpha + 4);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+		a4_0 = vmulq_f32(vld1q_f32(ot + 448), al0);
+		a4_1 = vmulq_f32(vld1q_f32(ot + 452), al1);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a0_1 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a1_1 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+		a2_1 = vdupq_n_f32(0.0f);
+		a3_0 = vdupq_n_f32(0.0f);
+		a3_1 = vdupq_n_f32(0.0f);
+		a4_0 = vdupq_n_f32(0.0f);
+		a4_1 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_0 = vfmaq_f32(a4_0, p0, vb);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+	vst1q_f32(ot + 448, a4_0);
+	vst1q_f32(ot + 452, a4_1);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 4,
+ * r < 8: the output block transposed (columns 112 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  4x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 8 on lie past the block.) */
+static inline void mha_f32_h8_dk64_causal__neon_pv4_part2(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		const float32x4_t al1 = vld1q_f32(alpha + 4);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a0_1 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a1_1 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+		a2_1 = vdupq_n_f32(0.0f);
+		a3_0 = vdupq_n_f32(0.0f);
+		a3_1 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 5,
+ * r < 12: the output block transposed (columns 112 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  5x3 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 12 on lie past the block.) */
+static inline void mha_f32_h8_dk64_causal__neon_pv5_part3(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2, a4_0, a4_1, a4_2;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		const float32x4_t al1 = vld1q_f32(alpha + 4);
+		const float32x4_t al2 = vld1q_f32(alpha + 8);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+		a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a1_2 = vmulq_f32(vld1q_f32(ot + 120), al2);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a2_2 = vmulq_f32(vld1q_f32(ot + 232), al2);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+		a3_2 = vmulq_f32(vld1q_f32(ot + 344), al2);
+		a4_0 = vmulq_f32(vld1q_f32(ot + 448), al0);
+		a4_1 = vmulq_f32(vld1q_f32(ot + 452), al1);
+		a4_2 = vmulq_f32(vld1q_f32(ot + 456), al2);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a0_1 = vdupq_n_f32(0.0f);
+		a0_2 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a1_1 = vdupq_n_f32(0.0f);
+		a1_2 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+		a2_1 = vdupq_n_f32(0.0f);
+		a2_2 = vdupq_n_f32(0.0f);
+		a3_0 = vdupq_n_f32(0.0f);
+		a3_1 = vdupq_n_f32(0.0f);
+		a3_2 = vdupq_n_f32(0.0f);
+		a4_0 = vdupq_n_f32(0.0f);
+		a4_1 = vdupq_n_f32(0.0f);
+		a4_2 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_0 = vfmaq_f32(a4_0, p0, vb);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+			a4_2 = vfmaq_f32(a4_2, p2, vb);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_1 = vfmaq_f32(a4_1, p1, vb);
+			a4_2 = vfmaq_f32(a4_2, p2, vb);
+		}
+	}
+	for (; j < n[2]; ++j, p += 16, v += 64) {
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[4]);
+			a4_2 = vfmaq_f32(a4_2, p2, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 120, a1_2);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 232, a2_2);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+	vst1q_f32(ot + 344, a3_2);
+	vst1q_f32(ot + 448, a4_0);
+	vst1q_f32(ot + 452, a4_1);
+	vst1q_f32(ot + 456, a4_2);
+}
+
+/* ot[c][r] = alpha[r] ot[c][r] + sum_{j < n[r / 4]} p[j][r] v_j[c] for c < 4,
+ * r < 12: the output block transposed (columns 112 floats apart), rows in
+ * vector lanes, one value element broadcast; value rows 64 floats apart.
+ * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
+ * contents unread.  4x3 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
+ * (The last tile's: its rows from 12 on lie past the block.) */
+static inline void mha_f32_h8_dk64_causal__neon_pv4_part3(const float *restrict p, const float *restrict v,
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
+{
+	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2;
+
+	if (alpha) {
+		const float32x4_t al0 = vld1q_f32(alpha + 0);
+		const float32x4_t al1 = vld1q_f32(alpha + 4);
+		const float32x4_t al2 = vld1q_f32(alpha + 8);
+		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
+		a0_1 = vmulq_f32(vld1q_f32(ot + 4), al1);
+		a0_2 = vmulq_f32(vld1q_f32(ot + 8), al2);
+		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
+		a1_1 = vmulq_f32(vld1q_f32(ot + 116), al1);
+		a1_2 = vmulq_f32(vld1q_f32(ot + 120), al2);
+		a2_0 = vmulq_f32(vld1q_f32(ot + 224), al0);
+		a2_1 = vmulq_f32(vld1q_f32(ot + 228), al1);
+		a2_2 = vmulq_f32(vld1q_f32(ot + 232), al2);
+		a3_0 = vmulq_f32(vld1q_f32(ot + 336), al0);
+		a3_1 = vmulq_f32(vld1q_f32(ot + 340), al1);
+		a3_2 = vmulq_f32(vld1q_f32(ot + 344), al2);
+	} else {
+		a0_0 = vdupq_n_f32(0.0f);
+		a0_1 = vdupq_n_f32(0.0f);
+		a0_2 = vdupq_n_f32(0.0f);
+		a1_0 = vdupq_n_f32(0.0f);
+		a1_1 = vdupq_n_f32(0.0f);
+		a1_2 = vdupq_n_f32(0.0f);
+		a2_0 = vdupq_n_f32(0.0f);
+		a2_1 = vdupq_n_f32(0.0f);
+		a2_2 = vdupq_n_f32(0.0f);
+		a3_0 = vdupq_n_f32(0.0f);
+		a3_1 = vdupq_n_f32(0.0f);
+		a3_2 = vdupq_n_f32(0.0f);
+	}
+	size_t j = 0;
+	for (; j < n[0]; ++j, p += 16, v += 64) {
+		const float32x4_t p0 = vld1q_f32(p + 0);
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_0 = vfmaq_f32(a0_0, p0, vb);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_0 = vfmaq_f32(a1_0, p0, vb);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_0 = vfmaq_f32(a2_0, p0, vb);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_0 = vfmaq_f32(a3_0, p0, vb);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+	}
+	for (; j < n[1]; ++j, p += 16, v += 64) {
+		const float32x4_t p1 = vld1q_f32(p + 4);
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_1 = vfmaq_f32(a0_1, p1, vb);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_1 = vfmaq_f32(a1_1, p1, vb);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_1 = vfmaq_f32(a2_1, p1, vb);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_1 = vfmaq_f32(a3_1, p1, vb);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+	}
+	for (; j < n[2]; ++j, p += 16, v += 64) {
+		const float32x4_t p2 = vld1q_f32(p + 8);
+		{
+			const float32x4_t vb = vdupq_n_f32(v[0]);
+			a0_2 = vfmaq_f32(a0_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[1]);
+			a1_2 = vfmaq_f32(a1_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[2]);
+			a2_2 = vfmaq_f32(a2_2, p2, vb);
+		}
+		{
+			const float32x4_t vb = vdupq_n_f32(v[3]);
+			a3_2 = vfmaq_f32(a3_2, p2, vb);
+		}
+	}
+	vst1q_f32(ot + 0, a0_0);
+	vst1q_f32(ot + 4, a0_1);
+	vst1q_f32(ot + 8, a0_2);
+	vst1q_f32(ot + 112, a1_0);
+	vst1q_f32(ot + 116, a1_1);
+	vst1q_f32(ot + 120, a1_2);
+	vst1q_f32(ot + 224, a2_0);
+	vst1q_f32(ot + 228, a2_1);
+	vst1q_f32(ot + 232, a2_2);
+	vst1q_f32(ot + 336, a3_0);
+	vst1q_f32(ot + 340, a3_1);
+	vst1q_f32(ot + 344, a3_2);
+}
+
 
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
@@ -2317,10 +3203,18 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 	const size_t i0n = wn % nqb * 64;
 	const size_t hkn = hhn;
 	const size_t rowsn = seq_q - i0n <= 96 ? seq_q - i0n : 64;
-	/* only when the call's q, k, v and out take MHA_PREFETCH_MIN bytes or
-	 * more (above; through a variable, so that a build's 0 draws no warning
-	 * that the test always holds) */
+	/* A work item prefetches the next one's rows (and each key block the
+	 * next block's) when a call's q, k, v and out take pfmin bytes or more
+	 * (4 MiB on neon: templates/main.lua, P.pfmin_mib): smaller ones
+	 * stay in cache from call to call, where the prefetches cost more than
+	 * they save.  A build may set its own, -DMHA_PREFETCH_MIN=bytes (0:
+	 * always); through a variable, so that a 0 draws no warning that the
+	 * test always holds */
+#ifdef MHA_PREFETCH_MIN
 	const size_t pfmin = MHA_PREFETCH_MIN;
+#else
+	const size_t pfmin = (size_t)4 << 20;
+#endif
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
@@ -2479,7 +3373,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 					}
-					mha_f32_h8_dk64_causal__neon_qk5_0_part(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_qk5_0_part1(qt + r0, kb + j * 64, st + j * 16, mxb);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
@@ -2490,6 +3384,113 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 				case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 				case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+			} else if (mt <= 8) {
+				/* the block's last rows: the tile's first 2 vectors */
+				for (; j + 5 <= kn[0]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64_causal__neon_qk5_0_part2(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 5 <= kn[1]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64_causal__neon_qk5_1_part2(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[1]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+			} else if (mt <= 12) {
+				/* the block's last rows: the tile's first 3 vectors */
+				for (; j + 5 <= kn[0]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64_causal__neon_qk5_0_part3(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[0]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[0] - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 5 <= kn[1]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64_causal__neon_qk5_1_part3(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[1]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[1];
+				for (; j + 5 <= kn[2]; j += 5) {
+					for (; kcn < j + 10 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+					}
+					for (; vc < j + 5; ++vc) {
+						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+					}
+					mha_f32_h8_dk64_causal__neon_qk5_2_part3(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				for (; kcn < kn[2]; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				switch (kn[2] - j) {
+				case 1: mha_f32_h8_dk64_causal__neon_qk1_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64_causal__neon_qk2_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64_causal__neon_qk3_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64_causal__neon_qk4_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else {
@@ -2648,7 +3649,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 			}
 			/* online softmax; rows that saw no key yet subtract
 			 * -FLT_MAX instead of -inf, so their weights stay 0;
-			 * the block's last tile skips its vectors from 1 on (past the block) */
+			 * the block's last tile skips the vectors past its rows */
 			{
 				const float32x4_t mo = vld1q_f32(m + r0 + 0);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
@@ -2715,7 +3716,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(l + r0 + 4, vfmaq_f32(sum, vld1q_f32(l + r0 + 4), al));
 				vst1q_f32(m + r0 + 4, mx);
 			}
-			if (mt > 4) {
+			if (mt > 8) {
 				const float32x4_t mo = vld1q_f32(m + r0 + 8);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
@@ -2748,7 +3749,7 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(l + r0 + 8, vfmaq_f32(sum, vld1q_f32(l + r0 + 8), al));
 				vst1q_f32(m + r0 + 8, mx);
 			}
-			if (mt > 4) {
+			if (mt > 12) {
 				const float32x4_t mo = vld1q_f32(m + r0 + 12);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
@@ -2789,10 +3790,36 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h8_dk64_causal__neon_pv5_part(st, vb0, ob, al, kn);
+					mha_f32_h8_dk64_causal__neon_pv5_part1(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_causal__neon_pv4_part(st, vb0, ob, al, kn);
+				mha_f32_h8_dk64_causal__neon_pv4_part1(st, vb0, ob, al, kn);
+			}
+			else if (mt <= 8)
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 16] ? NULL : alpha;
+
+				fresh[r0 / 16] = 0;
+				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
+					mha_f32_h8_dk64_causal__neon_pv5_part2(st, vb0, ob, al, kn);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				mha_f32_h8_dk64_causal__neon_pv4_part2(st, vb0, ob, al, kn);
+			}
+			else if (mt <= 12)
+			{
+				const float *vb0 = vb;
+				float *ob = ot + r0;
+				const float *const al = fresh[r0 / 16] ? NULL : alpha;
+
+				fresh[r0 / 16] = 0;
+				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
+					mha_f32_h8_dk64_causal__neon_pv5_part3(st, vb0, ob, al, kn);
+					mha_f32_h8_dk64_causal__neon_next(&nx);
+				}
+				mha_f32_h8_dk64_causal__neon_pv4_part3(st, vb0, ob, al, kn);
 			}
 			else
 			{

@@ -336,6 +336,15 @@ local function plan(S, T)
 	P.bk = S.block_kv > 0 and S.block_kv or
 	       (S.causal and D.block_kv_causal) or D.block_kv
 	P.bq = S.block_q > 0 and S.block_q or D.block_q
+	-- the size of a call's q, k, v and out from which a tiled kernel
+	-- prefetches what comes next (tiled.c.in; MiB, the build's
+	-- MHA_PREFETCH_MIN in bytes overriding it): the target's, else 4,
+	-- set on AMD Zen 3, whose prefetches fill L1 as well as L2 (AVX2
+	-- against no prefetch: h8 dk64 s128 batch 8 1.07-1.11x, h12 dk64 s197
+	-- batch 4 1.05-1.08x, h8 dk64 s512 causal 1.01-1.03x; batches of h8
+	-- dk64 s128 of 1 and 2 items, 1 and 2 MiB, 0.98-0.99x, of 4 items
+	-- 1.09x)
+	P.pfmin_mib = D.prefetch_min_mib or 4
 	P.mq = S.mq > 0 and S.mq or D.mq
 	P.nk = S.nk > 0 and S.nk or D.nk
 	P.nv = S.nv > 0 and S.nv or D.nv

@@ -405,6 +405,48 @@ static void outputs_have(const struct has_lacks *c, size_t n)
 	}
 }
 
+/* Rows counted at run time: a block's last tile takes as many of its
+ * first vectors as its rows fill (NEON's tile of 16 rows: 1, 2 or 3 of 4
+ * vectors for up to 4, 8 or 12 rows), AVX-512's and AVX2's of 2 vectors
+ * the first alone; a fixed length's last tile its one count. */
+Test(cli, run_time_last_tile_takes_the_vectors_its_rows_fill)
+{
+	static const struct has_lacks c[] = {
+		{{{"--h", "8", "--dk", "64", "--target", "neon"}},
+		 "} else if (mt <= 12) {", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "neon"}},
+		 "neon_pv5_part2(st, vb0, ob, al, kn);", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "neon"}},
+		 "\t\t\tif (mt > 8) {", NULL},
+		{{{"--h", "2", "--dk", "16", "--mask", "causal", "--target", "neon"}},
+		 "neon_qk5_2_part3(qt + r0,", NULL},
+		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
+		 "if (mt <= 16) {", "else if (mt <="},
+		{{{"--h", "8", "--dk", "64", "--seq", "200", "--target", "neon"}},
+		 "if (mt <= 8) {", "else if (mt <="},
+	};
+
+	outputs_have(c, sizeof c / sizeof c[0]);
+}
+
+/* A tiled kernel prefetches what comes next from a call size of the
+ * target's (AVX-512 2 MiB, others 4), a build's MHA_PREFETCH_MIN
+ * overriding it. */
+Test(cli, prefetch_gate_is_the_targets)
+{
+	static const struct has_lacks c[] = {
+		{{{"--h", "12", "--dk", "64", "--seq", "197", "--target", "avx512"}},
+		 "#ifdef MHA_PREFETCH_MIN\n\tconst size_t pfmin = MHA_PREFETCH_MIN;\n#else\n"
+		 "\tconst size_t pfmin = (size_t)2 << 20;\n#endif", NULL},
+		{{{"--h", "12", "--dk", "64", "--seq", "197", "--target", "avx2"}},
+		 "\tconst size_t pfmin = (size_t)4 << 20;\n", "(size_t)2 << 20"},
+		{{{"--h", "12", "--dk", "64", "--target", "neon"}},
+		 "\tconst size_t pfmin = (size_t)4 << 20;\n", "(size_t)2 << 20"},
+	};
+
+	outputs_have(c, sizeof c / sizeof c[0]);
+}
+
 /* Keys counted at run time: a last block of under a quarter of the
  * block's keys joins the one before (tiled.c.in), the file's opening
  * comment naming the largest block; with a fixed length (its thin-block

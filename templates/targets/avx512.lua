@@ -63,6 +63,17 @@ local T = {
 	            -- loaded ones s128 1.001-1.013x, s197 1.004-1.010x, h8
 	            -- dk64 s512 causal 1.010-1.021x, s1024 causal 1.003-1.018x
 	            unroll_qk = 2,
+	            -- prefetch what comes next in calls of 2 MiB of q, k, v
+	            -- and out or more (4 elsewhere, set on AMD Zen 3, whose
+	            -- prefetches fill L1 too): on the Intel Xeon guest (2 MiB
+	            -- of L2) against 4, make bench-ab with the kernel's bytes
+	            -- edited: h12 dk64 s197 (2.4 MiB) 1.007x (3 runs), h12
+	            -- dk64 s256 1.018x, h16 dk64 s128 1.012x, h8 dk128 s256
+	            -- causal 1.012x, h8 dk64 s128 batch 2 1.017x; at 1 MiB
+	            -- (s128) prefetching cost 0.993-0.994x.  AVX2 on that
+	            -- machine gains as well (s197 1.008x), but AVX2's machines
+	            -- include Zen 3 (0.983x quiet there)
+	            prefetch_min_mib = 2,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
 	            gemm_mr = 12, gemm_nv = 2},
