@@ -996,7 +996,6 @@ static inline void mha_f32_h12_dk64_s197__avx2_pvr2(const float *restrict p, con
 	}
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

@@ -3026,7 +3026,6 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3_part3(const float *restric
 	vst1q_f32(ot + 232, a2_2);
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

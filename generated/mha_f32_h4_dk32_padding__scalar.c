@@ -638,7 +638,6 @@ static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, 
 	(ot + 339)[0] = a3_3;
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

@@ -1054,7 +1054,6 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *r
 	_mm256_store_ps(ot + 528, a1_0);
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

@@ -1188,7 +1188,6 @@ static inline void mha_f32_h8_dk64__avx512_pvr4(const float *restrict p, const f
 	}
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

@@ -3106,7 +3106,6 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part3(const float *restrict 
 	vst1q_f32(ot + 344, a3_2);
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */

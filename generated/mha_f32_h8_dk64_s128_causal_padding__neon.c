@@ -2035,7 +2035,6 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 	vst1q_f32(ot + 252, a3_3);
 }
 
-
 /* What comes next, prefetched a few rows at a time during a key block:
  * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
  * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
