@@ -105,6 +105,7 @@ struct result {
 	double bw;               /* decode: 1-core read GB/s over as many bytes */
 	double t1, t2;           /* kernel on 1 thread, on 2 threads */
 	double peak;             /* FMA GFLOP/s sampled between t1's runs */
+	double peak2;            /* the same on 2 threads between t2's runs */
 	double tref, tblas;
 	size_t ref_runs;
 	double err, err_blas, tol;
@@ -143,13 +144,36 @@ static double median_time(const struct job *j, size_t n, double first)
 	return mha_median(t, n);
 }
 
+/* One sample of the FMA peak on the calling thread. */
+static double fma_one(void)
+{
+	return job_fma(BENCH_WIDTH);
+}
+
+#ifdef _OPENMP
+/* One sample of the FMA peak of two OpenMP threads running the loop at
+ * once: their GFLOP/s summed.  Below twice one core's when the two CPUs
+ * do not both belong to the bench (the host runs something else on one, or
+ * a virtual machine's two CPUs share a core for a while: 2T x read
+ * 1.55-1.96x for h8 dk64 s128 on a guest whose CPU 0 alone stayed quiet). */
+static double fma_two(void)
+{
+	double g = 0.0;
+
+#pragma omp parallel num_threads(2) reduction(+ : g)
+	g += job_fma(BENCH_WIDTH);
+	return g;
+}
+#endif
+
 /* Median seconds of n (>= BENCH_PEAK_RUNS) runs of the job, with
- * BENCH_PEAK_RUNS samples of the FMA peak spread between them; their median
- * in *peak: the core's peak in the same seconds as the runs, under the same
- * load and clock (between runs whole seconds apart, a run's start and end
- * peaks read 166-181 GFLOP/s on one core while h16 dk128 s1024 causal held
- * at 31.3-31.5 ms). */
-static double median_time_peak(const struct job *j, size_t n, double *peak)
+ * BENCH_PEAK_RUNS samples of the FMA peak (fma: fma_one, or fma_two for a
+ * 2-thread job) spread between them; their median in *peak: the peak in
+ * the same seconds as the runs, under the same load and clock (between
+ * runs whole seconds apart, a run's start and end peaks read 166-181
+ * GFLOP/s on one core while h16 dk128 s1024 causal held at 31.3-31.5 ms). */
+static double median_time_peak(const struct job *j, size_t n, double *peak,
+                               double (*fma)(void))
 {
 	double t[MAX_RUNS], g[BENCH_PEAK_RUNS];
 	size_t k = 0;
@@ -158,7 +182,7 @@ static double median_time_peak(const struct job *j, size_t n, double *peak)
 		t[i] = job_run(j);
 		/* after runs n/P - 1, 2n/P - 1, ...: the last after the last run */
 		if (k < BENCH_PEAK_RUNS && (i + 1) * BENCH_PEAK_RUNS >= (k + 1) * n)
-			g[k++] = job_fma(BENCH_WIDTH);
+			g[k++] = fma();
 	}
 	*peak = mha_median(g, BENCH_PEAK_RUNS);
 	return mha_median(t, n);
@@ -280,13 +304,13 @@ static void measure_kernel(const struct job *j, struct mha_guarded *out,
 {
 	double t = check(j, out, ref, j->sh->name, r);
 
-	r->t1 = median_time_peak(j, runs_for(t), &r->peak);
+	r->t1 = median_time_peak(j, runs_for(t), &r->peak, fma_one);
 #ifdef _OPENMP
 	fprintf(stderr, " kernel-2T");
 	sched_setaffinity(0, sizeof all_cpus, &all_cpus);
 	omp_set_num_threads(2);
 	t = check(j, out, ref, "the kernel on 2 threads", r);
-	r->t2 = median_time(j, runs_for(t), -1.0);
+	r->t2 = median_time_peak(j, runs_for(t), &r->peak2, fma_two);
 	omp_set_num_threads(1);
 	mha_pin_cpu(0);
 #endif
@@ -373,6 +397,14 @@ static int slowed(const struct result *r, double top)
 	return r->peak < 0.95 * top;
 }
 
+/* Whether the two CPUs were not both the bench's during the shape's 2T
+ * runs: the 2-thread FMA peak then 5% or more below twice the run's highest
+ * 1-core figure. */
+static int slowed2(const struct result *r, double top)
+{
+	return r->t2 > 0.0 && r->peak2 < 0.95 * 2.0 * top;
+}
+
 /* The "%peak" cell: % of the FMA peak, or for decode of read bandwidth. */
 static void pct_cell(char *buf, size_t size, const struct shape *sh,
                      const struct result *r, double top)
@@ -405,7 +437,7 @@ static void print_table(const struct result *res, const struct machine *m)
 	       omp ? " --threads openmp" : "", BENCH_KFLAGS,
 	       omp ? " -fopenmp" : "", openblas_get_config(),
 	       openblas_get_corename());
-	printf("%-27s %9s %9s %5s %8s %9s %6s %8s %7s %8s %8s %9s %7s\n", "shape",
+	printf("%-27s %9s %9s %6s %8s %9s %6s %8s %7s %8s %8s %9s %7s\n", "shape",
 	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "peak", "x ref", "x BLAS",
 	       "max|err|", "BLAS err", "compile s", "obj KiB");
 	for (size_t i = 0; i < NSHAPES; ++i) {
@@ -413,12 +445,13 @@ static void print_table(const struct result *res, const struct machine *m)
 		char t2[16] = "-", sp[16] = "-", pct[24], xr[16];
 		if (r->t2 > 0.0) {
 			snprintf(t2, sizeof t2, "%.3f", r->t2 * 1e3);
-			snprintf(sp, sizeof sp, "%.2f", r->t1 / r->t2);
+			snprintf(sp, sizeof sp, "%.2f%s", r->t1 / r->t2,
+			         slowed2(r, top) ? "~" : "");
 		}
 		pct_cell(pct, sizeof pct, &shapes[i], r, top);
 		snprintf(xr, sizeof xr, "%.1f%s", r->tref / r->t1,
 		         r->ref_runs < MIN_RUNS ? "*" : "");
-		printf("%-27s %9.3f %9s %5s %8.2f %9s %6.1f %8s %7.2f %8.1e %8.1e "
+		printf("%-27s %9.3f %9s %6s %8.2f %9s %6.1f %8s %7.2f %8.1e %8.1e "
 		       "%9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
 		       r->flops / r->t1 * 1e-9, pct, r->peak, xr, r->tblas / r->t1,
 		       r->err, r->err_blas, r->build ? r->build->seconds : NAN,
@@ -426,7 +459,10 @@ static void print_table(const struct result *res, const struct machine *m)
 	}
 	printf("\nms: median of >= %d runs after a warm-up; 1T pinned to CPU 0, "
 	       "2T two OpenMP threads on all CPUs (\"-\": kernels built without "
-	       "OpenMP).\n", MIN_RUNS);
+	       "OpenMP); 2T x: 1T time / 2T time (\"~\": the FMA peak of two "
+	       "threads, sampled %d times between the 2T runs, read 5%% or more "
+	       "below twice %.1f: a CPU was shared, the figure unreliable).\n",
+	       MIN_RUNS, BENCH_PEAK_RUNS, top);
 	printf("GFLOP/s: useful flops (4 h dk per visible query-key pair) per "
 	       "second at 1T; %%peak of peak, the FMA GFLOP/s of CPU 0 sampled "
 	       "%d times between the kernel's 1T runs (median; \"~\": 5%% or more "
@@ -476,21 +512,27 @@ static void warn_shared(const struct result *res, const struct machine *m)
 {
 	const double top = run_peak(res, m);
 	int moved = fabs(m->peak_end - m->peak) > 0.05 * m->peak;
-	size_t slow = 0;
+	size_t slow = 0, slow2 = 0;
 
-	for (size_t i = 0; i < NSHAPES; ++i)
+	for (size_t i = 0; i < NSHAPES; ++i) {
 		slow += shapes[i].seq_q > 1 && slowed(&res[i], top);
+		slow2 += slowed2(&res[i], top);
+	}
 	if (slow)
 		printf("warning: %zu shape%s ran while CPU 0's FMA peak read 5%% "
 		       "or more below the run's highest (%%peak marked ~).\n",
 		       slow, slow == 1 ? "" : "s");
+	if (slow2)
+		printf("warning: %zu shape%s ran on 2 threads while their FMA "
+		       "peak read 5%% or more below twice one core's (2T x "
+		       "marked ~).\n", slow2, slow2 == 1 ? "" : "s");
 	if (moved)
 		printf("warning: the FMA peak moved from %.1f to %.1f GFLOP/s "
 		       "during the run.\n", m->peak, m->peak_end);
 	if (m->others > 0.05)
 		printf("warning: other processes kept %.2f CPUs busy on "
 		       "average during the run.\n", m->others);
-	if (moved || slow || m->others > 0.05)
+	if (moved || slow || slow2 || m->others > 0.05)
 		printf("warning: the CPU was shared, so these figures are "
 		       "unreliable (2T most of all); run again on a quiet "
 		       "machine.\n");
@@ -526,7 +568,7 @@ static int write_csv(const char *path, const struct result *res,
 	      "pct_read_bw,read_bw_same_bytes_gbs,ms_ref,ref_runs,x_ref,ms_openblas,x_openblas,"
 	      "err_kernel,err_openblas,tol,compile_s,object_bytes,cpu,"
 	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp,batch,"
-	      "fma_peak_runs_gflops\n", f);
+	      "fma_peak_runs_gflops,fma_peak_2t_runs_gflops\n", f);
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct shape *sh = &shapes[i];
 		const struct result *r = &res[i];
@@ -550,9 +592,11 @@ static int write_csv(const char *path, const struct result *res,
 			fprintf(f, ",%.4g,%ld", r->build->seconds, r->build->bytes);
 		else
 			fputs(",,", f);
-		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d,%zu,%.4g\n",
+		fprintf(f, ",\"%s\",%.4g,%.4g,%.4g,%.3f,%d,%zu,%.4g",
 		        mha_cpu_model(), m->peak, m->peak_end, m->bw, m->others,
 		        omp, batch_of(sh), r->peak);
+		csv_num(f, r->t2 > 0.0 ? r->peak2 : 0.0);
+		fputc('\n', f);
 	}
 	return fclose(f) ? -1 : 0;
 }
