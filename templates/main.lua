@@ -600,6 +600,10 @@ local function plan(S, T)
 		-- whichever is free
 		P.fixed = S.seq_q > 0 and P.bq >= S.seq_q and not S.padding and
 		          S.varlen == "none"
+		-- P.lpt: causal work items of several query blocks a head cost
+		-- more the later their rows (they see more keys): tiled.c.in
+		-- hands them out last block first
+		P.lpt = S.causal and (S.seq_q == 0 or P.bq < S.seq_q)
 		-- the query and output blocks are stored transposed, a column of
 		-- bqs floats per head dim; an odd number of cache lines per column
 		-- spreads a micro-tile's columns over every cache set, where an even
