@@ -2110,7 +2110,7 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 	 * against 1.92-1.98x; one thread 1.002x) */
 	const size_t hw = w % (batch * 8);
 	const size_t b = hw / 8;
-	const size_t i0 = (2 - 1 - w / (batch * 8)) * 64;
+	const size_t i0 = (1 - w / (batch * 8)) * 64;
 	const size_t hh = hw % 8;
 	const size_t hk = hh;
 	const size_t rows = 128 - i0 < 64 ? 128 - i0 : 64;
@@ -2129,7 +2129,7 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 	const size_t wn = w + nw < ni && (w + nw) / per == w / per ? w + nw : w;
 	const size_t hwn = wn % (batch * 8);
 	const size_t bn = hwn / 8;
-	const size_t i0n = (2 - 1 - wn / (batch * 8)) * 64;
+	const size_t i0n = (1 - wn / (batch * 8)) * 64;
 	const size_t hhn = hwn % 8;
 	const size_t hkn = hhn;
 	const size_t rowsn = 128 - i0n < 64 ? 128 - i0n : 64;
