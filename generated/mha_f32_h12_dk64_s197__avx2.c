@@ -335,8 +335,8 @@ static void mha_f32_h12_dk64_s197__avx2_each(const struct mha_args *a, size_t n,
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (768 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (768 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 16][d][r % 16] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -366,14 +366,14 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
 			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
 			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
-			_mm256_store_ps(qt + (d + 0) * 208 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 1) * 208 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 2) * 208 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 3) * 208 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 4) * 208 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 5) * 208 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 6) * 208 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 7) * 208 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 0) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -381,15 +381,16 @@ static inline void mha_f32_h12_dk64_s197__avx2_pack(const float *restrict q, flo
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 768 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 208 + r] = q[r * 768 + d] * 0x1.715476p-3f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = q[r * 768 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 208 + r] = 0.0f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk1(const float *restrict qt, const float *restrict k,
@@ -399,8 +400,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk1(const float *restrict qt, con
 	__m256 a0_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -422,7 +423,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk1(const float *restrict qt, con
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, const float *restrict k,
@@ -434,8 +436,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, con
 	__m256 a1_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -466,7 +468,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk2(const float *restrict qt, con
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, const float *restrict k,
@@ -480,8 +483,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, con
 	__m256 a2_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -521,7 +524,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk3(const float *restrict qt, con
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, const float *restrict k,
@@ -537,8 +541,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, con
 	__m256 a3_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -587,7 +591,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk4(const float *restrict qt, con
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, const float *restrict k,
@@ -605,8 +610,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, con
 	__m256 a4_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -664,7 +669,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk5(const float *restrict qt, con
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
 static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, const float *restrict k,
@@ -684,8 +690,8 @@ static inline void mha_f32_h12_dk64_s197__avx2_qk6(const float *restrict qt, con
 	__m256 a5_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 208 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 208 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -1248,18 +1254,18 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				for (; vc < j + 6; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 768, 64 * sizeof(float));
 				}
-				mha_f32_h12_dk64_s197__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h12_dk64_s197__avx2_qk6(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h12_dk64_s197__avx2_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 768, 64 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h12_dk64_s197__avx2_qk1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h12_dk64_s197__avx2_qk2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h12_dk64_s197__avx2_qk3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h12_dk64_s197__avx2_qk4(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h12_dk64_s197__avx2_qk5(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */

@@ -151,7 +151,7 @@ static inline __attribute__((always_inline)) void mha_f32_h16_dk128_causal__neon
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 204288 bytes per worker, from a->workspace when it
+ * Scratch: 196096 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h16_dk128_causal__neon_workers(const struct mha_args *a)
 {
@@ -163,7 +163,7 @@ static size_t mha_f32_h16_dk128_causal__neon_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h16_dk128_causal__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 204288 * mha_f32_h16_dk128_causal__neon_workers(a) + 63;
+	return 196096 * mha_f32_h16_dk128_causal__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -174,14 +174,14 @@ static unsigned char *mha_f32_h16_dk128_causal__neon_scratch(const struct mha_ar
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 204351) {
-		const size_t fit = (a->workspace_size - 63) / 204288;
+	if (a->workspace && a->workspace_size >= 196159) {
+		const size_t fit = (a->workspace_size - 63) / 196096;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(204288 * w + 63);
+	*mem = malloc(196096 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -198,7 +198,7 @@ static void mha_f32_h16_dk128_causal__neon_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (204288 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (196096 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h16_dk128_causal__neon_share {
 	mha_f32_h16_dk128_causal__neon_SHARES,  /* even shares of consecutive items, each to
@@ -218,7 +218,7 @@ static void mha_f32_h16_dk128_causal__neon_task(void *task, size_t i, size_t wor
 {
 	const struct mha_f32_h16_dk128_causal__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 204288 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 196096 : NULL);
 }
 
 static void mha_f32_h16_dk128_causal__neon_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h16_dk128_causal__neon_share share,
@@ -236,8 +236,8 @@ static void mha_f32_h16_dk128_causal__neon_each(const struct mha_args *a, size_t
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (2048 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.0527dcp-3f * q_r[d] (the scale 0x1.6a09e6p-4f times log2(e):
+/* Pack a block of query rows (2048 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 16][d][r % 16] = 0x1.0527dcp-3f * q_r[d] (the scale 0x1.6a09e6p-4f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -262,10 +262,10 @@ static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, 
 				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
 				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
 			}
-			vst1q_f32(qt + (d + 0) * 112 + r, vmulq_f32(x0, vdupq_n_f32(0x1.0527dcp-3f)));
-			vst1q_f32(qt + (d + 1) * 112 + r, vmulq_f32(x1, vdupq_n_f32(0x1.0527dcp-3f)));
-			vst1q_f32(qt + (d + 2) * 112 + r, vmulq_f32(x2, vdupq_n_f32(0x1.0527dcp-3f)));
-			vst1q_f32(qt + (d + 3) * 112 + r, vmulq_f32(x3, vdupq_n_f32(0x1.0527dcp-3f)));
+			vst1q_f32(qt + (d + 0) * 16 + r / 16 * 2048 + r % 16, vmulq_f32(x0, vdupq_n_f32(0x1.0527dcp-3f)));
+			vst1q_f32(qt + (d + 1) * 16 + r / 16 * 2048 + r % 16, vmulq_f32(x1, vdupq_n_f32(0x1.0527dcp-3f)));
+			vst1q_f32(qt + (d + 2) * 16 + r / 16 * 2048 + r % 16, vmulq_f32(x2, vdupq_n_f32(0x1.0527dcp-3f)));
+			vst1q_f32(qt + (d + 3) * 16 + r / 16 * 2048 + r % 16, vmulq_f32(x3, vdupq_n_f32(0x1.0527dcp-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -273,15 +273,16 @@ static inline void mha_f32_h16_dk128_causal__neon_pack(const float *restrict q, 
 			for (size_t c = 0; c < 128; c += 16)
 				__builtin_prefetch(q + (r + 4) * 2048 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 112 + r] = q[r * 2048 + d] * 0x1.0527dcp-3f;
+			qt[d * 16 + r / 16 * 2048 + r % 16] = q[r * 2048 + d] * 0x1.0527dcp-3f;
 	}
 	for (size_t d = 0; d < 128; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 112 + r] = 0.0f;
+			qt[d * 16 + r / 16 * 2048 + r % 16] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk1_0(const float *restrict qt, const float *restrict k,
@@ -292,10 +293,10 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_0(const float *restrict qt
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -331,7 +332,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_0(const float *restrict qt
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -343,9 +345,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_1(const float *restrict qt
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -375,7 +377,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_1(const float *restrict qt
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -386,8 +389,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_2(const float *restrict qt
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -411,7 +414,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_2(const float *restrict qt
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -421,7 +425,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_3(const float *restrict qt
 {
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -439,7 +443,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk1_3(const float *restrict qt
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk2_0(const float *restrict qt, const float *restrict k,
@@ -454,10 +459,10 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_0(const float *restrict qt
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -508,7 +513,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_0(const float *restrict qt
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -523,9 +529,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_1(const float *restrict qt
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -568,7 +574,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_1(const float *restrict qt
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -581,8 +588,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_2(const float *restrict qt
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -617,7 +624,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_2(const float *restrict qt
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -628,7 +636,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_3(const float *restrict qt
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -655,7 +663,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk2_3(const float *restrict qt
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk3_0(const float *restrict qt, const float *restrict k,
@@ -674,10 +683,10 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_0(const float *restrict qt
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -743,7 +752,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_0(const float *restrict qt
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -761,9 +771,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_1(const float *restrict qt
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -819,7 +829,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_1(const float *restrict qt
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -834,8 +845,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_2(const float *restrict qt
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -881,7 +892,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_2(const float *restrict qt
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -893,7 +905,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_3(const float *restrict qt
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -929,7 +941,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk3_3(const float *restrict qt
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk4_0(const float *restrict qt, const float *restrict k,
@@ -952,10 +965,10 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_0(const float *restrict qt
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1036,7 +1049,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_0(const float *restrict qt
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -1057,9 +1071,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_1(const float *restrict qt
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1128,7 +1142,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_1(const float *restrict qt
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -1145,8 +1160,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_2(const float *restrict qt
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1203,7 +1218,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_2(const float *restrict qt
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -1216,7 +1232,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_3(const float *restrict qt
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -1261,7 +1277,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk4_3(const float *restrict qt
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x4
  * accumulators in registers. */
 static inline void mha_f32_h16_dk128_causal__neon_qk5_0(const float *restrict qt, const float *restrict k,
@@ -1288,10 +1305,10 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0(const float *restrict qt
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1387,7 +1404,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0(const float *restrict qt
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -1411,9 +1429,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1(const float *restrict qt
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1495,7 +1513,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1(const float *restrict qt
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -1514,8 +1533,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_2(const float *restrict qt
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1583,7 +1602,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_2(const float *restrict qt
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -1597,7 +1617,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_3(const float *restrict qt
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 112 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -1651,7 +1671,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_3(const float *restrict qt
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * The last tile's rows from 4 on lie past the block: their scores are
@@ -1665,7 +1686,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part1(const float *restr
 	float32x4_t a3_0 = vdupq_n_f32(0.0f);
 	float32x4_t a4_0 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1719,7 +1740,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part1(const float *restr
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers.
  * The last tile's rows from 8 on lie past the block: their scores are
@@ -1738,8 +1760,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part2(const float *restr
 	float32x4_t a4_0 = vdupq_n_f32(0.0f);
 	float32x4_t a4_1 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1807,7 +1829,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part2(const float *restr
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -1823,7 +1846,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1_part2(const float *restr
 	float32x4_t a3_1 = vdupq_n_f32(0.0f);
 	float32x4_t a4_1 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1877,7 +1900,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1_part2(const float *restr
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x3
  * accumulators in registers.
  * The last tile's rows from 12 on lie past the block: their scores are
@@ -1901,9 +1925,9 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part3(const float *restr
 	float32x4_t a4_1 = vdupq_n_f32(0.0f);
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 112 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1985,7 +2009,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_0_part3(const float *restr
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -2006,8 +2031,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1_part3(const float *restr
 	float32x4_t a4_1 = vdupq_n_f32(0.0f);
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 112 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -2075,7 +2100,8 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_1_part3(const float *restr
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -2091,7 +2117,7 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_2_part3(const float *restr
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 128; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 112 + 8);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -3074,7 +3100,7 @@ static inline void mha_f32_h16_dk128_causal__neon_next(struct mha_f32_h16_dk128_
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 204288
+ * row's limit are masked.  This is work item w, in one worker's 196096
  * bytes of scratch. */
 static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -3147,12 +3173,12 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	const int pfon = batch * (16 * seq_q * 256 * sizeof(float) +
 	                          16 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 57344);
-	float *restrict st = (float *)(void *)(scratch + 114688);
-	float *restrict kc = (float *)(void *)(scratch + 119808);
-	float *restrict vp = (float *)(void *)(scratch + 160256);
-	float *restrict m = (float *)(void *)(scratch + 200704), *restrict l = (float *)(void *)(scratch + 201088);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 201472);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 49152);
+	float *restrict st = (float *)(void *)(scratch + 106496);
+	float *restrict kc = (float *)(void *)(scratch + 111616);
+	float *restrict vp = (float *)(void *)(scratch + 152064);
+	float *restrict m = (float *)(void *)(scratch + 192512), *restrict l = (float *)(void *)(scratch + 192896);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 193280);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -3185,7 +3211,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 	 * (gcc 12's, where blocks are counted from the last) */
 	size_t tlim[2] = {0};
 	float tm[2], tl[2];
-	float *restrict tq = (float *)(void *)(scratch + 202240), *restrict ta = (float *)(void *)(scratch + 203264);
+	float *restrict tq = (float *)(void *)(scratch + 194048), *restrict ta = (float *)(void *)(scratch + 195072);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
 		const float *const qr = qh + (rows + x) * 2048;
@@ -3303,17 +3329,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_0_part1(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_0_part1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else if (mt <= 8) {
@@ -3325,17 +3351,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_0_part2(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_0_part2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[0];
@@ -3346,17 +3372,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_1_part2(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_1_part2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[1]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[1] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else if (mt <= 12) {
@@ -3368,17 +3394,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_0_part3(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_0_part3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[0];
@@ -3389,17 +3415,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_1_part3(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_1_part3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[1]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[1] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[1];
@@ -3410,17 +3436,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_2_part3(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_2_part3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[2]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[2] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else {
@@ -3431,17 +3457,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_0(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[0];
@@ -3452,17 +3478,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_1(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[1]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[1] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[1];
@@ -3473,17 +3499,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_2(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[2]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[2] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 				j = kn[2];
@@ -3494,17 +3520,17 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					for (; vc < j + 5; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 2048, 128 * sizeof(float));
 					}
-					mha_f32_h16_dk128_causal__neon_qk5_3(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h16_dk128_causal__neon_qk5_3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
 				for (; kcn < kn[3]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 2048, 128 * sizeof(float));
 				}
 				switch (kn[3] - j) {
-				case 1: mha_f32_h16_dk128_causal__neon_qk1_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h16_dk128_causal__neon_qk2_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h16_dk128_causal__neon_qk3_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h16_dk128_causal__neon_qk4_3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h16_dk128_causal__neon_qk1_3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h16_dk128_causal__neon_qk2_3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h16_dk128_causal__neon_qk3_3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h16_dk128_causal__neon_qk4_3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			}

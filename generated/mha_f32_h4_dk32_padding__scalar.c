@@ -118,7 +118,7 @@ static inline float mha_f32_h4_dk32_padding__scalar_exp2(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 51712 bytes per worker, from a->workspace when it
+ * Scratch: 49664 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 {
@@ -130,7 +130,7 @@ static size_t mha_f32_h4_dk32_padding__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h4_dk32_padding__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 51712 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
+	return 49664 * mha_f32_h4_dk32_padding__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -141,14 +141,14 @@ static unsigned char *mha_f32_h4_dk32_padding__scalar_scratch(const struct mha_a
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 51775) {
-		const size_t fit = (a->workspace_size - 63) / 51712;
+	if (a->workspace && a->workspace_size >= 49727) {
+		const size_t fit = (a->workspace_size - 63) / 49664;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(51712 * w + 63);
+	*mem = malloc(49664 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -165,7 +165,7 @@ static void mha_f32_h4_dk32_padding__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (51712 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (49664 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h4_dk32_padding__scalar_share {
 	mha_f32_h4_dk32_padding__scalar_SHARES,  /* even shares of consecutive items, each to
@@ -185,7 +185,7 @@ static void mha_f32_h4_dk32_padding__scalar_task(void *task, size_t i, size_t wo
 {
 	const struct mha_f32_h4_dk32_padding__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 51712 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 49664 : NULL);
 }
 
 static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h4_dk32_padding__scalar_share share,
@@ -203,8 +203,8 @@ static void mha_f32_h4_dk32_padding__scalar_each(const struct mha_args *a, size_
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (128 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.0527dcp-2f * q_r[d] (the scale 0x1.6a09e6p-3f times log2(e):
+/* Pack a block of query rows (128 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 4][d][r % 4] = 0x1.0527dcp-2f * q_r[d] (the scale 0x1.6a09e6p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 4 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -215,15 +215,16 @@ static inline void mha_f32_h4_dk32_padding__scalar_pack(const float *restrict q,
 			for (size_t c = 0; c < 32; c += 16)
 				__builtin_prefetch(q + (r + 1) * 128 + c, 0, 3);
 		for (size_t d = 0; d < 32; ++d)
-			qt[d * 112 + r] = q[r * 128 + d] * 0x1.0527dcp-2f;
+			qt[d * 4 + r / 4 * 128 + r % 4] = q[r * 128 + d] * 0x1.0527dcp-2f;
 	}
 	for (size_t d = 0; d < 32; ++d)
 		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
-			qt[d * 112 + r] = 0.0f;
+			qt[d * 4 + r / 4 * 128 + r % 4] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt, const float *restrict k,
@@ -234,10 +235,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 	float a0_2 = 0.0f;
 	float a0_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -273,7 +274,8 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk1(const float *restrict qt,
 }
 
 /* Scores of 2 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt, const float *restrict k,
@@ -288,10 +290,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 	float a1_2 = 0.0f;
 	float a1_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -342,7 +344,8 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk2(const float *restrict qt,
 }
 
 /* Scores of 3 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt, const float *restrict k,
@@ -361,10 +364,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 	float a2_2 = 0.0f;
 	float a2_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -430,7 +433,8 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk3(const float *restrict qt,
 }
 
 /* Scores of 4 keys (rows 32 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt, const float *restrict k,
@@ -453,10 +457,10 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
 	float a3_2 = 0.0f;
 	float a3_3 = 0.0f;
 	for (size_t d = 0; d < 32; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -686,7 +690,7 @@ static inline void mha_f32_h4_dk32_padding__scalar_next(struct mha_f32_h4_dk32_p
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 51712
+ * row's limit are masked.  This is work item w, in one worker's 49664
  * bytes of scratch. */
 static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -741,12 +745,12 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 	const int pfon = batch * (4 * seq_q * 64 * sizeof(float) +
 	                          4 * seq_kv * (32 * sizeof(float) + 32 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 14336);
-	float *restrict st = (float *)(void *)(scratch + 28672);
-	float *restrict kc = (float *)(void *)(scratch + 29952);
-	float *restrict vp = (float *)(void *)(scratch + 40064);
-	float *restrict m = (float *)(void *)(scratch + 50176), *restrict l = (float *)(void *)(scratch + 50560);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 50944);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 12288);
+	float *restrict st = (float *)(void *)(scratch + 26624);
+	float *restrict kc = (float *)(void *)(scratch + 27904);
+	float *restrict vp = (float *)(void *)(scratch + 38016);
+	float *restrict m = (float *)(void *)(scratch + 48128), *restrict l = (float *)(void *)(scratch + 48512);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 48896);
 	_Alignas(64) float alpha[4], mxb[4];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -861,16 +865,16 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				for (; vc < j + 4; ++vc) {
 					memcpy(vp + vc * 32, vh + (j0 + vc) * 128, 32 * sizeof(float));
 				}
-				mha_f32_h4_dk32_padding__scalar_qk4(qt + r0, kb + j * 32, st + j * 4, mxb);
+				mha_f32_h4_dk32_padding__scalar_qk4(qt + r0 * 32, kb + j * 32, st + j * 4, mxb);
 				mha_f32_h4_dk32_padding__scalar_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 32, kh + (j0 + kcn) * 128, 32 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0, kb + j * 32, st + j * 4, mxb); break;
-			case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0, kb + j * 32, st + j * 4, mxb); break;
-			case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0, kb + j * 32, st + j * 4, mxb); break;
+			case 1: mha_f32_h4_dk32_padding__scalar_qk1(qt + r0 * 32, kb + j * 32, st + j * 4, mxb); break;
+			case 2: mha_f32_h4_dk32_padding__scalar_qk2(qt + r0 * 32, kb + j * 32, st + j * 4, mxb); break;
+			case 3: mha_f32_h4_dk32_padding__scalar_qk3(qt + r0 * 32, kb + j * 32, st + j * 4, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */

@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk128_causal_paddin
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 640000 bytes per worker, from a->workspace when it
+ * Scratch: 631808 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_args *a)
 {
@@ -264,7 +264,7 @@ static size_t mha_f32_h8_dk128_causal_padding__avx2_workers(const struct mha_arg
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk128_causal_padding__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 640000 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
+	return 631808 * mha_f32_h8_dk128_causal_padding__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -275,14 +275,14 @@ static unsigned char *mha_f32_h8_dk128_causal_padding__avx2_scratch(const struct
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 640063) {
-		const size_t fit = (a->workspace_size - 63) / 640000;
+	if (a->workspace && a->workspace_size >= 631871) {
+		const size_t fit = (a->workspace_size - 63) / 631808;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(640000 * w + 63);
+	*mem = malloc(631808 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -299,7 +299,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_nomem(const struct mha_args *a
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (640000 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (631808 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk128_causal_padding__avx2_share {
 	mha_f32_h8_dk128_causal_padding__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -319,7 +319,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_task(void *task, size_t i, siz
 {
 	const struct mha_f32_h8_dk128_causal_padding__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 640000 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 631808 : NULL);
 }
 
 static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk128_causal_padding__avx2_share share,
@@ -337,8 +337,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_each(const struct mha_args *a,
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (1024 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.0527dcp-3f * q_r[d] (the scale 0x1.6a09e6p-4f times log2(e):
+/* Pack a block of query rows (1024 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 16][d][r % 16] = 0x1.0527dcp-3f * q_r[d] (the scale 0x1.6a09e6p-4f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -368,14 +368,14 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
 			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
 			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
-			_mm256_store_ps(qt + (d + 0) * 528 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 1) * 528 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 2) * 528 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 3) * 528 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 4) * 528 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 5) * 528 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 6) * 528 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.0527dcp-3f)));
-			_mm256_store_ps(qt + (d + 7) * 528 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 0) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 1) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 2) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 3) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 4) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 5) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 6) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.0527dcp-3f)));
+			_mm256_store_ps(qt + (d + 7) * 16 + r / 16 * 2048 + r % 16, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.0527dcp-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -383,15 +383,16 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
 			for (size_t c = 0; c < 128; c += 16)
 				__builtin_prefetch(q + (r + 8) * 1024 + c, 0, 3);
 		for (size_t d = 0; d < 128; ++d)
-			qt[d * 528 + r] = q[r * 1024 + d] * 0x1.0527dcp-3f;
+			qt[d * 16 + r / 16 * 2048 + r % 16] = q[r * 1024 + d] * 0x1.0527dcp-3f;
 	}
 	for (size_t d = 0; d < 128; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 528 + r] = 0.0f;
+			qt[d * 16 + r / 16 * 2048 + r % 16] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
@@ -401,8 +402,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	__m256 a0_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -424,7 +425,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 }
 
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
@@ -436,8 +438,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	__m256 a1_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -468,7 +470,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 }
 
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
@@ -482,8 +485,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	__m256 a2_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -523,7 +526,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 }
 
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
@@ -539,8 +543,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	__m256 a3_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -589,7 +593,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 }
 
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
@@ -607,8 +612,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	__m256 a4_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -666,7 +671,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 }
 
 /* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
@@ -686,8 +692,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 	__m256 a5_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 528 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -754,7 +760,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
 }
 
 /* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
  * The last tile's rows from 8 on lie past the block: their scores are
@@ -770,7 +777,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *r
 	__m256 a5_0 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 128; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 528 + 0);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -1102,7 +1109,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_next(struct mha_f32_h8_
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 640000
+ * row's limit are masked.  This is work item w, in one worker's 631808
  * bytes of scratch. */
 static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1174,12 +1181,12 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 270336);
-	float *restrict st = (float *)(void *)(scratch + 540672);
-	float *restrict kc = (float *)(void *)(scratch + 545792);
-	float *restrict vp = (float *)(void *)(scratch + 586240);
-	float *restrict m = (float *)(void *)(scratch + 626688), *restrict l = (float *)(void *)(scratch + 628736);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 630784);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 262144);
+	float *restrict st = (float *)(void *)(scratch + 532480);
+	float *restrict kc = (float *)(void *)(scratch + 537600);
+	float *restrict vp = (float *)(void *)(scratch + 578048);
+	float *restrict m = (float *)(void *)(scratch + 618496), *restrict l = (float *)(void *)(scratch + 620544);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 622592);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > seq_kv ? seq_kv : (size_t)kv_len[b];
@@ -1214,7 +1221,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	 * (gcc 12's, where blocks are counted from the last) */
 	size_t tlim[5] = {0};
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(void *)(scratch + 634880), *restrict ta = (float *)(void *)(scratch + 637440);
+	float *restrict tq = (float *)(void *)(scratch + 626688), *restrict ta = (float *)(void *)(scratch + 629248);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = ((i0 + rows + x) + seq_kv + 1 > seq_q ? (i0 + rows + x) + seq_kv + 1 - seq_q : 0);
 		const float *const qr = qh + (rows + x) * 1024;
@@ -1318,18 +1325,18 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
 					}
-					mha_f32_h8_dk128_causal_padding__avx2_qk6_part(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_part(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else {
@@ -1340,18 +1347,18 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
 					}
-					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0, kb + j * 128, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			}

@@ -250,7 +250,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx2_exp2s4(_
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 360448 bytes per worker, from a->workspace when it
+ * Scratch: 356352 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 {
@@ -262,7 +262,7 @@ static size_t mha_f32_h8_dk64__avx2_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx2_scratch_bytes(const struct mha_args *a)
 {
-	return 360448 * mha_f32_h8_dk64__avx2_workers(a) + 63;
+	return 356352 * mha_f32_h8_dk64__avx2_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -273,14 +273,14 @@ static unsigned char *mha_f32_h8_dk64__avx2_scratch(const struct mha_args *a, si
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 360511) {
-		const size_t fit = (a->workspace_size - 63) / 360448;
+	if (a->workspace && a->workspace_size >= 356415) {
+		const size_t fit = (a->workspace_size - 63) / 356352;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(360448 * w + 63);
+	*mem = malloc(356352 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -297,7 +297,7 @@ static void mha_f32_h8_dk64__avx2_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (360448 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (356352 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx2_share {
 	mha_f32_h8_dk64__avx2_SHARES,  /* even shares of consecutive items, each to
@@ -317,7 +317,7 @@ static void mha_f32_h8_dk64__avx2_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx2_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 360448 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 356352 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx2_share share,
@@ -335,8 +335,8 @@ static void mha_f32_h8_dk64__avx2_each(const struct mha_args *a, size_t n, size_
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (512 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 16][d][r % 16] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -366,14 +366,14 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 			const __m256 t1_2 = _mm256_unpacklo_ps(r1_2, r1_3), t1_3 = _mm256_unpackhi_ps(r1_2, r1_3);
 			const __m256 x4 = _mm256_shuffle_ps(t1_0, t1_2, 0x44), x5 = _mm256_shuffle_ps(t1_0, t1_2, 0xee);
 			const __m256 x6 = _mm256_shuffle_ps(t1_1, t1_3, 0x44), x7 = _mm256_shuffle_ps(t1_1, t1_3, 0xee);
-			_mm256_store_ps(qt + (d + 0) * 592 + r, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 1) * 592 + r, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 2) * 592 + r, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 3) * 592 + r, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 4) * 592 + r, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 5) * 592 + r, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 6) * 592 + r, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
-			_mm256_store_ps(qt + (d + 7) * 592 + r, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 0) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x0, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 1) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x1, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 2) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x2, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 3) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x3, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 4) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x4, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 5) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x5, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 6) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x6, _mm256_set1_ps(0x1.715476p-3f)));
+			_mm256_store_ps(qt + (d + 7) * 16 + r / 16 * 1024 + r % 16, _mm256_mul_ps(x7, _mm256_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -381,15 +381,16 @@ static inline void mha_f32_h8_dk64__avx2_pack(const float *restrict q, float *re
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 8) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 592 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 592 + r] = 0.0f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const float *restrict k,
@@ -399,8 +400,8 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 	__m256 a0_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -422,7 +423,8 @@ static inline void mha_f32_h8_dk64__avx2_qk1(const float *restrict qt, const flo
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const float *restrict k,
@@ -434,8 +436,8 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 	__m256 a1_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -466,7 +468,8 @@ static inline void mha_f32_h8_dk64__avx2_qk2(const float *restrict qt, const flo
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const float *restrict k,
@@ -480,8 +483,8 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 	__m256 a2_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -521,7 +524,8 @@ static inline void mha_f32_h8_dk64__avx2_qk3(const float *restrict qt, const flo
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const float *restrict k,
@@ -537,8 +541,8 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 	__m256 a3_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -587,7 +591,8 @@ static inline void mha_f32_h8_dk64__avx2_qk4(const float *restrict qt, const flo
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const float *restrict k,
@@ -605,8 +610,8 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 	__m256 a4_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -664,7 +669,8 @@ static inline void mha_f32_h8_dk64__avx2_qk5(const float *restrict qt, const flo
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const float *restrict k,
@@ -684,8 +690,8 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 	__m256 a5_1 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
-		const __m256 q1 = _mm256_load_ps(qt + d * 592 + 8);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -752,7 +758,8 @@ static inline void mha_f32_h8_dk64__avx2_qk6(const float *restrict qt, const flo
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
  * The last tile's rows from 8 on lie past the block: their scores are
@@ -768,7 +775,7 @@ static inline void mha_f32_h8_dk64__avx2_qk6_part(const float *restrict qt, cons
 	__m256 a5_0 = _mm256_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m256 q0 = _mm256_load_ps(qt + d * 592 + 0);
+		const __m256 q0 = _mm256_load_ps(qt + d * 16 + 0);
 		{
 			const __m256 kb = _mm256_set1_ps(k[0 + d]);
 			a0_0 = _mm256_fmadd_ps(q0, kb, a0_0);
@@ -1111,7 +1118,7 @@ static inline void mha_f32_h8_dk64__avx2_next(struct mha_f32_h8_dk64__avx2_next 
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 360448
+ * row's limit are masked.  This is work item w, in one worker's 356352
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1174,12 +1181,12 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 151552);
-	float *restrict st = (float *)(void *)(scratch + 303104);
-	float *restrict kc = (float *)(void *)(scratch + 308224);
-	float *restrict vp = (float *)(void *)(scratch + 328448);
-	float *restrict m = (float *)(void *)(scratch + 348672), *restrict l = (float *)(void *)(scratch + 350976);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 353280);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 147456);
+	float *restrict st = (float *)(void *)(scratch + 299008);
+	float *restrict kc = (float *)(void *)(scratch + 304128);
+	float *restrict vp = (float *)(void *)(scratch + 324352);
+	float *restrict m = (float *)(void *)(scratch + 344576), *restrict l = (float *)(void *)(scratch + 346880);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 349184);
 	_Alignas(64) float alpha[16], mxb[16];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1211,7 +1218,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[5] = {0};
 	float tm[5], tl[5];
-	float *restrict tq = (float *)(void *)(scratch + 357888), *restrict ta = (float *)(void *)(scratch + 359168);
+	float *restrict tq = (float *)(void *)(scratch + 353792), *restrict ta = (float *)(void *)(scratch + 355072);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = seq_kv;
 		const float *const qr = qh + (rows + x) * 512;
@@ -1324,18 +1331,18 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 					}
-					mha_f32_h8_dk64__avx2_qk6_part(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64__avx2_qk6_part(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 					mha_f32_h8_dk64__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else {
@@ -1346,18 +1353,18 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 					}
-					mha_f32_h8_dk64__avx2_qk6(qt + r0, kb + j * 64, st + j * 16, mxb);
+					mha_f32_h8_dk64__avx2_qk6(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 					mha_f32_h8_dk64__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk64__avx2_qk1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk64__avx2_qk2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk64__avx2_qk3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk64__avx2_qk4(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk64__avx2_qk5(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 				default: break;
 				}
 			}

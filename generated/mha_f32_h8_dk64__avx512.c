@@ -217,7 +217,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64__avx512_exp2s(
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 468480 bytes per worker, from a->workspace when it
+ * Scratch: 464384 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 {
@@ -229,7 +229,7 @@ static size_t mha_f32_h8_dk64__avx512_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 468480 * mha_f32_h8_dk64__avx512_workers(a) + 63;
+	return 464384 * mha_f32_h8_dk64__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -240,14 +240,14 @@ static unsigned char *mha_f32_h8_dk64__avx512_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 468543) {
-		const size_t fit = (a->workspace_size - 63) / 468480;
+	if (a->workspace && a->workspace_size >= 464447) {
+		const size_t fit = (a->workspace_size - 63) / 464384;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(468480 * w + 63);
+	*mem = malloc(464384 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -264,7 +264,7 @@ static void mha_f32_h8_dk64__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (468480 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (464384 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__avx512_share {
 	mha_f32_h8_dk64__avx512_SHARES,  /* even shares of consecutive items, each to
@@ -284,7 +284,7 @@ static void mha_f32_h8_dk64__avx512_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 468480 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 464384 : NULL);
 }
 
 static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__avx512_share share,
@@ -302,8 +302,8 @@ static void mha_f32_h8_dk64__avx512_each(const struct mha_args *a, size_t n, siz
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (512 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 32][d][r % 32] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 32 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -349,22 +349,22 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 			const __m512 t3_2 = _mm512_unpacklo_ps(r3_2, r3_3), t3_3 = _mm512_unpackhi_ps(r3_2, r3_3);
 			const __m512 x12 = _mm512_shuffle_ps(t3_0, t3_2, 0x44), x13 = _mm512_shuffle_ps(t3_0, t3_2, 0xee);
 			const __m512 x14 = _mm512_shuffle_ps(t3_1, t3_3, 0x44), x15 = _mm512_shuffle_ps(t3_1, t3_3, 0xee);
-			_mm512_store_ps(qt + (d + 0) * 784 + r, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 1) * 784 + r, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 2) * 784 + r, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 3) * 784 + r, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 4) * 784 + r, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 5) * 784 + r, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 6) * 784 + r, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 7) * 784 + r, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 8) * 784 + r, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 9) * 784 + r, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 10) * 784 + r, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 11) * 784 + r, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 12) * 784 + r, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 13) * 784 + r, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 14) * 784 + r, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 15) * 784 + r, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 0) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 1) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 2) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 3) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 4) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 5) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 6) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 7) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 8) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 9) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 10) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 11) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 12) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 13) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 14) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 15) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -372,15 +372,16 @@ static inline void mha_f32_h8_dk64__avx512_pack(const float *restrict q, float *
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 784 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 32 + r / 32 * 2048 + r % 32] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
-			qt[d * 784 + r] = 0.0f;
+			qt[d * 32 + r / 32 * 2048 + r % 32] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const float *restrict k,
@@ -390,8 +391,8 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 	__m512 a0_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -413,7 +414,8 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const float *restrict k,
@@ -425,8 +427,8 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	__m512 a1_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -457,7 +459,8 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const float *restrict k,
@@ -471,8 +474,8 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	__m512 a2_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -512,7 +515,8 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const float *restrict k,
@@ -528,8 +532,8 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	__m512 a3_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -578,7 +582,8 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const float *restrict k,
@@ -596,8 +601,8 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	__m512 a4_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -655,7 +660,8 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const float *restrict k,
@@ -675,8 +681,8 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	__m512 a5_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -743,7 +749,8 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 }
 
 /* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const float *restrict k,
@@ -765,8 +772,8 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	__m512 a6_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -842,7 +849,8 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 }
 
 /* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const float *restrict k,
@@ -866,8 +874,8 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	__m512 a7_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 784 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -952,7 +960,8 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 }
 
 /* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x1
  * accumulators in registers.
  * The last tile's rows from 16 on lie past the block: their scores are
@@ -970,7 +979,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8_part(const float *restrict qt, co
 	__m512 a7_0 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 784 + 0);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -1236,7 +1245,7 @@ static inline void mha_f32_h8_dk64__avx512_next(struct mha_f32_h8_dk64__avx512_n
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 468480
+ * row's limit are masked.  This is work item w, in one worker's 464384
  * bytes of scratch. */
 static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1299,12 +1308,12 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 200704);
-	float *restrict st = (float *)(void *)(scratch + 401408);
-	float *restrict kc = (float *)(void *)(scratch + 411648);
-	float *restrict vp = (float *)(void *)(scratch + 431872);
-	float *restrict m = (float *)(void *)(scratch + 452096), *restrict l = (float *)(void *)(scratch + 455168);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 458240);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 196608);
+	float *restrict st = (float *)(void *)(scratch + 397312);
+	float *restrict kc = (float *)(void *)(scratch + 407552);
+	float *restrict vp = (float *)(void *)(scratch + 427776);
+	float *restrict m = (float *)(void *)(scratch + 448000), *restrict l = (float *)(void *)(scratch + 451072);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 454144);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1336,7 +1345,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 	 * block of the tail's rows alone) is beyond the compiler's sight */
 	size_t tlim[8] = {0};
 	float tm[8], tl[8];
-	float *restrict tq = (float *)(void *)(scratch + 464384), *restrict ta = (float *)(void *)(scratch + 466432);
+	float *restrict tq = (float *)(void *)(scratch + 460288), *restrict ta = (float *)(void *)(scratch + 462336);
 	for (size_t x = 0; x < tr; ++x) {
 		const size_t c = seq_kv;
 		const float *const qr = qh + (rows + x) * 512;
@@ -1449,20 +1458,20 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 					for (; vc < j + 8; ++vc) {
 						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 					}
-					mha_f32_h8_dk64__avx512_qk8_part(qt + r0, kb + j * 64, st + j * 32, mxb);
+					mha_f32_h8_dk64__avx512_qk8_part(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 					mha_f32_h8_dk64__avx512_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 				default: break;
 				}
 			} else {
@@ -1473,20 +1482,20 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 					for (; vc < j + 8; ++vc) {
 						memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 					}
-					mha_f32_h8_dk64__avx512_qk8(qt + r0, kb + j * 64, st + j * 32, mxb);
+					mha_f32_h8_dk64__avx512_qk8(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 					mha_f32_h8_dk64__avx512_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+				case 1: mha_f32_h8_dk64__avx512_qk1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 2: mha_f32_h8_dk64__avx512_qk2(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 3: mha_f32_h8_dk64__avx512_qk3(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 4: mha_f32_h8_dk64__avx512_qk4(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 5: mha_f32_h8_dk64__avx512_qk5(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 6: mha_f32_h8_dk64__avx512_qk6(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+				case 7: mha_f32_h8_dk64__avx512_qk7(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 				default: break;
 				}
 			}

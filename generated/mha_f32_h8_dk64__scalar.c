@@ -117,7 +117,7 @@ static inline float mha_f32_h8_dk64__scalar_exp2(float x)
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 100608 bytes per worker, from a->workspace when it
+ * Scratch: 96512 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 {
@@ -129,7 +129,7 @@ static size_t mha_f32_h8_dk64__scalar_workers(const struct mha_args *a)
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64__scalar_scratch_bytes(const struct mha_args *a)
 {
-	return 100608 * mha_f32_h8_dk64__scalar_workers(a) + 63;
+	return 96512 * mha_f32_h8_dk64__scalar_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -140,14 +140,14 @@ static unsigned char *mha_f32_h8_dk64__scalar_scratch(const struct mha_args *a, 
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 100671) {
-		const size_t fit = (a->workspace_size - 63) / 100608;
+	if (a->workspace && a->workspace_size >= 96575) {
+		const size_t fit = (a->workspace_size - 63) / 96512;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(100608 * w + 63);
+	*mem = malloc(96512 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -164,7 +164,7 @@ static void mha_f32_h8_dk64__scalar_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (100608 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (96512 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64__scalar_share {
 	mha_f32_h8_dk64__scalar_SHARES,  /* even shares of consecutive items, each to
@@ -184,7 +184,7 @@ static void mha_f32_h8_dk64__scalar_task(void *task, size_t i, size_t worker)
 {
 	const struct mha_f32_h8_dk64__scalar_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 100608 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 96512 : NULL);
 }
 
 static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64__scalar_share share,
@@ -202,8 +202,8 @@ static void mha_f32_h8_dk64__scalar_each(const struct mha_args *a, size_t n, siz
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (512 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 4][d][r % 4] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 4 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -214,15 +214,16 @@ static inline void mha_f32_h8_dk64__scalar_pack(const float *restrict q, float *
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 1) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 112 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 4 + r / 4 * 256 + r % 4] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 3) / 4 * 4; ++r)
-			qt[d * 112 + r] = 0.0f;
+			qt[d * 4 + r / 4 * 256 + r % 4] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const float *restrict k,
@@ -233,10 +234,10 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 	float a0_2 = 0.0f;
 	float a0_3 = 0.0f;
 	for (size_t d = 0; d < 64; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -272,7 +273,8 @@ static inline void mha_f32_h8_dk64__scalar_qk1(const float *restrict qt, const f
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const float *restrict k,
@@ -287,10 +289,10 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 	float a1_2 = 0.0f;
 	float a1_3 = 0.0f;
 	for (size_t d = 0; d < 64; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -341,7 +343,8 @@ static inline void mha_f32_h8_dk64__scalar_qk2(const float *restrict qt, const f
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const float *restrict k,
@@ -360,10 +363,10 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 	float a2_2 = 0.0f;
 	float a2_3 = 0.0f;
 	for (size_t d = 0; d < 64; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -429,7 +432,8 @@ static inline void mha_f32_h8_dk64__scalar_qk3(const float *restrict qt, const f
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 4 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 4 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const float *restrict k,
@@ -452,10 +456,10 @@ static inline void mha_f32_h8_dk64__scalar_qk4(const float *restrict qt, const f
 	float a3_2 = 0.0f;
 	float a3_3 = 0.0f;
 	for (size_t d = 0; d < 64; ++d) {
-		const float q0 = (qt + d * 112 + 0)[0];
-		const float q1 = (qt + d * 112 + 1)[0];
-		const float q2 = (qt + d * 112 + 2)[0];
-		const float q3 = (qt + d * 112 + 3)[0];
+		const float q0 = (qt + d * 4 + 0)[0];
+		const float q1 = (qt + d * 4 + 1)[0];
+		const float q2 = (qt + d * 4 + 2)[0];
+		const float q3 = (qt + d * 4 + 3)[0];
 		{
 			const float kb = (k[0 + d]);
 			a0_0 = (q0 * kb + a0_0);
@@ -685,7 +689,7 @@ static inline void mha_f32_h8_dk64__scalar_next(struct mha_f32_h8_dk64__scalar_n
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 100608
+ * row's limit are masked.  This is work item w, in one worker's 96512
  * bytes of scratch. */
 static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -741,12 +745,12 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 	const int pfon = batch * (8 * seq_q * 128 * sizeof(float) +
 	                          8 * seq_kv * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 28672);
-	float *restrict st = (float *)(void *)(scratch + 57344);
-	float *restrict kc = (float *)(void *)(scratch + 58624);
-	float *restrict vp = (float *)(void *)(scratch + 78848);
-	float *restrict m = (float *)(void *)(scratch + 99072), *restrict l = (float *)(void *)(scratch + 99456);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 99840);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 24576);
+	float *restrict st = (float *)(void *)(scratch + 53248);
+	float *restrict kc = (float *)(void *)(scratch + 54528);
+	float *restrict vp = (float *)(void *)(scratch + 74752);
+	float *restrict m = (float *)(void *)(scratch + 94976), *restrict l = (float *)(void *)(scratch + 95360);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 95744);
 	_Alignas(64) float alpha[4], mxb[4];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -859,16 +863,16 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				for (; vc < j + 4; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64__scalar_qk4(qt + r0, kb + j * 64, st + j * 4, mxb);
+				mha_f32_h8_dk64__scalar_qk4(qt + r0 * 64, kb + j * 64, st + j * 4, mxb);
 				mha_f32_h8_dk64__scalar_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0, kb + j * 64, st + j * 4, mxb); break;
-			case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0, kb + j * 64, st + j * 4, mxb); break;
-			case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0, kb + j * 64, st + j * 4, mxb); break;
+			case 1: mha_f32_h8_dk64__scalar_qk1(qt + r0 * 64, kb + j * 64, st + j * 4, mxb); break;
+			case 2: mha_f32_h8_dk64__scalar_qk2(qt + r0 * 64, kb + j * 64, st + j * 4, mxb); break;
+			case 3: mha_f32_h8_dk64__scalar_qk3(qt + r0 * 64, kb + j * 64, st + j * 4, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */

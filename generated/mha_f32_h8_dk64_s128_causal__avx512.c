@@ -199,7 +199,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64_s128_causal__a
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 116736 bytes per worker, from a->workspace when it
+ * Scratch: 112640 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_s128_causal__avx512_workers(const struct mha_args *a)
 {
@@ -211,7 +211,7 @@ static size_t mha_f32_h8_dk64_s128_causal__avx512_workers(const struct mha_args 
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_s128_causal__avx512_scratch_bytes(const struct mha_args *a)
 {
-	return 116736 * mha_f32_h8_dk64_s128_causal__avx512_workers(a) + 63;
+	return 112640 * mha_f32_h8_dk64_s128_causal__avx512_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -222,14 +222,14 @@ static unsigned char *mha_f32_h8_dk64_s128_causal__avx512_scratch(const struct m
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 116799) {
-		const size_t fit = (a->workspace_size - 63) / 116736;
+	if (a->workspace && a->workspace_size >= 112703) {
+		const size_t fit = (a->workspace_size - 63) / 112640;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(116736 * w + 63);
+	*mem = malloc(112640 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -246,7 +246,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_nomem(const struct mha_args *a)
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (116736 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (112640 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64_s128_causal__avx512_share {
 	mha_f32_h8_dk64_s128_causal__avx512_SHARES,  /* even shares of consecutive items, each to
@@ -266,7 +266,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_task(void *task, size_t i, size_
 {
 	const struct mha_f32_h8_dk64_s128_causal__avx512_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 116736 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 112640 : NULL);
 }
 
 static void mha_f32_h8_dk64_s128_causal__avx512_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64_s128_causal__avx512_share share,
@@ -284,8 +284,8 @@ static void mha_f32_h8_dk64_s128_causal__avx512_each(const struct mha_args *a, s
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (512 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 32][d][r % 32] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 32 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -331,22 +331,22 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
 			const __m512 t3_2 = _mm512_unpacklo_ps(r3_2, r3_3), t3_3 = _mm512_unpackhi_ps(r3_2, r3_3);
 			const __m512 x12 = _mm512_shuffle_ps(t3_0, t3_2, 0x44), x13 = _mm512_shuffle_ps(t3_0, t3_2, 0xee);
 			const __m512 x14 = _mm512_shuffle_ps(t3_1, t3_3, 0x44), x15 = _mm512_shuffle_ps(t3_1, t3_3, 0xee);
-			_mm512_store_ps(qt + (d + 0) * 144 + r, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 1) * 144 + r, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 2) * 144 + r, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 3) * 144 + r, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 4) * 144 + r, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 5) * 144 + r, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 6) * 144 + r, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 7) * 144 + r, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 8) * 144 + r, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 9) * 144 + r, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 10) * 144 + r, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 11) * 144 + r, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 12) * 144 + r, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 13) * 144 + r, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 14) * 144 + r, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
-			_mm512_store_ps(qt + (d + 15) * 144 + r, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 0) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x0, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 1) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x1, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 2) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x2, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 3) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x3, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 4) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x4, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 5) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x5, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 6) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x6, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 7) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x7, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 8) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x8, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 9) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x9, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 10) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x10, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 11) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x11, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 12) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x12, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 13) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x13, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 14) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x14, _mm512_set1_ps(0x1.715476p-3f)));
+			_mm512_store_ps(qt + (d + 15) * 32 + r / 32 * 2048 + r % 32, _mm512_mul_ps(x15, _mm512_set1_ps(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -354,15 +354,16 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pack(const float *restric
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 16) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 144 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 32 + r / 32 * 2048 + r % 32] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 31) / 32 * 32; ++r)
-			qt[d * 144 + r] = 0.0f;
+			qt[d * 32 + r / 32 * 2048 + r % 32] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restrict qt, const float *restrict k,
@@ -372,8 +373,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -395,7 +396,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restri
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -406,7 +408,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -422,7 +424,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restri
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restrict qt, const float *restrict k,
@@ -434,8 +437,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -466,7 +469,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -478,7 +482,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -501,7 +505,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restrict qt, const float *restrict k,
@@ -515,8 +520,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -556,7 +561,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -569,7 +575,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -599,7 +605,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restrict qt, const float *restrict k,
@@ -615,8 +622,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -665,7 +672,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -679,7 +687,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -716,7 +724,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restrict qt, const float *restrict k,
@@ -734,8 +743,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -793,7 +802,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -808,7 +818,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -852,7 +862,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restrict qt, const float *restrict k,
@@ -872,8 +883,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -940,7 +951,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 }
 
 /* Scores of 6 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -956,7 +968,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -1007,7 +1019,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 }
 
 /* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restrict qt, const float *restrict k,
@@ -1029,8 +1042,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 	__m512 a6_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -1106,7 +1119,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 }
 
 /* Scores of 7 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 7x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -1123,7 +1137,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 	__m512 a6_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -1181,7 +1195,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 }
 
 /* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x2
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restrict qt, const float *restrict k,
@@ -1205,8 +1220,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 	__m512 a7_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q0 = _mm512_load_ps(qt + d * 144 + 0);
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_0 = _mm512_fmadd_ps(q0, kb, a0_0);
@@ -1291,7 +1306,8 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 }
 
 /* Scores of 8 keys (rows 64 floats apart) against 32 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 8x1
  * accumulators in registers.
  * Only the rows from 16 on see these keys (causal diagonal): the
@@ -1309,7 +1325,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 	__m512 a7_1 = _mm512_setzero_ps();
 	#pragma GCC unroll 2
 	for (size_t d = 0; d < 64; ++d) {
-		const __m512 q1 = _mm512_load_ps(qt + d * 144 + 16);
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
 			const __m512 kb = _mm512_set1_ps(k[0 + d]);
 			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
@@ -1573,7 +1589,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_next(struct mha_f32_h8_dk
  * row-major, 4 rows of weights broadcast, the output's columns in vector
  * lanes; in the last block a tile sees, its rows written to out instead.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 116736
+ * row's limit are masked.  This is work item w, in one worker's 112640
  * bytes of scratch. */
 static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -1630,12 +1646,12 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 36864);
-	float *restrict st = (float *)(void *)(scratch + 73728);
-	float *restrict kc = (float *)(void *)(scratch + 81920);
-	float *restrict vp = (float *)(void *)(scratch + 98304);
-	float *restrict m = (float *)(void *)(scratch + 114688), *restrict l = (float *)(void *)(scratch + 115200);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 115712);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 32768);
+	float *restrict st = (float *)(void *)(scratch + 69632);
+	float *restrict kc = (float *)(void *)(scratch + 77824);
+	float *restrict vp = (float *)(void *)(scratch + 94208);
+	float *restrict m = (float *)(void *)(scratch + 110592), *restrict l = (float *)(void *)(scratch + 111104);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 111616);
 	_Alignas(64) float alpha[32], mxb[32];
 
 	/* the block's rows padded to whole micro-tiles: all a tile reads */
@@ -1758,20 +1774,20 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				for (; vc < j + 8; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal__avx512_qk8_0(qt + r0, kb + j * 64, st + j * 32, mxb);
+				mha_f32_h8_dk64_s128_causal__avx512_qk8_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 				mha_f32_h8_dk64_s128_causal__avx512_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_0(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_0(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			j = kn[0];
@@ -1782,20 +1798,20 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				for (; vc < j + 8; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0, kb + j * 64, st + j * 32, mxb);
+				mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 				mha_f32_h8_dk64_s128_causal__avx512_next(&nx);
 			}
 			for (; kcn < kn[1]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
-			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0, kb + j * 64, st + j * 32, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal__avx512_qk1_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal__avx512_qk2_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal__avx512_qk3_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal__avx512_qk4_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */

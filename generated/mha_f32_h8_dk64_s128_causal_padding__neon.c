@@ -152,7 +152,7 @@ static inline __attribute__((always_inline)) void mha_f32_h8_dk64_s128_causal_pa
 
 /* How a call runs (struct mha_args' workspace, parallel, workers): the
  * workers are the host's when a->parallel is set, else this thread.
- * Scratch: 87552 bytes per worker, from a->workspace when it
+ * Scratch: 83456 bytes per worker, from a->workspace when it
  * holds them, else from malloc. */
 static size_t mha_f32_h8_dk64_s128_causal_padding__neon_workers(const struct mha_args *a)
 {
@@ -164,7 +164,7 @@ static size_t mha_f32_h8_dk64_s128_causal_padding__neon_workers(const struct mha
 /* The bytes of scratch a call with a's settings takes (NAME_workspace). */
 static size_t mha_f32_h8_dk64_s128_causal_padding__neon_scratch_bytes(const struct mha_args *a)
 {
-	return 87552 * mha_f32_h8_dk64_s128_causal_padding__neon_workers(a) + 63;
+	return 83456 * mha_f32_h8_dk64_s128_causal_padding__neon_workers(a) + 63;
 }
 
 /* The call's scratch, 64-byte aligned, for *workers workers: in a->workspace
@@ -175,14 +175,14 @@ static unsigned char *mha_f32_h8_dk64_s128_causal_padding__neon_scratch(const st
 	size_t w = *workers;
 
 	*mem = NULL;
-	if (a->workspace && a->workspace_size >= 87615) {
-		const size_t fit = (a->workspace_size - 63) / 87552;
+	if (a->workspace && a->workspace_size >= 83519) {
+		const size_t fit = (a->workspace_size - 63) / 83456;
 		if (fit >= w) {
 			*workers = w;
 			return (unsigned char *)(((uintptr_t)a->workspace + 63) & ~(uintptr_t)63);
 		}
 	}
-	*mem = malloc(87552 * w + 63);
+	*mem = malloc(83456 * w + 63);
 	if (!*mem)
 		return NULL;
 	return (unsigned char *)(((uintptr_t)*mem + 63) & ~(uintptr_t)63);
@@ -199,7 +199,7 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_nomem(const struct mha_arg
 }
 
 /* item(ctx, i, s) for every i < n, s being the scratch of the worker that
- * runs it (87552 bytes each, from scratch; NULL when scratch is); how OpenMP's
+ * runs it (83456 bytes each, from scratch; NULL when scratch is); how OpenMP's
  * threads share them (share): */
 enum mha_f32_h8_dk64_s128_causal_padding__neon_share {
 	mha_f32_h8_dk64_s128_causal_padding__neon_SHARES,  /* even shares of consecutive items, each to
@@ -219,7 +219,7 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_task(void *task, size_t i,
 {
 	const struct mha_f32_h8_dk64_s128_causal_padding__neon_job *t = task;
 
-	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 87552 : NULL);
+	t->item(t->ctx, i, t->scratch ? t->scratch + worker * 83456 : NULL);
 }
 
 static void mha_f32_h8_dk64_s128_causal_padding__neon_each(const struct mha_args *a, size_t n, size_t workers, enum mha_f32_h8_dk64_s128_causal_padding__neon_share share,
@@ -237,8 +237,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_each(const struct mha_args
 		item(ctx, i, scratch);
 }
 
-/* Pack a block of query rows (512 floats apart) transposed and scaled:
- * qt[d][r] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
+/* Pack a block of query rows (512 floats apart) transposed and scaled,
+ * micro-tile by micro-tile: qt[r / 16][d][r % 16] = 0x1.715476p-3f * q_r[d] (the scale 0x1p-3f times log2(e):
  * the scores are in base 2); rows from n up to the next whole
  * micro-tile of 16 rows are zero (the micro-kernels read no further);
  * rows prefetched a vector ahead when pf (not prefetched before). */
@@ -263,10 +263,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 				x2 = vcombine_f32(vget_high_f32(t0.val[0]), vget_high_f32(t1.val[0]));
 				x3 = vcombine_f32(vget_high_f32(t0.val[1]), vget_high_f32(t1.val[1]));
 			}
-			vst1q_f32(qt + (d + 0) * 80 + r, vmulq_f32(x0, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 1) * 80 + r, vmulq_f32(x1, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 2) * 80 + r, vmulq_f32(x2, vdupq_n_f32(0x1.715476p-3f)));
-			vst1q_f32(qt + (d + 3) * 80 + r, vmulq_f32(x3, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 0) * 16 + r / 16 * 1024 + r % 16, vmulq_f32(x0, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 1) * 16 + r / 16 * 1024 + r % 16, vmulq_f32(x1, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 2) * 16 + r / 16 * 1024 + r % 16, vmulq_f32(x2, vdupq_n_f32(0x1.715476p-3f)));
+			vst1q_f32(qt + (d + 3) * 16 + r / 16 * 1024 + r % 16, vmulq_f32(x3, vdupq_n_f32(0x1.715476p-3f)));
 		}
 	}
 	for (size_t r = nv; r < n; ++r) {
@@ -274,15 +274,16 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pack(const float *r
 			for (size_t c = 0; c < 64; c += 16)
 				__builtin_prefetch(q + (r + 4) * 512 + c, 0, 3);
 		for (size_t d = 0; d < 64; ++d)
-			qt[d * 80 + r] = q[r * 512 + d] * 0x1.715476p-3f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = q[r * 512 + d] * 0x1.715476p-3f;
 	}
 	for (size_t d = 0; d < 64; ++d)
 		for (size_t r = n; r < (n + 15) / 16 * 16; ++r)
-			qt[d * 80 + r] = 0.0f;
+			qt[d * 16 + r / 16 * 1024 + r % 16] = 0.0f;
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(const float *restrict qt, const float *restrict k,
@@ -293,10 +294,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(const float *
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -332,7 +333,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(const float *
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -344,9 +346,9 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(const float *
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -376,7 +378,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(const float *
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -387,8 +390,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(const float *
 	float32x4_t a0_2 = vdupq_n_f32(0.0f);
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -412,7 +415,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(const float *
 }
 
 /* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -422,7 +426,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(const float *
 {
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -440,7 +444,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(const float *
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(const float *restrict qt, const float *restrict k,
@@ -455,10 +460,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(const float *
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -509,7 +514,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(const float *
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -524,9 +530,9 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(const float *
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -569,7 +575,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(const float *
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -582,8 +589,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(const float *
 	float32x4_t a1_2 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -618,7 +625,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(const float *
 }
 
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -629,7 +637,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(const float *
 	float32x4_t a0_3 = vdupq_n_f32(0.0f);
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -656,7 +664,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(const float *
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(const float *restrict qt, const float *restrict k,
@@ -675,10 +684,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(const float *
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -744,7 +753,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(const float *
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -762,9 +772,9 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(const float *
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -820,7 +830,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(const float *
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -835,8 +846,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(const float *
 	float32x4_t a2_2 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -882,7 +893,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(const float *
 }
 
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -894,7 +906,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(const float *
 	float32x4_t a1_3 = vdupq_n_f32(0.0f);
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -930,7 +942,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(const float *
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(const float *restrict qt, const float *restrict k,
@@ -953,10 +966,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(const float *
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1037,7 +1050,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(const float *
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -1058,9 +1072,9 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(const float *
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1129,7 +1143,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(const float *
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -1146,8 +1161,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(const float *
 	float32x4_t a3_2 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1204,7 +1219,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(const float *
 }
 
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -1217,7 +1233,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(const float *
 	float32x4_t a2_3 = vdupq_n_f32(0.0f);
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -1262,7 +1278,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(const float *
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x4
  * accumulators in registers. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(const float *restrict qt, const float *restrict k,
@@ -1289,10 +1306,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(const float *
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q0 = vld1q_f32(qt + d * 80 + 0);
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q0 = vld1q_f32(qt + d * 16 + 0);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_0 = vfmaq_f32(a0_0, q0, kb);
@@ -1388,7 +1405,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(const float *
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x3
  * accumulators in registers.
  * Only the rows from 4 on see these keys (causal diagonal): the
@@ -1412,9 +1430,9 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(const float *
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q1 = vld1q_f32(qt + d * 80 + 4);
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q1 = vld1q_f32(qt + d * 16 + 4);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_1 = vfmaq_f32(a0_1, q1, kb);
@@ -1496,7 +1514,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(const float *
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers.
  * Only the rows from 8 on see these keys (causal diagonal): the
@@ -1515,8 +1534,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(const float *
 	float32x4_t a4_2 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q2 = vld1q_f32(qt + d * 80 + 8);
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q2 = vld1q_f32(qt + d * 16 + 8);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_2 = vfmaq_f32(a0_2, q2, kb);
@@ -1584,7 +1603,8 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(const float *
 }
 
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
- * st[j][r] = k_j . qt[.][r], and mx[r] raised to the largest of them.
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x1
  * accumulators in registers.
  * Only the rows from 12 on see these keys (causal diagonal): the
@@ -1598,7 +1618,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(const float *
 	float32x4_t a3_3 = vdupq_n_f32(0.0f);
 	float32x4_t a4_3 = vdupq_n_f32(0.0f);
 	for (size_t d = 0; d < 64; ++d) {
-		const float32x4_t q3 = vld1q_f32(qt + d * 80 + 12);
+		const float32x4_t q3 = vld1q_f32(qt + d * 16 + 12);
 		{
 			const float32x4_t kb = vdupq_n_f32(k[0 + d]);
 			a0_3 = vfmaq_f32(a0_3, q3, kb);
@@ -2082,7 +2102,7 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_next(struct mha_f32
  * transposed, values broadcast; a tile's rows written to out after the last
  * block it sees.  Key
  * blocks no row of a tile sees are skipped; only blocks that straddle a
- * row's limit are masked.  This is work item w, in one worker's 87552
+ * row's limit are masked.  This is work item w, in one worker's 83456
  * bytes of scratch. */
 static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, size_t w, unsigned char *restrict scratch)
 {
@@ -2148,12 +2168,12 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 	const int pfon = batch * (8 * 128 * 128 * sizeof(float) +
 	                          8 * 128 * (64 * sizeof(float) + 64 * sizeof(float))) >= pfmin;
 	/* this worker's scratch (P.at in templates/main.lua) */
-	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 20480);
-	float *restrict st = (float *)(void *)(scratch + 40960);
-	float *restrict kc = (float *)(void *)(scratch + 46080);
-	float *restrict vp = (float *)(void *)(scratch + 66304);
-	float *restrict m = (float *)(void *)(scratch + 86528), *restrict l = (float *)(void *)(scratch + 86784);
-	size_t *restrict lim = (size_t *)(void *)(scratch + 87040);
+	float *restrict qt = (float *)(void *)(scratch + 0), *restrict ot = (float *)(void *)(scratch + 16384);
+	float *restrict st = (float *)(void *)(scratch + 36864);
+	float *restrict kc = (float *)(void *)(scratch + 41984);
+	float *restrict vp = (float *)(void *)(scratch + 62208);
+	float *restrict m = (float *)(void *)(scratch + 82432), *restrict l = (float *)(void *)(scratch + 82688);
+	size_t *restrict lim = (size_t *)(void *)(scratch + 82944);
 	_Alignas(64) float alpha[16], mxb[16];
 	const size_t nkv = kv_len[b] <= 0 ? 0
 		: (size_t)kv_len[b] > 128 ? 128 : (size_t)kv_len[b];
@@ -2280,17 +2300,17 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				for (; vc < j + 5; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(qt + r0, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h8_dk64_s128_causal_padding__neon_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[0];
@@ -2301,17 +2321,17 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				for (; vc < j + 5; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(qt + r0, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h8_dk64_s128_causal_padding__neon_next(&nx);
 			}
 			for (; kcn < kn[1]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[1] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[1];
@@ -2322,17 +2342,17 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				for (; vc < j + 5; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(qt + r0, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h8_dk64_s128_causal_padding__neon_next(&nx);
 			}
 			for (; kcn < kn[2]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[2] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			j = kn[2];
@@ -2343,17 +2363,17 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				for (; vc < j + 5; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(qt + r0, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h8_dk64_s128_causal_padding__neon_next(&nx);
 			}
 			for (; kcn < kn[3]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[3] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(qt + r0, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal_padding__neon_qk1_3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_padding__neon_qk2_3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_padding__neon_qk3_3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_padding__neon_qk4_3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */

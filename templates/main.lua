@@ -252,7 +252,7 @@ local function scratch_and_stack(S, P)
 	end
 	local stack = 0
 	if P.algo == "tiled" then
-		put("qt", 4 * S.dk * P.bqs)
+		put("qt", 4 * S.dk * P.bqp)
 		put("ot", 4 * S.dv * P.bqs)
 		put("st", 4 * P.bks * P.mq)
 		-- f16 or bf16 keys and values (--kv-dtype): each block converted
@@ -604,11 +604,13 @@ local function plan(S, T)
 		-- more the later their rows (they see more keys): tiled.c.in
 		-- hands them out last block first
 		P.lpt = S.causal and (S.seq_q == 0 or P.bq < S.seq_q)
-		-- the query and output blocks are stored transposed, a column of
-		-- bqs floats per head dim; an odd number of cache lines per column
-		-- spreads a micro-tile's columns over every cache set, where an even
-		-- one piles them on a few (256 or 384 rows unpadded measured 0.91x
-		-- and 0.96x of 192 on AVX-512)
+		-- the output block of the rows-in-lanes P.V is stored transposed,
+		-- a column of bqs floats per head dim; an odd number of cache lines
+		-- per column spreads a micro-tile's columns over every cache set,
+		-- where an even one piles them on a few (256 or 384 rows unpadded
+		-- measured 0.91x and 0.96x of 192 on AVX-512, when the query block
+		-- was stored so too; it is now stored micro-tile by micro-tile,
+		-- tiled.c.in)
 		P.bqs = (P.bqp + 15) // 16
 		P.bqs = (P.bqs % 2 == 0 and P.bqs + 1 or P.bqs) * 16
 		-- P.tr: a block's rows past its last whole vector (tiled.c.in's
@@ -697,7 +699,7 @@ local function plan(S, T)
 			local vp = (P.vstride ~= S.dv or conv) and bk * S.dv or 0
 			local kp = (conv or P.pack_k) and bk * S.dk or 0
 			local tail = P.tr * ((S.dk + P.W - 1) // P.W + (S.dv + P.W - 1) // P.W) * P.W
-			return (S.dk + S.dv) * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq + tail
+			return S.dk * P.bqp + S.dv * P.bqs + 4 * P.bqp + bk * P.mq + vp + kp + 2 * P.mq + tail
 		end
 		if S.block_kv == 0 then
 			while P.bk > P.W and P.bk > 8 and stack_floats(P.bk) > 1048576 do

@@ -419,7 +419,7 @@ Test(cli, run_time_last_tile_takes_the_vectors_its_rows_fill)
 		{{{"--h", "8", "--dk", "64", "--target", "neon"}},
 		 "\t\t\tif (mt > 8) {", NULL},
 		{{{"--h", "2", "--dk", "16", "--mask", "causal", "--target", "neon"}},
-		 "neon_qk5_2_part3(qt + r0,", NULL},
+		 "neon_qk5_2_part3(qt + r0 * 16,", NULL},
 		{{{"--h", "8", "--dk", "64", "--target", "avx512"}},
 		 "if (mt <= 16) {", "else if (mt <="},
 		{{{"--h", "8", "--dk", "64", "--seq", "200", "--target", "neon"}},
