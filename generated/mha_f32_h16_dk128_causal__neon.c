@@ -3561,7 +3561,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					const float32x4_t h = vld1q_f32(hi + 0);
 					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 0));
 
 						vst1q_f32(st + jj * 16 + 0, t);
@@ -3574,7 +3574,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					const float32x4_t h = vld1q_f32(hi + 4);
 					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 4));
 
 						vst1q_f32(st + jj * 16 + 4, t);
@@ -3587,7 +3587,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					const float32x4_t h = vld1q_f32(hi + 8);
 					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[2]; ++jj) {
 						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 8));
 
 						vst1q_f32(st + jj * 16 + 8, t);
@@ -3600,7 +3600,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 					const float32x4_t h = vld1q_f32(hi + 12);
 					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[3]; ++jj) {
 						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 12));
 
 						vst1q_f32(st + jj * 16 + 12, t);

@@ -395,7 +395,7 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pack(const float *restr
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -424,12 +424,40 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1(const float *restri
 	}
 }
 
+/* Scores of 1 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk1_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -469,12 +497,48 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2(const float *restri
 	}
 }
 
+/* Scores of 2 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk2_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -525,12 +589,56 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3(const float *restri
 	}
 }
 
+/* Scores of 3 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk3_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -592,12 +700,64 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4(const float *restri
 	}
 }
 
+/* Scores of 4 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk4_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -670,12 +830,72 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5(const float *restri
 	}
 }
 
+/* Scores of 5 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk5_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -764,9 +984,237 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6(const float *restri
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x1
  * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 7 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 7x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk7_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	__m256 a6_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
+			a6_1 = _mm256_fmadd_ps(q1, kb, a6_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	_mm256_store_ps(st + 96, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 104, a6_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		t = _mm256_max_ps(t, a6_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 8 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 8x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk8_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	__m256 a6_1 = _mm256_setzero_ps();
+	__m256 a7_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 128; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[512 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[640 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[768 + d]);
+			a6_1 = _mm256_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[896 + d]);
+			a7_1 = _mm256_fmadd_ps(q1, kb, a7_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	_mm256_store_ps(st + 96, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 104, a6_1);
+	_mm256_store_ps(st + 112, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 120, a7_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		t = _mm256_max_ps(t, a6_1);
+		t = _mm256_max_ps(t, a7_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 6 keys (rows 128 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
  * The last tile's rows from 8 on lie past the block: their scores are
  * -inf, their maxima left alone. */
-static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0_part(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -831,7 +1279,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_part(const float *r
  * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  6x2 accumulators in registers. */
+ * contents unread.  6x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
@@ -902,6 +1351,34 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
 			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
 		}
 	}
+	#pragma GCC unroll 4
+	for (; j < n[1]; ++j, p += 16, v += 128) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[2]);
+			a2_1 = _mm256_fmadd_ps(p1, vb, a2_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[3]);
+			a3_1 = _mm256_fmadd_ps(p1, vb, a3_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[4]);
+			a4_1 = _mm256_fmadd_ps(p1, vb, a4_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[5]);
+			a5_1 = _mm256_fmadd_ps(p1, vb, a5_1);
+		}
+	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 528, a1_0);
@@ -920,7 +1397,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
  * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  2x2 accumulators in registers. */
+ * contents unread.  2x2 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
@@ -955,6 +1433,18 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
 			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
 		}
 	}
+	#pragma GCC unroll 4
+	for (; j < n[1]; ++j, p += 16, v += 128) {
+		const __m256 p1 = _mm256_load_ps(p + 8);
+		{
+			const __m256 vb = _mm256_set1_ps(v[0]);
+			a0_1 = _mm256_fmadd_ps(p1, vb, a0_1);
+		}
+		{
+			const __m256 vb = _mm256_set1_ps(v[1]);
+			a1_1 = _mm256_fmadd_ps(p1, vb, a1_1);
+		}
+	}
 	_mm256_store_ps(ot + 0, a0_0);
 	_mm256_store_ps(ot + 8, a0_1);
 	_mm256_store_ps(ot + 528, a1_0);
@@ -965,7 +1455,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
  * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  6x1 accumulators in registers.
+ * contents unread.  6x1 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
@@ -1029,7 +1520,8 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *r
  * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread.  2x1 accumulators in registers.
+ * contents unread.  2x1 accumulators in registers.  Key counts n[] do not decrease:
+ * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *restrict p, const float *restrict v,
         float *restrict ot, const float *restrict alpha, const size_t *restrict n)
@@ -1321,8 +1813,12 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			/* kn[s]: keys that some row of vector s sees; fewer than nt
 			 * only on the causal diagonal, where the vectors of earlier
 			 * rows skip the keys beyond their last row's limit */
-			size_t kn[1];
-			kn[0] = nt;
+			size_t kn[2];
+			{
+				const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+				kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			kn[1] = nt;
 			if (mt <= 8) {
 				/* the block's last rows: the tile's first vector */
 				for (; j + 6 <= kn[0]; j += 6) {
@@ -1332,18 +1828,18 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
 					}
-					mha_f32_h8_dk128_causal_padding__avx2_qk6_part(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_0_part(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			} else {
@@ -1354,18 +1850,42 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					for (; vc < j + 6; ++vc) {
 						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
 					}
-					mha_f32_h8_dk128_causal_padding__avx2_qk6(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_qk6_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
 				}
 				switch (kn[0] - j) {
-				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
-				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_0(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				default: break;
+				}
+				j = kn[0];
+				for (; j + 8 <= kn[1]; j += 8) {
+					for (; kcn < j + 16 && kcn < nb; ++kcn) {
+						memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+					}
+					for (; vc < j + 8; ++vc) {
+						memcpy(vp + vc * 128, vh + (j0 + vc) * 1024, 128 * sizeof(float));
+					}
+					mha_f32_h8_dk128_causal_padding__avx2_qk8_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb);
+					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
+				}
+				for (; kcn < kn[1]; ++kcn) {
+					memcpy(kc + kcn * 128, kh + (j0 + kcn) * 1024, 128 * sizeof(float));
+				}
+				switch (kn[1] - j) {
+				case 1: mha_f32_h8_dk128_causal_padding__avx2_qk1_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 2: mha_f32_h8_dk128_causal_padding__avx2_qk2_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 3: mha_f32_h8_dk128_causal_padding__avx2_qk3_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 4: mha_f32_h8_dk128_causal_padding__avx2_qk4_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 5: mha_f32_h8_dk128_causal_padding__avx2_qk5_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 6: mha_f32_h8_dk128_causal_padding__avx2_qk6_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
+				case 7: mha_f32_h8_dk128_causal_padding__avx2_qk7_1(qt + r0 * 128, kb + j * 128, st + j * 16, mxb); break;
 				default: break;
 				}
 			}
@@ -1389,7 +1909,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					const __m256 h = _mm256_load_ps(hi + 0);
 					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 0), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
 
 						_mm256_store_ps(st + jj * 16 + 0, t);
@@ -1402,7 +1922,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					const __m256 h = _mm256_load_ps(hi + 8);
 					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 8), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
 
 						_mm256_store_ps(st + jj * 16 + 8, t);
@@ -1479,7 +1999,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 6 <= kn[0]; jj += 6) {
+				for (; jj + 6 <= kn[1]; jj += 6) {
 					__m256 x[6];
 
 					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 8), ms);
@@ -1502,7 +2022,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					_mm256_store_ps(st + (jj + 5) * 16 + 8, x[5]);
 					sum = _mm256_add_ps(sum, x[5]);
 				}
-				if (jj + 4 <= kn[0]) {
+				if (jj + 4 <= kn[1]) {
 					/* 4 of the remainder at a time too */
 					__m256 x[4];
 
@@ -1521,7 +2041,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 					sum = _mm256_add_ps(sum, x[3]);
 					jj += 4;
 				}
-				for (; jj < kn[0]; ++jj) {
+				for (; jj < kn[1]; ++jj) {
 					const __m256 p = mha_f32_h8_dk128_causal_padding__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 					_mm256_store_ps(st + jj * 16 + 8, p);
 					sum = _mm256_add_ps(sum, p);

@@ -1389,6 +1389,966 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 	}
 }
 
+/* Scores of 9 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 9x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk9_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 10 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 10x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk10_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 11 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 11x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk11_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 12 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 12x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk12_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	__m512 a11_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[704 + d]);
+			a11_1 = _mm512_fmadd_ps(q1, kb, a11_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	_mm512_store_ps(st + 352, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 368, a11_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		t = _mm512_max_ps(t, a11_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 13 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 13x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk13_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	__m512 a11_1 = _mm512_setzero_ps();
+	__m512 a12_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[704 + d]);
+			a11_1 = _mm512_fmadd_ps(q1, kb, a11_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[768 + d]);
+			a12_1 = _mm512_fmadd_ps(q1, kb, a12_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	_mm512_store_ps(st + 352, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 368, a11_1);
+	_mm512_store_ps(st + 384, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 400, a12_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		t = _mm512_max_ps(t, a11_1);
+		t = _mm512_max_ps(t, a12_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 14 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 14x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk14_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	__m512 a11_1 = _mm512_setzero_ps();
+	__m512 a12_1 = _mm512_setzero_ps();
+	__m512 a13_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[704 + d]);
+			a11_1 = _mm512_fmadd_ps(q1, kb, a11_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[768 + d]);
+			a12_1 = _mm512_fmadd_ps(q1, kb, a12_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[832 + d]);
+			a13_1 = _mm512_fmadd_ps(q1, kb, a13_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	_mm512_store_ps(st + 352, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 368, a11_1);
+	_mm512_store_ps(st + 384, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 400, a12_1);
+	_mm512_store_ps(st + 416, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 432, a13_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		t = _mm512_max_ps(t, a11_1);
+		t = _mm512_max_ps(t, a12_1);
+		t = _mm512_max_ps(t, a13_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 15 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 15x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk15_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	__m512 a11_1 = _mm512_setzero_ps();
+	__m512 a12_1 = _mm512_setzero_ps();
+	__m512 a13_1 = _mm512_setzero_ps();
+	__m512 a14_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[704 + d]);
+			a11_1 = _mm512_fmadd_ps(q1, kb, a11_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[768 + d]);
+			a12_1 = _mm512_fmadd_ps(q1, kb, a12_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[832 + d]);
+			a13_1 = _mm512_fmadd_ps(q1, kb, a13_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[896 + d]);
+			a14_1 = _mm512_fmadd_ps(q1, kb, a14_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	_mm512_store_ps(st + 352, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 368, a11_1);
+	_mm512_store_ps(st + 384, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 400, a12_1);
+	_mm512_store_ps(st + 416, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 432, a13_1);
+	_mm512_store_ps(st + 448, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 464, a14_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		t = _mm512_max_ps(t, a11_1);
+		t = _mm512_max_ps(t, a12_1);
+		t = _mm512_max_ps(t, a13_1);
+		t = _mm512_max_ps(t, a14_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
+/* Scores of 16 keys (rows 64 floats apart) against 32 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 32 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 16x1
+ * accumulators in registers.
+ * Only the rows from 16 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal__avx512_qk16_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m512 a0_1 = _mm512_setzero_ps();
+	__m512 a1_1 = _mm512_setzero_ps();
+	__m512 a2_1 = _mm512_setzero_ps();
+	__m512 a3_1 = _mm512_setzero_ps();
+	__m512 a4_1 = _mm512_setzero_ps();
+	__m512 a5_1 = _mm512_setzero_ps();
+	__m512 a6_1 = _mm512_setzero_ps();
+	__m512 a7_1 = _mm512_setzero_ps();
+	__m512 a8_1 = _mm512_setzero_ps();
+	__m512 a9_1 = _mm512_setzero_ps();
+	__m512 a10_1 = _mm512_setzero_ps();
+	__m512 a11_1 = _mm512_setzero_ps();
+	__m512 a12_1 = _mm512_setzero_ps();
+	__m512 a13_1 = _mm512_setzero_ps();
+	__m512 a14_1 = _mm512_setzero_ps();
+	__m512 a15_1 = _mm512_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
+		{
+			const __m512 kb = _mm512_set1_ps(k[0 + d]);
+			a0_1 = _mm512_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[64 + d]);
+			a1_1 = _mm512_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[128 + d]);
+			a2_1 = _mm512_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[192 + d]);
+			a3_1 = _mm512_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[256 + d]);
+			a4_1 = _mm512_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[320 + d]);
+			a5_1 = _mm512_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[384 + d]);
+			a6_1 = _mm512_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[448 + d]);
+			a7_1 = _mm512_fmadd_ps(q1, kb, a7_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[512 + d]);
+			a8_1 = _mm512_fmadd_ps(q1, kb, a8_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[576 + d]);
+			a9_1 = _mm512_fmadd_ps(q1, kb, a9_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[640 + d]);
+			a10_1 = _mm512_fmadd_ps(q1, kb, a10_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[704 + d]);
+			a11_1 = _mm512_fmadd_ps(q1, kb, a11_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[768 + d]);
+			a12_1 = _mm512_fmadd_ps(q1, kb, a12_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[832 + d]);
+			a13_1 = _mm512_fmadd_ps(q1, kb, a13_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[896 + d]);
+			a14_1 = _mm512_fmadd_ps(q1, kb, a14_1);
+		}
+		{
+			const __m512 kb = _mm512_set1_ps(k[960 + d]);
+			a15_1 = _mm512_fmadd_ps(q1, kb, a15_1);
+		}
+	}
+	_mm512_store_ps(st + 0, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 16, a0_1);
+	_mm512_store_ps(st + 32, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 48, a1_1);
+	_mm512_store_ps(st + 64, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 80, a2_1);
+	_mm512_store_ps(st + 96, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 112, a3_1);
+	_mm512_store_ps(st + 128, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 144, a4_1);
+	_mm512_store_ps(st + 160, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 176, a5_1);
+	_mm512_store_ps(st + 192, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 208, a6_1);
+	_mm512_store_ps(st + 224, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 240, a7_1);
+	_mm512_store_ps(st + 256, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 272, a8_1);
+	_mm512_store_ps(st + 288, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 304, a9_1);
+	_mm512_store_ps(st + 320, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 336, a10_1);
+	_mm512_store_ps(st + 352, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 368, a11_1);
+	_mm512_store_ps(st + 384, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 400, a12_1);
+	_mm512_store_ps(st + 416, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 432, a13_1);
+	_mm512_store_ps(st + 448, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 464, a14_1);
+	_mm512_store_ps(st + 480, _mm512_set1_ps(-INFINITY));
+	_mm512_store_ps(st + 496, a15_1);
+	{
+		__m512 t = _mm512_load_ps(mx + 16);
+		t = _mm512_max_ps(t, a0_1);
+		t = _mm512_max_ps(t, a1_1);
+		t = _mm512_max_ps(t, a2_1);
+		t = _mm512_max_ps(t, a3_1);
+		t = _mm512_max_ps(t, a4_1);
+		t = _mm512_max_ps(t, a5_1);
+		t = _mm512_max_ps(t, a6_1);
+		t = _mm512_max_ps(t, a7_1);
+		t = _mm512_max_ps(t, a8_1);
+		t = _mm512_max_ps(t, a9_1);
+		t = _mm512_max_ps(t, a10_1);
+		t = _mm512_max_ps(t, a11_1);
+		t = _mm512_max_ps(t, a12_1);
+		t = _mm512_max_ps(t, a13_1);
+		t = _mm512_max_ps(t, a14_1);
+		t = _mm512_max_ps(t, a15_1);
+		_mm512_store_ps(mx + 16, t);
+	}
+}
+
 /* o_x = alpha[x] ot_x + sum_{j < n} p[j][x] v_j for rows x < 4 and 64 columns:
  * rows of weights broadcast (p's keys 32 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
@@ -1798,14 +2758,14 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			default: break;
 			}
 			j = kn[0];
-			for (; j + 8 <= kn[1]; j += 8) {
-				for (; kcn < j + 16 && kcn < nb; ++kcn) {
+			for (; j + 16 <= kn[1]; j += 16) {
+				for (; kcn < j + 32 && kcn < nb; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 				}
-				for (; vc < j + 8; ++vc) {
+				for (; vc < j + 16; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
+				mha_f32_h8_dk64_s128_causal__avx512_qk16_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 				mha_f32_h8_dk64_s128_causal__avx512_next(&nx);
 			}
 			for (; kcn < kn[1]; ++kcn) {
@@ -1819,6 +2779,14 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			case 5: mha_f32_h8_dk64_s128_causal__avx512_qk5_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 			case 6: mha_f32_h8_dk64_s128_causal__avx512_qk6_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 			case 7: mha_f32_h8_dk64_s128_causal__avx512_qk7_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 8: mha_f32_h8_dk64_s128_causal__avx512_qk8_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 9: mha_f32_h8_dk64_s128_causal__avx512_qk9_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 10: mha_f32_h8_dk64_s128_causal__avx512_qk10_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 11: mha_f32_h8_dk64_s128_causal__avx512_qk11_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 12: mha_f32_h8_dk64_s128_causal__avx512_qk12_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 13: mha_f32_h8_dk64_s128_causal__avx512_qk13_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 14: mha_f32_h8_dk64_s128_causal__avx512_qk14_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
+			case 15: mha_f32_h8_dk64_s128_causal__avx512_qk15_1(qt + r0 * 64, kb + j * 64, st + j * 32, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */
@@ -1841,7 +2809,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 					const __m512 h = _mm512_load_ps(hi + 0);
 					__m512 x = _mm512_setzero_ps(), mx = _mm512_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						__m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GE_OQ), _mm512_load_ps(st + jj * 32 + 0), _mm512_set1_ps(-INFINITY));
 
 						_mm512_store_ps(st + jj * 32 + 0, t);
@@ -1854,7 +2822,7 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 					const __m512 h = _mm512_load_ps(hi + 16);
 					__m512 x = _mm512_setzero_ps(), mx = _mm512_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						__m512 t = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, h, _CMP_GE_OQ), _mm512_load_ps(st + jj * 32 + 16), _mm512_set1_ps(-INFINITY));
 
 						_mm512_store_ps(st + jj * 32 + 16, t);

@@ -401,7 +401,7 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pack(const float *r
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 1x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -430,12 +430,40 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(const float *re
 	}
 }
 
+/* Scores of 1 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 1x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 2x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -475,12 +503,48 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(const float *re
 	}
 }
 
+/* Scores of 2 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 2x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 3x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -531,12 +595,56 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(const float *re
 	}
 }
 
+/* Scores of 3 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 3x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 4x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -598,12 +706,64 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(const float *re
 	}
 }
 
+/* Scores of 4 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 4x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 5x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -676,12 +836,72 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(const float *re
 	}
 }
 
+/* Scores of 5 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 5x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
 /* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
  * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
  * raised to the largest of them.
  * Queries sit in vector lanes, one key element is broadcast: 6x2
  * accumulators in registers. */
-static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(const float *restrict qt, const float *restrict k,
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(const float *restrict qt, const float *restrict k,
         float *restrict st, float *restrict mx)
 {
 	__m256 a0_0 = _mm256_setzero_ps();
@@ -761,6 +981,234 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(const float *re
 		t = _mm256_max_ps(t, a3_1);
 		t = _mm256_max_ps(t, a4_1);
 		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 6 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 6x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 7 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 7x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk7_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	__m256 a6_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a6_1 = _mm256_fmadd_ps(q1, kb, a6_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	_mm256_store_ps(st + 96, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 104, a6_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		t = _mm256_max_ps(t, a6_1);
+		_mm256_store_ps(mx + 8, t);
+	}
+}
+
+/* Scores of 8 keys (rows 64 floats apart) against 16 packed queries:
+ * st[j][r] = k_j . qt[.][r] (the tile's, 16 floats a head dim), and mx[r]
+ * raised to the largest of them.
+ * Queries sit in vector lanes, one key element is broadcast: 8x1
+ * accumulators in registers.
+ * Only the rows from 8 on see these keys (causal diagonal): the
+ * scores of the rows before are -inf, their maxima left alone. */
+static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk8_1(const float *restrict qt, const float *restrict k,
+        float *restrict st, float *restrict mx)
+{
+	__m256 a0_1 = _mm256_setzero_ps();
+	__m256 a1_1 = _mm256_setzero_ps();
+	__m256 a2_1 = _mm256_setzero_ps();
+	__m256 a3_1 = _mm256_setzero_ps();
+	__m256 a4_1 = _mm256_setzero_ps();
+	__m256 a5_1 = _mm256_setzero_ps();
+	__m256 a6_1 = _mm256_setzero_ps();
+	__m256 a7_1 = _mm256_setzero_ps();
+	#pragma GCC unroll 2
+	for (size_t d = 0; d < 64; ++d) {
+		const __m256 q1 = _mm256_load_ps(qt + d * 16 + 8);
+		{
+			const __m256 kb = _mm256_set1_ps(k[0 + d]);
+			a0_1 = _mm256_fmadd_ps(q1, kb, a0_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[64 + d]);
+			a1_1 = _mm256_fmadd_ps(q1, kb, a1_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[128 + d]);
+			a2_1 = _mm256_fmadd_ps(q1, kb, a2_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[192 + d]);
+			a3_1 = _mm256_fmadd_ps(q1, kb, a3_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[256 + d]);
+			a4_1 = _mm256_fmadd_ps(q1, kb, a4_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[320 + d]);
+			a5_1 = _mm256_fmadd_ps(q1, kb, a5_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[384 + d]);
+			a6_1 = _mm256_fmadd_ps(q1, kb, a6_1);
+		}
+		{
+			const __m256 kb = _mm256_set1_ps(k[448 + d]);
+			a7_1 = _mm256_fmadd_ps(q1, kb, a7_1);
+		}
+	}
+	_mm256_store_ps(st + 0, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 8, a0_1);
+	_mm256_store_ps(st + 16, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 24, a1_1);
+	_mm256_store_ps(st + 32, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 40, a2_1);
+	_mm256_store_ps(st + 48, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 56, a3_1);
+	_mm256_store_ps(st + 64, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 72, a4_1);
+	_mm256_store_ps(st + 80, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 88, a5_1);
+	_mm256_store_ps(st + 96, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 104, a6_1);
+	_mm256_store_ps(st + 112, _mm256_set1_ps(-INFINITY));
+	_mm256_store_ps(st + 120, a7_1);
+	{
+		__m256 t = _mm256_load_ps(mx + 8);
+		t = _mm256_max_ps(t, a0_1);
+		t = _mm256_max_ps(t, a1_1);
+		t = _mm256_max_ps(t, a2_1);
+		t = _mm256_max_ps(t, a3_1);
+		t = _mm256_max_ps(t, a4_1);
+		t = _mm256_max_ps(t, a5_1);
+		t = _mm256_max_ps(t, a6_1);
+		t = _mm256_max_ps(t, a7_1);
 		_mm256_store_ps(mx + 8, t);
 	}
 }
@@ -1235,8 +1683,12 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 			/* kn[s]: keys that some row of vector s sees; fewer than nt
 			 * only on the causal diagonal, where the vectors of earlier
 			 * rows skip the keys beyond their last row's limit */
-			size_t kn[1];
-			kn[0] = nt;
+			size_t kn[2];
+			{
+				const size_t e = lim[r0 + (mt < 8 ? mt : 8) - 1];
+				kn[0] = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
+			}
+			kn[1] = nt;
 			for (; j + 6 <= kn[0]; j += 6) {
 				for (; kcn < j + 12 && kcn < nb; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1244,18 +1696,42 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				for (; vc < j + 6; ++vc) {
 					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
 				}
-				mha_f32_h8_dk64_s128_causal_weights__avx2_qk6(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 				mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
 			}
 			switch (kn[0] - j) {
-			case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
-			case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
-			case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
-			case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
-			case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_0(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			default: break;
+			}
+			j = kn[0];
+			for (; j + 8 <= kn[1]; j += 8) {
+				for (; kcn < j + 16 && kcn < nb; ++kcn) {
+					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+				}
+				for (; vc < j + 8; ++vc) {
+					memcpy(vp + vc * 64, vh + (j0 + vc) * 512, 64 * sizeof(float));
+				}
+				mha_f32_h8_dk64_s128_causal_weights__avx2_qk8_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
+				mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);
+			}
+			for (; kcn < kn[1]; ++kcn) {
+				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
+			}
+			switch (kn[1] - j) {
+			case 1: mha_f32_h8_dk64_s128_causal_weights__avx2_qk1_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 2: mha_f32_h8_dk64_s128_causal_weights__avx2_qk2_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 3: mha_f32_h8_dk64_s128_causal_weights__avx2_qk3_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 4: mha_f32_h8_dk64_s128_causal_weights__avx2_qk4_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 5: mha_f32_h8_dk64_s128_causal_weights__avx2_qk5_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 6: mha_f32_h8_dk64_s128_causal_weights__avx2_qk6_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
+			case 7: mha_f32_h8_dk64_s128_causal_weights__avx2_qk7_1(qt + r0 * 64, kb + j * 64, st + j * 16, mxb); break;
 			default: break;
 			}
 			/* the rest of the block's value rows (once per block) */
@@ -1278,7 +1754,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 					const __m256 h = _mm256_load_ps(hi + 0);
 					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[0]; ++jj) {
 						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 0), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
 
 						_mm256_store_ps(st + jj * 16 + 0, t);
@@ -1291,7 +1767,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 					const __m256 h = _mm256_load_ps(hi + 8);
 					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
 
-					for (size_t jj = 0; jj < nt; ++jj) {
+					for (size_t jj = 0; jj < kn[1]; ++jj) {
 						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 8), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
 
 						_mm256_store_ps(st + jj * 16 + 8, t);
@@ -1367,7 +1843,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
 				size_t jj = 0;
-				for (; jj + 6 <= kn[0]; jj += 6) {
+				for (; jj + 6 <= kn[1]; jj += 6) {
 					__m256 x[6];
 
 					x[0] = _mm256_sub_ps(_mm256_load_ps(st + (jj + 0) * 16 + 8), ms);
@@ -1390,7 +1866,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 					_mm256_store_ps(st + (jj + 5) * 16 + 8, x[5]);
 					sum = _mm256_add_ps(sum, x[5]);
 				}
-				if (jj + 4 <= kn[0]) {
+				if (jj + 4 <= kn[1]) {
 					/* 4 of the remainder at a time too */
 					__m256 x[4];
 
@@ -1409,7 +1885,7 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 					sum = _mm256_add_ps(sum, x[3]);
 					jj += 4;
 				}
-				for (; jj < kn[0]; ++jj) {
+				for (; jj < kn[1]; ++jj) {
 					const __m256 p = mha_f32_h8_dk64_s128_causal_weights__avx2_exp2(_mm256_sub_ps(_mm256_load_ps(st + jj * 16 + 8), ms));
 					_mm256_store_ps(st + jj * 16 + 8, p);
 					sum = _mm256_add_ps(sum, p);
@@ -1444,9 +1920,9 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
 					/* keys the group's last row sees: on the diagonal fewer
-					 * than the tile's, whose rows past them weigh 0 */
+					 * than its vector's, whose rows past them weigh 0 */
 					const size_t e = lim[r0 + i + 3];
-					const size_t kg = e <= j0 ? 0 : e - j0 < kn[0] ? e - j0 : kn[0];
+					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 8] ? e - j0 : kn[i / 8];
 					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb, kg, ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o, 512, l + r0 + i);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);

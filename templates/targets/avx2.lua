@@ -50,17 +50,20 @@ local T = {
 	            -- h12 dk64 s197 1.002x (the defaults follow the quiet
 	            -- figures)
 	            unroll_qk = 2, unroll_pv = 4,
-	            -- on the causal diagonal both vectors of a 16-row tile take
-	            -- the scores of the keys up to the tile's last row (masked
-	            -- after for the first vector's rows): split per vector, the
-	            -- second vector's keys past the first's took calls of one
-	            -- vector (6 or fewer accumulators) that wait on the FMAs'
-	            -- latency.  Measured on AMD Zen 3 against the split (make
-	            -- bench-ab, clang, busy host; the results the same bit for
-	            -- bit): h8 dk64 s512 causal 0.996-1.021x, the median of 12
-	            -- runs 1.006x; h16 dk128 s1024 causal 1.011-1.039x; h32
-	            -- dk128 s2048 causal 1.003x, 1.010x; gcc 12 0.996x, 0.999x
-	            diag_segments = false,
+	            -- on the causal diagonal each vector of a 16-row tile takes
+	            -- the keys up to its own last row, the second vector's
+	            -- keys past the first's in calls of 8 keys (one vector of
+	            -- rows: 8 accumulators; templates/tiled.c.in NKS).  When
+	            -- those calls took 6 keys and a remainder (6 or fewer
+	            -- accumulators, waiting on the FMAs' latency), both
+	            -- vectors taking the tile's keys won on AMD Zen 3 (h8
+	            -- dk64 s512 causal 1.006x, the median of 12 runs; h16
+	            -- dk128 s1024 causal 1.011-1.039x).  With 8 keys, against
+	            -- both vectors taking the tile's keys, on the Intel Xeon
+	            -- guest (make bench-ab, clang; the results the same bit
+	            -- for bit): h8 dk64 s512 causal 1.007-1.012x in four runs,
+	            -- h16 dk128 s1024 causal 1.004x twice, h32 dk128 s2048
+	            -- causal 1.002x; on Zen 3 still to measure
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers); the compiler
 	            -- unrolls their loop over K 4 times (templates/gemm.c.in:
