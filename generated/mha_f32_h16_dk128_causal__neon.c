@@ -3547,77 +3547,218 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			}
 			/* mask only where a row's limit falls inside the block: row r's keys from
 			 * hi[r] on (relative to the block, clamped to nt,
-			 * as floats: exact) are -inf, a vector of rows at a time, the
-			 * row maxima taken again in the same pass */
+			 * as floats: exact) are hidden, a vector of rows at a time, the
+			 * row maxima taken again in the same pass.  A hidden score is
+			 * stored as -FLT_MAX (the maxima take it as -inf): the exp makes
+			 * its weight 0 as it does -inf's, where AVX-512's 2^x took
+			 * vectors with -inf lanes at a cost (h8 dk64 s512 causal, with
+			 * the pass taking only the maxima of the keys before the
+			 * vector's first limit and the rest two keys at a time:
+			 * AVX-512 1.010-1.013x, AVX2 1.005-1.007x) */
 			if (j0 + nt > lim[r0]) {
 				_Alignas(64) float hi[16];
+				/* keys [0, jb[v]) no row of vector v hides: their
+				 * maxima only, four vectors of them at a time */
+				size_t jb[4];
 
 				for (size_t r = 0; r < 16; ++r) {
 					const size_t e = lim[r0 + r];
+					const size_t c = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 
-					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+					hi[r] = (float)c;
+					if (r % 4 == 0 || c < jb[r / 4])
+						jb[r / 4] = c;
 				}
 				{
 					const float32x4_t h = vld1q_f32(hi + 0);
-					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+					const size_t ce = kn[0], cb = jb[0] < ce ? jb[0] : ce;
+					const float32x4_t neg = vdupq_n_f32(-0x1.fffffep+127f);
+					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < kn[0]; ++jj) {
-						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 0));
-
-						vst1q_f32(st + jj * 16 + 0, t);
-						mx = vmaxq_f32(mx, t);
-						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+						m1 = vmaxq_f32(m1, vld1q_f32(st + (jj + 1) * 16 + 0));
+						m2 = vmaxq_f32(m2, vld1q_f32(st + (jj + 2) * 16 + 0));
+						m3 = vmaxq_f32(m3, vld1q_f32(st + (jj + 3) * 16 + 0));
 					}
-					vst1q_f32(mxb + 0, mx);
+					for (; jj < cb; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 0));
+					x = vdupq_n_f32((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float32x4_t x1 = vaddq_f32(x, vdupq_n_f32(1.0f));
+
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 0);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+							vst1q_f32(st + (jj + 0) * 16 + 0, u);
+							mx = vmaxq_f32(mx, t);
+						}
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 1) * 16 + 0);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x1, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x1, h), neg, sj);
+
+							vst1q_f32(st + (jj + 1) * 16 + 0, u);
+							m1 = vmaxq_f32(m1, t);
+						}
+						x = vaddq_f32(x, vdupq_n_f32(2.0f));
+					}
+					if (jj < ce) {
+						const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 0);
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+						vst1q_f32(st + (jj + 0) * 16 + 0, u);
+						mx = vmaxq_f32(mx, t);
+					}
+					vst1q_f32(mxb + 0, vmaxq_f32(vmaxq_f32(mx, m1), vmaxq_f32(m2, m3)));
 				}
 				{
 					const float32x4_t h = vld1q_f32(hi + 4);
-					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+					const size_t ce = kn[1], cb = jb[1] < ce ? jb[1] : ce;
+					const float32x4_t neg = vdupq_n_f32(-0x1.fffffep+127f);
+					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < kn[1]; ++jj) {
-						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 4));
-
-						vst1q_f32(st + jj * 16 + 4, t);
-						mx = vmaxq_f32(mx, t);
-						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+						m1 = vmaxq_f32(m1, vld1q_f32(st + (jj + 1) * 16 + 4));
+						m2 = vmaxq_f32(m2, vld1q_f32(st + (jj + 2) * 16 + 4));
+						m3 = vmaxq_f32(m3, vld1q_f32(st + (jj + 3) * 16 + 4));
 					}
-					vst1q_f32(mxb + 4, mx);
+					for (; jj < cb; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 4));
+					x = vdupq_n_f32((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float32x4_t x1 = vaddq_f32(x, vdupq_n_f32(1.0f));
+
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 4);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+							vst1q_f32(st + (jj + 0) * 16 + 4, u);
+							mx = vmaxq_f32(mx, t);
+						}
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 1) * 16 + 4);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x1, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x1, h), neg, sj);
+
+							vst1q_f32(st + (jj + 1) * 16 + 4, u);
+							m1 = vmaxq_f32(m1, t);
+						}
+						x = vaddq_f32(x, vdupq_n_f32(2.0f));
+					}
+					if (jj < ce) {
+						const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 4);
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+						vst1q_f32(st + (jj + 0) * 16 + 4, u);
+						mx = vmaxq_f32(mx, t);
+					}
+					vst1q_f32(mxb + 4, vmaxq_f32(vmaxq_f32(mx, m1), vmaxq_f32(m2, m3)));
 				}
 				{
 					const float32x4_t h = vld1q_f32(hi + 8);
-					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+					const size_t ce = kn[2], cb = jb[2] < ce ? jb[2] : ce;
+					const float32x4_t neg = vdupq_n_f32(-0x1.fffffep+127f);
+					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < kn[2]; ++jj) {
-						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 8));
-
-						vst1q_f32(st + jj * 16 + 8, t);
-						mx = vmaxq_f32(mx, t);
-						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+						m1 = vmaxq_f32(m1, vld1q_f32(st + (jj + 1) * 16 + 8));
+						m2 = vmaxq_f32(m2, vld1q_f32(st + (jj + 2) * 16 + 8));
+						m3 = vmaxq_f32(m3, vld1q_f32(st + (jj + 3) * 16 + 8));
 					}
-					vst1q_f32(mxb + 8, mx);
+					for (; jj < cb; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 8));
+					x = vdupq_n_f32((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float32x4_t x1 = vaddq_f32(x, vdupq_n_f32(1.0f));
+
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 8);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+							vst1q_f32(st + (jj + 0) * 16 + 8, u);
+							mx = vmaxq_f32(mx, t);
+						}
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 1) * 16 + 8);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x1, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x1, h), neg, sj);
+
+							vst1q_f32(st + (jj + 1) * 16 + 8, u);
+							m1 = vmaxq_f32(m1, t);
+						}
+						x = vaddq_f32(x, vdupq_n_f32(2.0f));
+					}
+					if (jj < ce) {
+						const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 8);
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+						vst1q_f32(st + (jj + 0) * 16 + 8, u);
+						mx = vmaxq_f32(mx, t);
+					}
+					vst1q_f32(mxb + 8, vmaxq_f32(vmaxq_f32(mx, m1), vmaxq_f32(m2, m3)));
 				}
 				{
 					const float32x4_t h = vld1q_f32(hi + 12);
-					float32x4_t x = vdupq_n_f32(0.0f), mx = vdupq_n_f32(-INFINITY);
+					const size_t ce = kn[3], cb = jb[3] < ce ? jb[3] : ce;
+					const float32x4_t neg = vdupq_n_f32(-0x1.fffffep+127f);
+					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < kn[3]; ++jj) {
-						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), vld1q_f32(st + jj * 16 + 12));
-
-						vst1q_f32(st + jj * 16 + 12, t);
-						mx = vmaxq_f32(mx, t);
-						x = vaddq_f32(x, vdupq_n_f32(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+						m1 = vmaxq_f32(m1, vld1q_f32(st + (jj + 1) * 16 + 12));
+						m2 = vmaxq_f32(m2, vld1q_f32(st + (jj + 2) * 16 + 12));
+						m3 = vmaxq_f32(m3, vld1q_f32(st + (jj + 3) * 16 + 12));
 					}
-					vst1q_f32(mxb + 12, mx);
+					for (; jj < cb; ++jj)
+						mx = vmaxq_f32(mx, vld1q_f32(st + jj * 16 + 12));
+					x = vdupq_n_f32((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float32x4_t x1 = vaddq_f32(x, vdupq_n_f32(1.0f));
+
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 12);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+							vst1q_f32(st + (jj + 0) * 16 + 12, u);
+							mx = vmaxq_f32(mx, t);
+						}
+						{
+							const float32x4_t sj = vld1q_f32(st + (jj + 1) * 16 + 12);
+							float32x4_t t = vbslq_f32(vcgeq_f32(x1, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x1, h), neg, sj);
+
+							vst1q_f32(st + (jj + 1) * 16 + 12, u);
+							m1 = vmaxq_f32(m1, t);
+						}
+						x = vaddq_f32(x, vdupq_n_f32(2.0f));
+					}
+					if (jj < ce) {
+						const float32x4_t sj = vld1q_f32(st + (jj + 0) * 16 + 12);
+						float32x4_t t = vbslq_f32(vcgeq_f32(x, h), vdupq_n_f32(-INFINITY), sj), u = vbslq_f32(vcgeq_f32(x, h), neg, sj);
+
+						vst1q_f32(st + (jj + 0) * 16 + 12, u);
+						mx = vmaxq_f32(mx, t);
+					}
+					vst1q_f32(mxb + 12, vmaxq_f32(vmaxq_f32(mx, m1), vmaxq_f32(m2, m3)));
 				}
 			}
-			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			/* online softmax; rows that saw no key yet (maxima -inf)
+			 * subtract 0, so that their hidden scores' -FLT_MAX still
+			 * weigh 0;
 			 * the block's last tile skips the vectors past its rows */
 			{
 				const float32x4_t mo = vld1q_f32(m + r0 + 0);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 				float32x4_t sum = vdupq_n_f32(0.0f);
-				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
 				for (; jj + 4 <= kn[0]; jj += 4) {
 					float32x4_t x[4];
@@ -3650,7 +3791,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				const float32x4_t mo = vld1q_f32(m + r0 + 4);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
-				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
 				for (; jj + 4 <= kn[1]; jj += 4) {
 					float32x4_t x[4];
@@ -3683,7 +3824,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				const float32x4_t mo = vld1q_f32(m + r0 + 8);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
-				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
 				for (; jj + 4 <= kn[2]; jj += 4) {
 					float32x4_t x[4];
@@ -3716,7 +3857,7 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				const float32x4_t mo = vld1q_f32(m + r0 + 12);
 				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
-				const float32x4_t ms = vmaxq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f));
+				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
 				for (; jj + 4 <= kn[3]; jj += 4) {
 					float32x4_t x[4];

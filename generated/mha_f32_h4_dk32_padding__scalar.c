@@ -883,76 +883,217 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 			}
 			/* mask only where a row's limit falls inside the block: row r's keys from
 			 * hi[r] on (relative to the block, clamped to nt,
-			 * as floats: exact) are -inf, a vector of rows at a time, the
-			 * row maxima taken again in the same pass */
+			 * as floats: exact) are hidden, a vector of rows at a time, the
+			 * row maxima taken again in the same pass.  A hidden score is
+			 * stored as -FLT_MAX (the maxima take it as -inf): the exp makes
+			 * its weight 0 as it does -inf's, where AVX-512's 2^x took
+			 * vectors with -inf lanes at a cost (h8 dk64 s512 causal, with
+			 * the pass taking only the maxima of the keys before the
+			 * vector's first limit and the rest two keys at a time:
+			 * AVX-512 1.010-1.013x, AVX2 1.005-1.007x) */
 			if (j0 + nt > lim[r0]) {
 				_Alignas(64) float hi[4];
+				/* keys [0, jb[v]) no row of vector v hides: their
+				 * maxima only, four vectors of them at a time */
+				size_t jb[4];
 
 				for (size_t r = 0; r < 4; ++r) {
 					const size_t e = lim[r0 + r];
+					const size_t c = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 
-					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+					hi[r] = (float)c;
+					if (r % 1 == 0 || c < jb[r / 1])
+						jb[r / 1] = c;
 				}
 				{
 					const float h = (hi + 0)[0];
-					float x = 0.0f, mx = (-INFINITY);
+					const size_t ce = nt, cb = jb[0] < ce ? jb[0] : ce;
+					const float neg = (-0x1.fffffep+127f);
+					float x, mx = (-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 0)[0]);
-
-						(st + jj * 4 + 0)[0] = t;
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
-						x = (x + (1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
+						m1 = mha_f32_h4_dk32_padding__scalar_max(m1, (st + (jj + 1) * 4 + 0)[0]);
+						m2 = mha_f32_h4_dk32_padding__scalar_max(m2, (st + (jj + 2) * 4 + 0)[0]);
+						m3 = mha_f32_h4_dk32_padding__scalar_max(m3, (st + (jj + 3) * 4 + 0)[0]);
 					}
-					(mxb + 0)[0] = mx;
+					for (; jj < cb; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 0)[0]);
+					x = ((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float x1 = (x + (1.0f));
+
+						{
+							const float sj = (st + (jj + 0) * 4 + 0)[0];
+							float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+							(st + (jj + 0) * 4 + 0)[0] = u;
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+						}
+						{
+							const float sj = (st + (jj + 1) * 4 + 0)[0];
+							float t = (x1 >= h ? (-INFINITY) : sj), u = (x1 >= h ? neg : sj);
+
+							(st + (jj + 1) * 4 + 0)[0] = u;
+							m1 = mha_f32_h4_dk32_padding__scalar_max(m1, t);
+						}
+						x = (x + (2.0f));
+					}
+					if (jj < ce) {
+						const float sj = (st + (jj + 0) * 4 + 0)[0];
+						float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+						(st + (jj + 0) * 4 + 0)[0] = u;
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+					}
+					(mxb + 0)[0] = mha_f32_h4_dk32_padding__scalar_max(mha_f32_h4_dk32_padding__scalar_max(mx, m1), mha_f32_h4_dk32_padding__scalar_max(m2, m3));
 				}
 				{
 					const float h = (hi + 1)[0];
-					float x = 0.0f, mx = (-INFINITY);
+					const size_t ce = nt, cb = jb[1] < ce ? jb[1] : ce;
+					const float neg = (-0x1.fffffep+127f);
+					float x, mx = (-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 1)[0]);
-
-						(st + jj * 4 + 1)[0] = t;
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
-						x = (x + (1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
+						m1 = mha_f32_h4_dk32_padding__scalar_max(m1, (st + (jj + 1) * 4 + 1)[0]);
+						m2 = mha_f32_h4_dk32_padding__scalar_max(m2, (st + (jj + 2) * 4 + 1)[0]);
+						m3 = mha_f32_h4_dk32_padding__scalar_max(m3, (st + (jj + 3) * 4 + 1)[0]);
 					}
-					(mxb + 1)[0] = mx;
+					for (; jj < cb; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 1)[0]);
+					x = ((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float x1 = (x + (1.0f));
+
+						{
+							const float sj = (st + (jj + 0) * 4 + 1)[0];
+							float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+							(st + (jj + 0) * 4 + 1)[0] = u;
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+						}
+						{
+							const float sj = (st + (jj + 1) * 4 + 1)[0];
+							float t = (x1 >= h ? (-INFINITY) : sj), u = (x1 >= h ? neg : sj);
+
+							(st + (jj + 1) * 4 + 1)[0] = u;
+							m1 = mha_f32_h4_dk32_padding__scalar_max(m1, t);
+						}
+						x = (x + (2.0f));
+					}
+					if (jj < ce) {
+						const float sj = (st + (jj + 0) * 4 + 1)[0];
+						float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+						(st + (jj + 0) * 4 + 1)[0] = u;
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+					}
+					(mxb + 1)[0] = mha_f32_h4_dk32_padding__scalar_max(mha_f32_h4_dk32_padding__scalar_max(mx, m1), mha_f32_h4_dk32_padding__scalar_max(m2, m3));
 				}
 				{
 					const float h = (hi + 2)[0];
-					float x = 0.0f, mx = (-INFINITY);
+					const size_t ce = nt, cb = jb[2] < ce ? jb[2] : ce;
+					const float neg = (-0x1.fffffep+127f);
+					float x, mx = (-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 2)[0]);
-
-						(st + jj * 4 + 2)[0] = t;
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
-						x = (x + (1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
+						m1 = mha_f32_h4_dk32_padding__scalar_max(m1, (st + (jj + 1) * 4 + 2)[0]);
+						m2 = mha_f32_h4_dk32_padding__scalar_max(m2, (st + (jj + 2) * 4 + 2)[0]);
+						m3 = mha_f32_h4_dk32_padding__scalar_max(m3, (st + (jj + 3) * 4 + 2)[0]);
 					}
-					(mxb + 2)[0] = mx;
+					for (; jj < cb; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 2)[0]);
+					x = ((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float x1 = (x + (1.0f));
+
+						{
+							const float sj = (st + (jj + 0) * 4 + 2)[0];
+							float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+							(st + (jj + 0) * 4 + 2)[0] = u;
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+						}
+						{
+							const float sj = (st + (jj + 1) * 4 + 2)[0];
+							float t = (x1 >= h ? (-INFINITY) : sj), u = (x1 >= h ? neg : sj);
+
+							(st + (jj + 1) * 4 + 2)[0] = u;
+							m1 = mha_f32_h4_dk32_padding__scalar_max(m1, t);
+						}
+						x = (x + (2.0f));
+					}
+					if (jj < ce) {
+						const float sj = (st + (jj + 0) * 4 + 2)[0];
+						float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+						(st + (jj + 0) * 4 + 2)[0] = u;
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+					}
+					(mxb + 2)[0] = mha_f32_h4_dk32_padding__scalar_max(mha_f32_h4_dk32_padding__scalar_max(mx, m1), mha_f32_h4_dk32_padding__scalar_max(m2, m3));
 				}
 				{
 					const float h = (hi + 3)[0];
-					float x = 0.0f, mx = (-INFINITY);
+					const size_t ce = nt, cb = jb[3] < ce ? jb[3] : ce;
+					const float neg = (-0x1.fffffep+127f);
+					float x, mx = (-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						float t = (x >= h ? (-INFINITY) : (st + jj * 4 + 3)[0]);
-
-						(st + jj * 4 + 3)[0] = t;
-						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
-						x = (x + (1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
+						m1 = mha_f32_h4_dk32_padding__scalar_max(m1, (st + (jj + 1) * 4 + 3)[0]);
+						m2 = mha_f32_h4_dk32_padding__scalar_max(m2, (st + (jj + 2) * 4 + 3)[0]);
+						m3 = mha_f32_h4_dk32_padding__scalar_max(m3, (st + (jj + 3) * 4 + 3)[0]);
 					}
-					(mxb + 3)[0] = mx;
+					for (; jj < cb; ++jj)
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, (st + jj * 4 + 3)[0]);
+					x = ((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const float x1 = (x + (1.0f));
+
+						{
+							const float sj = (st + (jj + 0) * 4 + 3)[0];
+							float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+							(st + (jj + 0) * 4 + 3)[0] = u;
+							mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+						}
+						{
+							const float sj = (st + (jj + 1) * 4 + 3)[0];
+							float t = (x1 >= h ? (-INFINITY) : sj), u = (x1 >= h ? neg : sj);
+
+							(st + (jj + 1) * 4 + 3)[0] = u;
+							m1 = mha_f32_h4_dk32_padding__scalar_max(m1, t);
+						}
+						x = (x + (2.0f));
+					}
+					if (jj < ce) {
+						const float sj = (st + (jj + 0) * 4 + 3)[0];
+						float t = (x >= h ? (-INFINITY) : sj), u = (x >= h ? neg : sj);
+
+						(st + (jj + 0) * 4 + 3)[0] = u;
+						mx = mha_f32_h4_dk32_padding__scalar_max(mx, t);
+					}
+					(mxb + 3)[0] = mha_f32_h4_dk32_padding__scalar_max(mha_f32_h4_dk32_padding__scalar_max(mx, m1), mha_f32_h4_dk32_padding__scalar_max(m2, m3));
 				}
 			}
-			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0 */
+			/* online softmax; rows that saw no key yet (maxima -inf)
+			 * subtract 0, so that their hidden scores' -FLT_MAX still
+			 * weigh 0 */
 			{
 				const float mo = (m + r0 + 0)[0];
 				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 0)[0]);
 				float sum = 0.0f;
-				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
 				for (; jj < kn[0]; ++jj) {
 					const float p = mha_f32_h4_dk32_padding__scalar_exp2(((st + jj * 4 + 0)[0] - ms));
@@ -968,7 +1109,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				const float mo = (m + r0 + 1)[0];
 				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 1)[0]);
 				float sum = 0.0f;
-				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
 				for (; jj < kn[0]; ++jj) {
 					const float p = mha_f32_h4_dk32_padding__scalar_exp2(((st + jj * 4 + 1)[0] - ms));
@@ -984,7 +1125,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				const float mo = (m + r0 + 2)[0];
 				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 2)[0]);
 				float sum = 0.0f;
-				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
 				for (; jj < kn[0]; ++jj) {
 					const float p = mha_f32_h4_dk32_padding__scalar_exp2(((st + jj * 4 + 2)[0] - ms));
@@ -1000,7 +1141,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				const float mo = (m + r0 + 3)[0];
 				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 3)[0]);
 				float sum = 0.0f;
-				const float ms = mha_f32_h4_dk32_padding__scalar_max(mx, (-0x1.fffffep+127f));
+				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
 				for (; jj < kn[0]; ++jj) {
 					const float p = mha_f32_h4_dk32_padding__scalar_exp2(((st + jj * 4 + 3)[0] - ms));

@@ -1374,51 +1374,128 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 			}
 			/* mask only where a row's limit falls inside the block: row r's keys from
 			 * hi[r] on (relative to the block, clamped to nt,
-			 * as floats: exact) are -inf, a vector of rows at a time, the
-			 * row maxima taken again in the same pass */
+			 * as floats: exact) are hidden, a vector of rows at a time, the
+			 * row maxima taken again in the same pass.  A hidden score is
+			 * stored as -FLT_MAX (the maxima take it as -inf): the exp makes
+			 * its weight 0 as it does -inf's, where AVX-512's 2^x took
+			 * vectors with -inf lanes at a cost (h8 dk64 s512 causal, with
+			 * the pass taking only the maxima of the keys before the
+			 * vector's first limit and the rest two keys at a time:
+			 * AVX-512 1.010-1.013x, AVX2 1.005-1.007x) */
 			if (j0 + nt > lim[r0]) {
 				_Alignas(64) float hi[16];
+				/* keys [0, jb[v]) no row of vector v hides: their
+				 * maxima only, four vectors of them at a time */
+				size_t jb[2];
 
 				for (size_t r = 0; r < 16; ++r) {
 					const size_t e = lim[r0 + r];
+					const size_t c = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 
-					hi[r] = e <= j0 ? 0.0f : (float)(e - j0 < nt ? e - j0 : nt);
+					hi[r] = (float)c;
+					if (r % 8 == 0 || c < jb[r / 8])
+						jb[r / 8] = c;
 				}
 				{
 					const __m256 h = _mm256_load_ps(hi + 0);
-					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
+					const size_t ce = nt, cb = jb[0] < ce ? jb[0] : ce;
+					const __m256 neg = _mm256_set1_ps(-0x1.fffffep+127f);
+					__m256 x, mx = _mm256_set1_ps(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 0), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
-
-						_mm256_store_ps(st + jj * 16 + 0, t);
-						mx = _mm256_max_ps(mx, t);
-						x = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+						m1 = _mm256_max_ps(m1, _mm256_load_ps(st + (jj + 1) * 16 + 0));
+						m2 = _mm256_max_ps(m2, _mm256_load_ps(st + (jj + 2) * 16 + 0));
+						m3 = _mm256_max_ps(m3, _mm256_load_ps(st + (jj + 3) * 16 + 0));
 					}
-					_mm256_store_ps(mxb + 0, mx);
+					for (; jj < cb; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 0));
+					x = _mm256_set1_ps((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const __m256 x1 = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+
+						{
+							const __m256 sj = _mm256_load_ps(st + (jj + 0) * 16 + 0);
+							__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+							_mm256_store_ps(st + (jj + 0) * 16 + 0, u);
+							mx = _mm256_max_ps(mx, t);
+						}
+						{
+							const __m256 sj = _mm256_load_ps(st + (jj + 1) * 16 + 0);
+							__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x1, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x1, h, _CMP_GE_OQ));
+
+							_mm256_store_ps(st + (jj + 1) * 16 + 0, u);
+							m1 = _mm256_max_ps(m1, t);
+						}
+						x = _mm256_add_ps(x, _mm256_set1_ps(2.0f));
+					}
+					if (jj < ce) {
+						const __m256 sj = _mm256_load_ps(st + (jj + 0) * 16 + 0);
+						__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+						_mm256_store_ps(st + (jj + 0) * 16 + 0, u);
+						mx = _mm256_max_ps(mx, t);
+					}
+					_mm256_store_ps(mxb + 0, _mm256_max_ps(_mm256_max_ps(mx, m1), _mm256_max_ps(m2, m3)));
 				}
 				{
 					const __m256 h = _mm256_load_ps(hi + 8);
-					__m256 x = _mm256_setzero_ps(), mx = _mm256_set1_ps(-INFINITY);
+					const size_t ce = nt, cb = jb[1] < ce ? jb[1] : ce;
+					const __m256 neg = _mm256_set1_ps(-0x1.fffffep+127f);
+					__m256 x, mx = _mm256_set1_ps(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
+					size_t jj;
 
-					for (size_t jj = 0; jj < nt; ++jj) {
-						__m256 t = _mm256_blendv_ps(_mm256_load_ps(st + jj * 16 + 8), _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ));
-
-						_mm256_store_ps(st + jj * 16 + 8, t);
-						mx = _mm256_max_ps(mx, t);
-						x = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+					/* the keys every row sees */
+					for (jj = 0; jj + 4 <= cb; jj += 4) {
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+						m1 = _mm256_max_ps(m1, _mm256_load_ps(st + (jj + 1) * 16 + 8));
+						m2 = _mm256_max_ps(m2, _mm256_load_ps(st + (jj + 2) * 16 + 8));
+						m3 = _mm256_max_ps(m3, _mm256_load_ps(st + (jj + 3) * 16 + 8));
 					}
-					_mm256_store_ps(mxb + 8, mx);
+					for (; jj < cb; ++jj)
+						mx = _mm256_max_ps(mx, _mm256_load_ps(st + jj * 16 + 8));
+					x = _mm256_set1_ps((float)cb);
+					for (jj = cb; jj + 2 <= ce; jj += 2) {
+						const __m256 x1 = _mm256_add_ps(x, _mm256_set1_ps(1.0f));
+
+						{
+							const __m256 sj = _mm256_load_ps(st + (jj + 0) * 16 + 8);
+							__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+							_mm256_store_ps(st + (jj + 0) * 16 + 8, u);
+							mx = _mm256_max_ps(mx, t);
+						}
+						{
+							const __m256 sj = _mm256_load_ps(st + (jj + 1) * 16 + 8);
+							__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x1, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x1, h, _CMP_GE_OQ));
+
+							_mm256_store_ps(st + (jj + 1) * 16 + 8, u);
+							m1 = _mm256_max_ps(m1, t);
+						}
+						x = _mm256_add_ps(x, _mm256_set1_ps(2.0f));
+					}
+					if (jj < ce) {
+						const __m256 sj = _mm256_load_ps(st + (jj + 0) * 16 + 8);
+						__m256 t = _mm256_blendv_ps(sj, _mm256_set1_ps(-INFINITY), _mm256_cmp_ps(x, h, _CMP_GE_OQ)), u = _mm256_blendv_ps(sj, neg, _mm256_cmp_ps(x, h, _CMP_GE_OQ));
+
+						_mm256_store_ps(st + (jj + 0) * 16 + 8, u);
+						mx = _mm256_max_ps(mx, t);
+					}
+					_mm256_store_ps(mxb + 8, _mm256_max_ps(_mm256_max_ps(mx, m1), _mm256_max_ps(m2, m3)));
 				}
 			}
-			/* online softmax; rows that saw no key yet subtract
-			 * -FLT_MAX instead of -inf, so their weights stay 0;
+			/* online softmax; rows that saw no key yet (maxima -inf)
+			 * subtract 0, so that their hidden scores' -FLT_MAX still
+			 * weigh 0;
 			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
 				const __m256 mo = _mm256_load_ps(m + r0 + 0);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 				__m256 sum = _mm256_setzero_ps();
-				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
 				for (; jj + 6 <= kn[0]; jj += 6) {
 					__m256 x[6];
@@ -1476,7 +1553,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 				const __m256 mo = _mm256_load_ps(m + r0 + 8);
 				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
-				const __m256 ms = _mm256_max_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f));
+				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
 				for (; jj + 6 <= kn[0]; jj += 6) {
 					__m256 x[6];
