@@ -2797,14 +2797,16 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 			 * hi[r] on (relative to the block, clamped to nt,
 			 * as floats: exact) are hidden, a vector of rows at a time, the
 			 * row maxima taken again in the same pass.  A hidden score is
-			 * stored 1000 or more below the row's running maximum (below),
+			 * stored 130 or more below the row's running maximum (below),
 			 * the maxima taking it as -inf: its weight is 0 as -inf's
-			 * would be, where AVX-512's 2^x takes arguments of large
-			 * magnitude (-inf, -FLT_MAX) at a cost.  Against -inf stored
-			 * one key at a time, with the pass taking only the maxima of
-			 * the keys before the vector's first limit and the rest two
-			 * keys at a time (h8 dk64 s512 causal): AVX-512 1.012-1.015x,
-			 * AVX2 1.007-1.008x */
+			 * would be (the exp's range ends at -126), and AVX-512's 2^x
+			 * takes arguments of large magnitude at a cost (h8 dk64 s512
+			 * causal: -FLT_MAX against -inf about 1.01x, 1000 below against
+			 * -FLT_MAX 1.005-1.014x, 130 below against 1000 1.011-1.013x).
+			 * Against -inf stored one key at a time, with the pass taking
+			 * only the maxima of the keys before the vector's first limit
+			 * and the rest two keys at a time: AVX-512 1.012-1.015x (1000
+			 * below), AVX2 1.007-1.008x */
 			if (j0 + nt > lim[r0]) {
 				_Alignas(64) float hi[32];
 				/* keys [0, jb[v]) no row of vector v hides: their
@@ -2822,11 +2824,11 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				{
 					const __m512 h = _mm512_load_ps(hi + 0);
 					const size_t ce = kn[0], cb = jb[0] < ce ? jb[0] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const __m512 mr = _mm512_load_ps(m + r0 + 0);
-					const __m512 neg = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mr, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_set1_ps(-0x1.fffffep+127f), _mm512_sub_ps(mr, _mm512_add_ps(_mm512_max_ps(mr, _mm512_sub_ps(_mm512_setzero_ps(), mr)), _mm512_set1_ps(1000.0f))));
+					const __m512 neg = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mr, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_set1_ps(-0x1.fffffep+127f), _mm512_fmadd_ps(_mm512_max_ps(mr, _mm512_sub_ps(_mm512_setzero_ps(), mr)), _mm512_set1_ps(-0x1p-8f), _mm512_sub_ps(mr, _mm512_set1_ps(130.0f))));
 					__m512 x, mx = _mm512_set1_ps(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 
@@ -2871,11 +2873,11 @@ static void mha_f32_h8_dk64_s128_causal__avx512_block(const void *ctx, size_t w,
 				{
 					const __m512 h = _mm512_load_ps(hi + 16);
 					const size_t ce = kn[1], cb = jb[1] < ce ? jb[1] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const __m512 mr = _mm512_load_ps(m + r0 + 16);
-					const __m512 neg = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mr, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_set1_ps(-0x1.fffffep+127f), _mm512_sub_ps(mr, _mm512_add_ps(_mm512_max_ps(mr, _mm512_sub_ps(_mm512_setzero_ps(), mr)), _mm512_set1_ps(1000.0f))));
+					const __m512 neg = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mr, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_set1_ps(-0x1.fffffep+127f), _mm512_fmadd_ps(_mm512_max_ps(mr, _mm512_sub_ps(_mm512_setzero_ps(), mr)), _mm512_set1_ps(-0x1p-8f), _mm512_sub_ps(mr, _mm512_set1_ps(130.0f))));
 					__m512 x, mx = _mm512_set1_ps(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 

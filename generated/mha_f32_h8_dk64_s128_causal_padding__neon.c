@@ -2391,14 +2391,16 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 			 * hi[r] on (relative to the block, clamped to nt,
 			 * as floats: exact) are hidden, a vector of rows at a time, the
 			 * row maxima taken again in the same pass.  A hidden score is
-			 * stored 1000 or more below the row's running maximum (below),
+			 * stored 130 or more below the row's running maximum (below),
 			 * the maxima taking it as -inf: its weight is 0 as -inf's
-			 * would be, where AVX-512's 2^x takes arguments of large
-			 * magnitude (-inf, -FLT_MAX) at a cost.  Against -inf stored
-			 * one key at a time, with the pass taking only the maxima of
-			 * the keys before the vector's first limit and the rest two
-			 * keys at a time (h8 dk64 s512 causal): AVX-512 1.012-1.015x,
-			 * AVX2 1.007-1.008x */
+			 * would be (the exp's range ends at -126), and AVX-512's 2^x
+			 * takes arguments of large magnitude at a cost (h8 dk64 s512
+			 * causal: -FLT_MAX against -inf about 1.01x, 1000 below against
+			 * -FLT_MAX 1.005-1.014x, 130 below against 1000 1.011-1.013x).
+			 * Against -inf stored one key at a time, with the pass taking
+			 * only the maxima of the keys before the vector's first limit
+			 * and the rest two keys at a time: AVX-512 1.012-1.015x (1000
+			 * below), AVX2 1.007-1.008x */
 			if (j0 + nt > lim[r0]) {
 				_Alignas(64) float hi[16];
 				/* keys [0, jb[v]) no row of vector v hides: their
@@ -2416,11 +2418,11 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				{
 					const float32x4_t h = vld1q_f32(hi + 0);
 					const size_t ce = kn[0], cb = jb[0] < ce ? jb[0] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const float32x4_t mr = vld1q_f32(m + r0 + 0);
-					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vsubq_f32(mr, vaddq_f32(vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(1000.0f))), vdupq_n_f32(-0x1.fffffep+127f));
+					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vfmaq_f32(vsubq_f32(mr, vdupq_n_f32(130.0f)), vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(-0x1p-8f)), vdupq_n_f32(-0x1.fffffep+127f));
 					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 
@@ -2465,11 +2467,11 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				{
 					const float32x4_t h = vld1q_f32(hi + 4);
 					const size_t ce = kn[1], cb = jb[1] < ce ? jb[1] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const float32x4_t mr = vld1q_f32(m + r0 + 4);
-					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vsubq_f32(mr, vaddq_f32(vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(1000.0f))), vdupq_n_f32(-0x1.fffffep+127f));
+					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vfmaq_f32(vsubq_f32(mr, vdupq_n_f32(130.0f)), vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(-0x1p-8f)), vdupq_n_f32(-0x1.fffffep+127f));
 					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 
@@ -2514,11 +2516,11 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				{
 					const float32x4_t h = vld1q_f32(hi + 8);
 					const size_t ce = kn[2], cb = jb[2] < ce ? jb[2] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const float32x4_t mr = vld1q_f32(m + r0 + 8);
-					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vsubq_f32(mr, vaddq_f32(vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(1000.0f))), vdupq_n_f32(-0x1.fffffep+127f));
+					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vfmaq_f32(vsubq_f32(mr, vdupq_n_f32(130.0f)), vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(-0x1p-8f)), vdupq_n_f32(-0x1.fffffep+127f));
 					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 
@@ -2563,11 +2565,11 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				{
 					const float32x4_t h = vld1q_f32(hi + 12);
 					const size_t ce = kn[3], cb = jb[3] < ce ? jb[3] : ce;
-					/* a hidden score: 1000 or more below the row's running max
-					 * (-FLT_MAX where it has none yet), where the softmax's exp
-					 * takes it at its usual cost */
+					/* a hidden score: 130 or more below the row's running max
+					 * (-FLT_MAX where it has none yet; |mr| / 256 more, so that
+					 * mr's rounding cannot eat the 130 where mr is large) */
 					const float32x4_t mr = vld1q_f32(m + r0 + 12);
-					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vsubq_f32(mr, vaddq_f32(vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(1000.0f))), vdupq_n_f32(-0x1.fffffep+127f));
+					const float32x4_t neg = vbslq_f32(vcgeq_f32(mr, vdupq_n_f32(-0x1.fffffep+127f)), vfmaq_f32(vsubq_f32(mr, vdupq_n_f32(130.0f)), vmaxq_f32(mr, vsubq_f32(vdupq_n_f32(0.0f), mr)), vdupq_n_f32(-0x1p-8f)), vdupq_n_f32(-0x1.fffffep+127f));
 					float32x4_t x, mx = vdupq_n_f32(-INFINITY), m1 = mx, m2 = mx, m3 = mx;
 					size_t jj;
 
