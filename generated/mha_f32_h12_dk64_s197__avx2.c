@@ -1281,7 +1281,7 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 			 * would be (the exp's range ends at -126), and AVX-512's 2^x
 			 * takes arguments of large magnitude at a cost (h8 dk64 s512
 			 * causal: -FLT_MAX against -inf about 1.01x, 1000 below against
-			 * -FLT_MAX 1.005-1.014x, 130 below against 1000 1.011-1.013x).
+			 * -FLT_MAX 1.005-1.014x, 130 below against 1000 1.006-1.013x).
 			 * Against -inf stored one key at a time, with the pass taking
 			 * only the maxima of the keys before the vector's first limit
 			 * and the rest two keys at a time: AVX-512 1.012-1.015x (1000
@@ -1290,14 +1290,14 @@ static void mha_f32_h12_dk64_s197__avx2_block(const void *ctx, size_t w, unsigne
 				_Alignas(64) float hi[16];
 				/* keys [0, jb[v]) no row of vector v hides: their
 				 * maxima only, four vectors of them at a time */
-				size_t jb[2];
+				size_t jb[2] = {nt, nt};
 
 				for (size_t r = 0; r < 16; ++r) {
 					const size_t e = lim[r0 + r];
 					const size_t c = e <= j0 ? 0 : e - j0 < nt ? e - j0 : nt;
 
 					hi[r] = (float)c;
-					if (r % 8 == 0 || c < jb[r / 8])
+					if (c < jb[r / 8])
 						jb[r / 8] = c;
 				}
 				{
