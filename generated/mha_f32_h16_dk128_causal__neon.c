@@ -2174,35 +2174,14 @@ static inline void mha_f32_h16_dk128_causal__neon_qk5_2_part3(const float *restr
  * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3, a4_0, a4_1, a4_2, a4_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a1_3 = vld1q_f32(ot + 124);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a2_3 = vld1q_f32(ot + 236);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-		a3_3 = vld1q_f32(ot + 348);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-		a4_2 = vld1q_f32(ot + 456);
-		a4_3 = vld1q_f32(ot + 460);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -2404,27 +2383,14 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5(const float *restrict p, c
  * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  3x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  3x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a1_3 = vld1q_f32(ot + 124);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a2_3 = vld1q_f32(ot + 236);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -2558,21 +2524,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3(const float *restrict p, c
  * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv5_part1(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0, a3_0, a4_0;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a1_0 = vld1q_f32(ot + 112);
-		a2_0 = vld1q_f32(ot + 224);
-		a3_0 = vld1q_f32(ot + 336);
-		a4_0 = vld1q_f32(ot + 448);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
 		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
@@ -2621,19 +2581,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5_part1(const float *restric
  * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  3x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  3x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv3_part1(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a1_0 = vld1q_f32(ot + 112);
-		a2_0 = vld1q_f32(ot + 224);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
 		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
@@ -2668,26 +2624,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3_part1(const float *restric
  * r < 8: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv5_part2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1, a4_0, a4_1;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
@@ -2781,22 +2726,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5_part2(const float *restric
  * r < 8: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  3x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  3x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv3_part2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
@@ -2860,31 +2798,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv3_part2(const float *restric
  * r < 12: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x3 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x3 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 12 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv5_part3(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2, a4_0, a4_1, a4_2;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-		a4_2 = vld1q_f32(ot + 456);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -3029,25 +2951,15 @@ static inline void mha_f32_h16_dk128_causal__neon_pv5_part3(const float *restric
  * r < 12: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  3x3 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  3x3 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 12 on lie past the block.) */
 static inline void mha_f32_h16_dk128_causal__neon_pv3_part3(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -3863,8 +3775,8 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 			 * weigh 0;
 			 * the block's last tile skips the vectors past its rows */
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 0), mb = vld1q_f32(mxb + 0);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 0);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -3896,8 +3808,8 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(m + r0 + 0, mx);
 			}
 			if (mt > 4) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 4), mb = vld1q_f32(mxb + 4);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 4);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -3929,8 +3841,8 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(m + r0 + 4, mx);
 			}
 			if (mt > 8) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 8), mb = vld1q_f32(mxb + 8);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 8);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -3962,8 +3874,8 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(m + r0 + 8, mx);
 			}
 			if (mt > 12) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 12), mb = vld1q_f32(mxb + 12);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 12);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -3994,10 +3906,6 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 				vst1q_f32(m + r0 + 12, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			if (mt <= 4)
 			{
 				const float *vb0 = vb;
@@ -4006,10 +3914,10 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h16_dk128_causal__neon_pv5_part1(st, vb0, ob, al, keep, kn);
+					mha_f32_h16_dk128_causal__neon_pv5_part1(st, vb0, ob, al, kn);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
-				mha_f32_h16_dk128_causal__neon_pv3_part1(st, vb0, ob, al, keep, kn);
+				mha_f32_h16_dk128_causal__neon_pv3_part1(st, vb0, ob, al, kn);
 			}
 			else if (mt <= 8)
 			{
@@ -4019,10 +3927,10 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h16_dk128_causal__neon_pv5_part2(st, vb0, ob, al, keep, kn);
+					mha_f32_h16_dk128_causal__neon_pv5_part2(st, vb0, ob, al, kn);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
-				mha_f32_h16_dk128_causal__neon_pv3_part2(st, vb0, ob, al, keep, kn);
+				mha_f32_h16_dk128_causal__neon_pv3_part2(st, vb0, ob, al, kn);
 			}
 			else if (mt <= 12)
 			{
@@ -4032,10 +3940,10 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h16_dk128_causal__neon_pv5_part3(st, vb0, ob, al, keep, kn);
+					mha_f32_h16_dk128_causal__neon_pv5_part3(st, vb0, ob, al, kn);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
-				mha_f32_h16_dk128_causal__neon_pv3_part3(st, vb0, ob, al, keep, kn);
+				mha_f32_h16_dk128_causal__neon_pv3_part3(st, vb0, ob, al, kn);
 			}
 			else
 			{
@@ -4045,10 +3953,10 @@ static void mha_f32_h16_dk128_causal__neon_block(const void *ctx, size_t w, unsi
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 128; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h16_dk128_causal__neon_pv5(st, vb0, ob, al, keep, kn);
+					mha_f32_h16_dk128_causal__neon_pv5(st, vb0, ob, al, kn);
 					mha_f32_h16_dk128_causal__neon_next(&nx);
 				}
-				mha_f32_h16_dk128_causal__neon_pv3(st, vb0, ob, al, keep, kn);
+				mha_f32_h16_dk128_causal__neon_pv3(st, vb0, ob, al, kn);
 			}
 			/* the tile's last block: its rows written out now (out = ot
 			 * transposed, each row divided by its sum, 0 when the row saw

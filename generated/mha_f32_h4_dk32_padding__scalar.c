@@ -544,30 +544,13 @@ static inline void mha_f32_h4_dk32_padding__scalar_qk4(const float *restrict qt,
  * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 32 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x4 accumulators in registers. */
+ * contents unread.  4x4 accumulators in registers. */
 static inline void mha_f32_h4_dk32_padding__scalar_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
-	if (alpha && keep) {
-		a0_0 = (ot + 0)[0];
-		a0_1 = (ot + 1)[0];
-		a0_2 = (ot + 2)[0];
-		a0_3 = (ot + 3)[0];
-		a1_0 = (ot + 112)[0];
-		a1_1 = (ot + 113)[0];
-		a1_2 = (ot + 114)[0];
-		a1_3 = (ot + 115)[0];
-		a2_0 = (ot + 224)[0];
-		a2_1 = (ot + 225)[0];
-		a2_2 = (ot + 226)[0];
-		a2_3 = (ot + 227)[0];
-		a3_0 = (ot + 336)[0];
-		a3_1 = (ot + 337)[0];
-		a3_2 = (ot + 338)[0];
-		a3_3 = (ot + 339)[0];
-	} else if (alpha) {
+	if (alpha) {
 		const float al0 = (alpha + 0)[0];
 		const float al1 = (alpha + 1)[0];
 		const float al2 = (alpha + 2)[0];
@@ -1127,8 +1110,8 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 			 * subtract 0, so that their hidden scores' -FLT_MAX still
 			 * weigh 0 */
 			{
-				const float mo = (m + r0 + 0)[0], mb = (mxb + 0)[0];
-				const float mx = ((mo + (0x1p+3f)) >= mb ? mo : mha_f32_h4_dk32_padding__scalar_max(mo, mb));
+				const float mo = (m + r0 + 0)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 0)[0]);
 				float sum = 0.0f;
 				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
@@ -1143,8 +1126,8 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				(m + r0 + 0)[0] = mx;
 			}
 			{
-				const float mo = (m + r0 + 1)[0], mb = (mxb + 1)[0];
-				const float mx = ((mo + (0x1p+3f)) >= mb ? mo : mha_f32_h4_dk32_padding__scalar_max(mo, mb));
+				const float mo = (m + r0 + 1)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 1)[0]);
 				float sum = 0.0f;
 				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
@@ -1159,8 +1142,8 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				(m + r0 + 1)[0] = mx;
 			}
 			{
-				const float mo = (m + r0 + 2)[0], mb = (mxb + 2)[0];
-				const float mx = ((mo + (0x1p+3f)) >= mb ? mo : mha_f32_h4_dk32_padding__scalar_max(mo, mb));
+				const float mo = (m + r0 + 2)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 2)[0]);
 				float sum = 0.0f;
 				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
@@ -1175,8 +1158,8 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				(m + r0 + 2)[0] = mx;
 			}
 			{
-				const float mo = (m + r0 + 3)[0], mb = (mxb + 3)[0];
-				const float mx = ((mo + (0x1p+3f)) >= mb ? mo : mha_f32_h4_dk32_padding__scalar_max(mo, mb));
+				const float mo = (m + r0 + 3)[0];
+				const float mx = mha_f32_h4_dk32_padding__scalar_max(mo, (mxb + 3)[0]);
 				float sum = 0.0f;
 				const float ms = (mx >= (-0x1.fffffep+127f) ? mx : 0.0f);
 				size_t jj = 0;
@@ -1190,10 +1173,6 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 				(l + r0 + 3)[0] = ((l + r0 + 3)[0] * al + sum);
 				(m + r0 + 3)[0] = mx;
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
@@ -1201,7 +1180,7 @@ static void mha_f32_h4_dk32_padding__scalar_block(const void *ctx, size_t w, uns
 
 				fresh[r0 / 4] = 0;
 				for (size_t c = 0; c + 4 <= 32; c += 4, vb0 += 4, ob += 448) {
-					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, al, keep, kn);
+					mha_f32_h4_dk32_padding__scalar_pv4(st, vb0, ob, al, kn);
 					mha_f32_h4_dk32_padding__scalar_next(&nx);
 				}
 			}

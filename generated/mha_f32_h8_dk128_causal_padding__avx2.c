@@ -1279,27 +1279,14 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_qk6_0_part(const float 
  * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  6x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  6x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	__m256 a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1, a4_0, a4_1, a5_0, a5_1;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a0_1 = _mm256_load_ps(ot + 8);
-		a1_0 = _mm256_load_ps(ot + 528);
-		a1_1 = _mm256_load_ps(ot + 536);
-		a2_0 = _mm256_load_ps(ot + 1056);
-		a2_1 = _mm256_load_ps(ot + 1064);
-		a3_0 = _mm256_load_ps(ot + 1584);
-		a3_1 = _mm256_load_ps(ot + 1592);
-		a4_0 = _mm256_load_ps(ot + 2112);
-		a4_1 = _mm256_load_ps(ot + 2120);
-		a5_0 = _mm256_load_ps(ot + 2640);
-		a5_1 = _mm256_load_ps(ot + 2648);
-	} else if (alpha) {
+	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		const __m256 al1 = _mm256_load_ps(alpha + 8);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
@@ -1410,19 +1397,14 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6(const float *restri
  * r < 16: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  2x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  2x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	__m256 a0_0, a0_1, a1_0, a1_1;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a0_1 = _mm256_load_ps(ot + 8);
-		a1_0 = _mm256_load_ps(ot + 528);
-		a1_1 = _mm256_load_ps(ot + 536);
-	} else if (alpha) {
+	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		const __m256 al1 = _mm256_load_ps(alpha + 8);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
@@ -1473,22 +1455,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2(const float *restri
  * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  6x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  6x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	__m256 a0_0, a1_0, a2_0, a3_0, a4_0, a5_0;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a1_0 = _mm256_load_ps(ot + 528);
-		a2_0 = _mm256_load_ps(ot + 1056);
-		a3_0 = _mm256_load_ps(ot + 1584);
-		a4_0 = _mm256_load_ps(ot + 2112);
-		a5_0 = _mm256_load_ps(ot + 2640);
-	} else if (alpha) {
+	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
@@ -1545,18 +1520,15 @@ static inline void mha_f32_h8_dk128_causal_padding__avx2_pv6_part(const float *r
  * r < 8: the output block transposed (columns 528 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 128 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  2x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  2x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk128_causal_padding__avx2_pv2_part(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	__m256 a0_0, a1_0;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a1_0 = _mm256_load_ps(ot + 528);
-	} else if (alpha) {
+	if (alpha) {
 		const __m256 al0 = _mm256_load_ps(alpha + 0);
 		a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al0);
 		a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 528), al0);
@@ -2053,8 +2025,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 			 * weigh 0;
 			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
-				const __m256 mo = _mm256_load_ps(m + r0 + 0), mb = _mm256_load_ps(mxb + 0);
-				const __m256 mx = _mm256_blendv_ps(_mm256_max_ps(mo, mb), mo, _mm256_cmp_ps(_mm256_add_ps(mo, _mm256_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ));
+				const __m256 mo = _mm256_load_ps(m + r0 + 0);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
@@ -2111,8 +2083,8 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
 			if (mt > 8) {
-				const __m256 mo = _mm256_load_ps(m + r0 + 8), mb = _mm256_load_ps(mxb + 8);
-				const __m256 mx = _mm256_blendv_ps(_mm256_max_ps(mo, mb), mo, _mm256_cmp_ps(_mm256_add_ps(mo, _mm256_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ));
+				const __m256 mo = _mm256_load_ps(m + r0 + 8);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
@@ -2168,10 +2140,6 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			if (mt <= 8)
 			{
 				const float *vb0 = vb;
@@ -2180,10 +2148,10 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 3168) {
-					mha_f32_h8_dk128_causal_padding__avx2_pv6_part(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk128_causal_padding__avx2_pv6_part(st, vb0, ob, al, kn);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
-				mha_f32_h8_dk128_causal_padding__avx2_pv2_part(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk128_causal_padding__avx2_pv2_part(st, vb0, ob, al, kn);
 			}
 			else
 			{
@@ -2193,10 +2161,10 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 6 <= 128; c += 6, vb0 += 6, ob += 3168) {
-					mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk128_causal_padding__avx2_pv6(st, vb0, ob, al, kn);
 					mha_f32_h8_dk128_causal_padding__avx2_next(&nx);
 				}
-				mha_f32_h8_dk128_causal_padding__avx2_pv2(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk128_causal_padding__avx2_pv2(st, vb0, ob, al, kn);
 			}
 			/* the tile's last block: its rows written out now (out = ot
 			 * transposed, each row divided by its sum, 0 when the row saw

@@ -1047,32 +1047,15 @@ static inline void mha_f32_h8_dk64__avx512_qk8_part(const float *restrict qt, co
  * rows of weights broadcast (p's keys 32 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread; keep (every alpha[x] 1): ot read unscaled.  o set (the tile's last block): row x < nr goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x < nr goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x4 accumulators. */
 static inline void mha_f32_h8_dk64__avx512_pvr4(const float *restrict p, const float *restrict v, size_t n,
-        float *restrict ot, const float *restrict alpha, int keep, float *restrict o, size_t os,
+        float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
         const float *restrict inv, size_t nr)
 {
 	__m512 a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
-	if (alpha && keep) {
-		a0_0 = _mm512_load_ps(ot + 0);
-		a0_1 = _mm512_load_ps(ot + 16);
-		a0_2 = _mm512_load_ps(ot + 32);
-		a0_3 = _mm512_load_ps(ot + 48);
-		a1_0 = _mm512_load_ps(ot + 64);
-		a1_1 = _mm512_load_ps(ot + 80);
-		a1_2 = _mm512_load_ps(ot + 96);
-		a1_3 = _mm512_load_ps(ot + 112);
-		a2_0 = _mm512_load_ps(ot + 128);
-		a2_1 = _mm512_load_ps(ot + 144);
-		a2_2 = _mm512_load_ps(ot + 160);
-		a2_3 = _mm512_load_ps(ot + 176);
-		a3_0 = _mm512_load_ps(ot + 192);
-		a3_1 = _mm512_load_ps(ot + 208);
-		a3_2 = _mm512_load_ps(ot + 224);
-		a3_3 = _mm512_load_ps(ot + 240);
-	} else if (alpha) {
+	if (alpha) {
 		{
 			const __m512 al = _mm512_set1_ps(alpha[0]);
 
@@ -1652,8 +1635,8 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * weigh 0;
 			 * the block's last tile skips its vectors from 1 on (past the block) */
 			{
-				const __m512 mo = _mm512_load_ps(m + r0 + 0), mb = _mm512_load_ps(mxb + 0);
-				const __m512 mx = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(_mm512_add_ps(mo, _mm512_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ), _mm512_max_ps(mo, mb), mo);
+				const __m512 mo = _mm512_load_ps(m + r0 + 0);
+				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 0));
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mx, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_setzero_ps(), mx);
 				size_t jj = 0;
@@ -1685,8 +1668,8 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				_mm512_store_ps(m + r0 + 0, mx);
 			}
 			if (mt > 16) {
-				const __m512 mo = _mm512_load_ps(m + r0 + 16), mb = _mm512_load_ps(mxb + 16);
-				const __m512 mx = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(_mm512_add_ps(mo, _mm512_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ), _mm512_max_ps(mo, mb), mo);
+				const __m512 mo = _mm512_load_ps(m + r0 + 16);
+				const __m512 mx = _mm512_max_ps(mo, _mm512_load_ps(mxb + 16));
 				__m512 sum = _mm512_setzero_ps();
 				const __m512 ms = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(mx, _mm512_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ), _mm512_setzero_ps(), mx);
 				size_t jj = 0;
@@ -1717,10 +1700,6 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				_mm512_store_ps(l + r0 + 16, _mm512_fmadd_ps(_mm512_load_ps(l + r0 + 16), al, sum));
 				_mm512_store_ps(m + r0 + 16, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			/* the tile's last block: each row's factor first, kept in l (its
 			 * sum's inverse, 0 when the row saw no key); the P.V
 			 * below then writes the rows to out directly, the output's
@@ -1746,7 +1725,7 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 				for (size_t i = 0; i < mt; i += 4) {
 					float *const o = last ? oh + (r0 + i) * 512 : NULL;
 					mha_f32_h8_dk64__avx512_pvr4(st + i, vb, kn[0], ot + (r0 + i) * 64,
-					        al ? al + i : NULL, keep, o, 512, l + r0 + i, mt - i);
+					        al ? al + i : NULL, o, 512, l + r0 + i, mt - i);
 					mha_f32_h8_dk64__avx512_next(&nx);
 				}
 			}

@@ -2174,35 +2174,14 @@ static inline void mha_f32_h8_dk64_causal__neon_qk5_2_part3(const float *restric
  * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3, a4_0, a4_1, a4_2, a4_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a1_3 = vld1q_f32(ot + 124);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a2_3 = vld1q_f32(ot + 236);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-		a3_3 = vld1q_f32(ot + 348);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-		a4_2 = vld1q_f32(ot + 456);
-		a4_3 = vld1q_f32(ot + 460);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -2404,31 +2383,14 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5(const float *restrict p, con
  * r < 16: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  4x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a1_3 = vld1q_f32(ot + 124);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a2_3 = vld1q_f32(ot + 236);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-		a3_3 = vld1q_f32(ot + 348);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -2596,21 +2558,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4(const float *restrict p, con
  * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv5_part1(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0, a3_0, a4_0;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a1_0 = vld1q_f32(ot + 112);
-		a2_0 = vld1q_f32(ot + 224);
-		a3_0 = vld1q_f32(ot + 336);
-		a4_0 = vld1q_f32(ot + 448);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
 		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
@@ -2659,20 +2615,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part1(const float *restrict 
  * r < 4: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x1 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  4x1 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 4 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv4_part1(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a1_0, a2_0, a3_0;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a1_0 = vld1q_f32(ot + 112);
-		a2_0 = vld1q_f32(ot + 224);
-		a3_0 = vld1q_f32(ot + 336);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
 		a1_0 = vmulq_f32(vld1q_f32(ot + 112), al0);
@@ -2714,26 +2665,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part1(const float *restrict 
  * r < 8: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv5_part2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1, a4_0, a4_1;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
@@ -2827,24 +2767,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part2(const float *restrict 
  * r < 8: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x2 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  4x2 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 8 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv4_part2(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		a0_0 = vmulq_f32(vld1q_f32(ot + 0), al0);
@@ -2923,31 +2854,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv4_part2(const float *restrict 
  * r < 12: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x3 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x3 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 12 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv5_part3(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2, a4_0, a4_1, a4_2;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-		a4_0 = vld1q_f32(ot + 448);
-		a4_1 = vld1q_f32(ot + 452);
-		a4_2 = vld1q_f32(ot + 456);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -3092,28 +3007,15 @@ static inline void mha_f32_h8_dk64_causal__neon_pv5_part3(const float *restrict 
  * r < 12: the output block transposed (columns 112 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x3 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  4x3 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part.
  * (The last tile's: its rows from 12 on lie past the block.) */
 static inline void mha_f32_h8_dk64_causal__neon_pv4_part3(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a1_0 = vld1q_f32(ot + 112);
-		a1_1 = vld1q_f32(ot + 116);
-		a1_2 = vld1q_f32(ot + 120);
-		a2_0 = vld1q_f32(ot + 224);
-		a2_1 = vld1q_f32(ot + 228);
-		a2_2 = vld1q_f32(ot + 232);
-		a3_0 = vld1q_f32(ot + 336);
-		a3_1 = vld1q_f32(ot + 340);
-		a3_2 = vld1q_f32(ot + 344);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -3953,8 +3855,8 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 			 * weigh 0;
 			 * the block's last tile skips the vectors past its rows */
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 0), mb = vld1q_f32(mxb + 0);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 0);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -3986,8 +3888,8 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(m + r0 + 0, mx);
 			}
 			if (mt > 4) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 4), mb = vld1q_f32(mxb + 4);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 4);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -4019,8 +3921,8 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(m + r0 + 4, mx);
 			}
 			if (mt > 8) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 8), mb = vld1q_f32(mxb + 8);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 8);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -4052,8 +3954,8 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(m + r0 + 8, mx);
 			}
 			if (mt > 12) {
-				const float32x4_t mo = vld1q_f32(m + r0 + 12), mb = vld1q_f32(mxb + 12);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 12);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -4084,10 +3986,6 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 				vst1q_f32(m + r0 + 12, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			if (mt <= 4)
 			{
 				const float *vb0 = vb;
@@ -4096,10 +3994,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h8_dk64_causal__neon_pv5_part1(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk64_causal__neon_pv5_part1(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_causal__neon_pv4_part1(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk64_causal__neon_pv4_part1(st, vb0, ob, al, kn);
 			}
 			else if (mt <= 8)
 			{
@@ -4109,10 +4007,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h8_dk64_causal__neon_pv5_part2(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk64_causal__neon_pv5_part2(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_causal__neon_pv4_part2(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk64_causal__neon_pv4_part2(st, vb0, ob, al, kn);
 			}
 			else if (mt <= 12)
 			{
@@ -4122,10 +4020,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h8_dk64_causal__neon_pv5_part3(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk64_causal__neon_pv5_part3(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_causal__neon_pv4_part3(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk64_causal__neon_pv4_part3(st, vb0, ob, al, kn);
 			}
 			else
 			{
@@ -4135,10 +4033,10 @@ static void mha_f32_h8_dk64_causal__neon_block(const void *ctx, size_t w, unsign
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 560) {
-					mha_f32_h8_dk64_causal__neon_pv5(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk64_causal__neon_pv5(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_causal__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_causal__neon_pv4(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk64_causal__neon_pv4(st, vb0, ob, al, kn);
 			}
 			/* the tile's last block: its rows written out now (out = ot
 			 * transposed, each row divided by its sum, 0 when the row saw

@@ -1675,35 +1675,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_qk5_3(const float *
  * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  5x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  5x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3, a4_0, a4_1, a4_2, a4_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 80);
-		a1_1 = vld1q_f32(ot + 84);
-		a1_2 = vld1q_f32(ot + 88);
-		a1_3 = vld1q_f32(ot + 92);
-		a2_0 = vld1q_f32(ot + 160);
-		a2_1 = vld1q_f32(ot + 164);
-		a2_2 = vld1q_f32(ot + 168);
-		a2_3 = vld1q_f32(ot + 172);
-		a3_0 = vld1q_f32(ot + 240);
-		a3_1 = vld1q_f32(ot + 244);
-		a3_2 = vld1q_f32(ot + 248);
-		a3_3 = vld1q_f32(ot + 252);
-		a4_0 = vld1q_f32(ot + 320);
-		a4_1 = vld1q_f32(ot + 324);
-		a4_2 = vld1q_f32(ot + 328);
-		a4_3 = vld1q_f32(ot + 332);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -1905,31 +1884,14 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv5(const float *re
  * r < 16: the output block transposed (columns 80 floats apart), rows in
  * vector lanes, one value element broadcast; value rows 64 floats apart.
  * alpha NULL (the tile's first block): ot[c][r] = the sum alone, ot's old
- * contents unread; keep (every alpha[r] 1): ot read unscaled.  4x4 accumulators in registers.  Key counts n[] do not decrease:
+ * contents unread.  4x4 accumulators in registers.  Key counts n[] do not decrease:
  * from key n[s - 1] on, vectors before s take no part. */
 static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *restrict p, const float *restrict v,
-        float *restrict ot, const float *restrict alpha, int keep, const size_t *restrict n)
+        float *restrict ot, const float *restrict alpha, const size_t *restrict n)
 {
 	float32x4_t a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
-	if (alpha && keep) {
-		a0_0 = vld1q_f32(ot + 0);
-		a0_1 = vld1q_f32(ot + 4);
-		a0_2 = vld1q_f32(ot + 8);
-		a0_3 = vld1q_f32(ot + 12);
-		a1_0 = vld1q_f32(ot + 80);
-		a1_1 = vld1q_f32(ot + 84);
-		a1_2 = vld1q_f32(ot + 88);
-		a1_3 = vld1q_f32(ot + 92);
-		a2_0 = vld1q_f32(ot + 160);
-		a2_1 = vld1q_f32(ot + 164);
-		a2_2 = vld1q_f32(ot + 168);
-		a2_3 = vld1q_f32(ot + 172);
-		a3_0 = vld1q_f32(ot + 240);
-		a3_1 = vld1q_f32(ot + 244);
-		a3_2 = vld1q_f32(ot + 248);
-		a3_3 = vld1q_f32(ot + 252);
-	} else if (alpha) {
+	if (alpha) {
 		const float32x4_t al0 = vld1q_f32(alpha + 0);
 		const float32x4_t al1 = vld1q_f32(alpha + 4);
 		const float32x4_t al2 = vld1q_f32(alpha + 8);
@@ -2654,8 +2616,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 			 * subtract 0, so that their hidden scores' -FLT_MAX still
 			 * weigh 0 */
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 0), mb = vld1q_f32(mxb + 0);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 0);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 0));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -2687,8 +2649,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				vst1q_f32(m + r0 + 0, mx);
 			}
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 4), mb = vld1q_f32(mxb + 4);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 4);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 4));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -2720,8 +2682,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				vst1q_f32(m + r0 + 4, mx);
 			}
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 8), mb = vld1q_f32(mxb + 8);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 8);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 8));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -2753,8 +2715,8 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				vst1q_f32(m + r0 + 8, mx);
 			}
 			{
-				const float32x4_t mo = vld1q_f32(m + r0 + 12), mb = vld1q_f32(mxb + 12);
-				const float32x4_t mx = vbslq_f32(vcgeq_f32(vaddq_f32(mo, vdupq_n_f32(0x1p+3f)), mb), mo, vmaxq_f32(mo, mb));
+				const float32x4_t mo = vld1q_f32(m + r0 + 12);
+				const float32x4_t mx = vmaxq_f32(mo, vld1q_f32(mxb + 12));
 				float32x4_t sum = vdupq_n_f32(0.0f);
 				const float32x4_t ms = vbslq_f32(vcgeq_f32(mx, vdupq_n_f32(-0x1.fffffep+127f)), mx, vdupq_n_f32(0.0f));
 				size_t jj = 0;
@@ -2785,10 +2747,6 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 				vst1q_f32(l + r0 + 12, vfmaq_f32(sum, vld1q_f32(l + r0 + 12), al));
 				vst1q_f32(m + r0 + 12, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			{
 				const float *vb0 = vb;
 				float *ob = ot + r0;
@@ -2796,10 +2754,10 @@ static void mha_f32_h8_dk64_s128_causal_padding__neon_block(const void *ctx, siz
 
 				fresh[r0 / 16] = 0;
 				for (size_t c = 0; c + 5 <= 64; c += 5, vb0 += 5, ob += 400) {
-					mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st, vb0, ob, al, keep, kn);
+					mha_f32_h8_dk64_s128_causal_padding__neon_pv5(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64_s128_causal_padding__neon_next(&nx);
 				}
-				mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, al, keep, kn);
+				mha_f32_h8_dk64_s128_causal_padding__neon_pv4(st, vb0, ob, al, kn);
 			}
 			/* the tile's last block: its rows written out now (out = ot
 			 * transposed, each row divided by its sum, 0 when the row saw

@@ -1217,28 +1217,15 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_qk8_1(const float *
  * rows of weights broadcast (p's keys 16 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread; keep (every alpha[x] 1): ot read unscaled.  o set (the tile's last block): row x goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x3 accumulators. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(const float *restrict p, const float *restrict v, size_t n,
-        float *restrict ot, const float *restrict alpha, int keep, float *restrict o, size_t os,
+        float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
         const float *restrict inv)
 {
 	__m256 a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a0_1 = _mm256_load_ps(ot + 8);
-		a0_2 = _mm256_load_ps(ot + 16);
-		a1_0 = _mm256_load_ps(ot + 64);
-		a1_1 = _mm256_load_ps(ot + 72);
-		a1_2 = _mm256_load_ps(ot + 80);
-		a2_0 = _mm256_load_ps(ot + 128);
-		a2_1 = _mm256_load_ps(ot + 136);
-		a2_2 = _mm256_load_ps(ot + 144);
-		a3_0 = _mm256_load_ps(ot + 192);
-		a3_1 = _mm256_load_ps(ot + 200);
-		a3_2 = _mm256_load_ps(ot + 208);
-	} else if (alpha) {
+	if (alpha) {
 		{
 			const __m256 al = _mm256_set1_ps(alpha[0]);
 
@@ -1363,24 +1350,15 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(const float *r
  * rows of weights broadcast (p's keys 16 floats apart), the columns in
  * vector lanes (value rows 64 floats apart), the output block row-major
  * (ot's rows 64 floats apart).  alpha NULL (the tile's first block): the
- * sum alone, ot unread; keep (every alpha[x] 1): ot read unscaled.  o set (the tile's last block): row x goes to
+ * sum alone, ot unread.  o set (the tile's last block): row x goes to
  * out at o + x os, times inv[x]; else o_x back to ot.  4x2 accumulators. */
 static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(const float *restrict p, const float *restrict v, size_t n,
-        float *restrict ot, const float *restrict alpha, int keep, float *restrict o, size_t os,
+        float *restrict ot, const float *restrict alpha, float *restrict o, size_t os,
         const float *restrict inv)
 {
 	__m256 a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1;
 
-	if (alpha && keep) {
-		a0_0 = _mm256_load_ps(ot + 0);
-		a0_1 = _mm256_load_ps(ot + 8);
-		a1_0 = _mm256_load_ps(ot + 64);
-		a1_1 = _mm256_load_ps(ot + 72);
-		a2_0 = _mm256_load_ps(ot + 128);
-		a2_1 = _mm256_load_ps(ot + 136);
-		a3_0 = _mm256_load_ps(ot + 192);
-		a3_1 = _mm256_load_ps(ot + 200);
-	} else if (alpha) {
+	if (alpha) {
 		{
 			const __m256 al = _mm256_set1_ps(alpha[0]);
 
@@ -1891,8 +1869,8 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 			 * subtract 0, so that their hidden scores' -FLT_MAX still
 			 * weigh 0 */
 			{
-				const __m256 mo = _mm256_load_ps(m + r0 + 0), mb = _mm256_load_ps(mxb + 0);
-				const __m256 mx = _mm256_blendv_ps(_mm256_max_ps(mo, mb), mo, _mm256_cmp_ps(_mm256_add_ps(mo, _mm256_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ));
+				const __m256 mo = _mm256_load_ps(m + r0 + 0);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 0));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
@@ -1949,8 +1927,8 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				_mm256_store_ps(m + r0 + 0, mx);
 			}
 			{
-				const __m256 mo = _mm256_load_ps(m + r0 + 8), mb = _mm256_load_ps(mxb + 8);
-				const __m256 mx = _mm256_blendv_ps(_mm256_max_ps(mo, mb), mo, _mm256_cmp_ps(_mm256_add_ps(mo, _mm256_set1_ps(0x1p+3f)), mb, _CMP_GE_OQ));
+				const __m256 mo = _mm256_load_ps(m + r0 + 8);
+				const __m256 mx = _mm256_max_ps(mo, _mm256_load_ps(mxb + 8));
 				__m256 sum = _mm256_setzero_ps();
 				const __m256 ms = _mm256_blendv_ps(_mm256_setzero_ps(), mx, _mm256_cmp_ps(mx, _mm256_set1_ps(-0x1.fffffep+127f), _CMP_GE_OQ));
 				size_t jj = 0;
@@ -2006,10 +1984,6 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 				_mm256_store_ps(l + r0 + 8, _mm256_fmadd_ps(_mm256_load_ps(l + r0 + 8), al, sum));
 				_mm256_store_ps(m + r0 + 8, mx);
 			}
-			int keep = 1;
-
-			for (size_t r = 0; r < mt; ++r)
-				keep &= alpha[r] == 1.0f;
 			/* the tile's last block: each row's factor first, kept in l (its
 			 * sum's inverse, 0 when the row saw no key); the P.V
 			 * below then writes the rows to out directly, the output's
@@ -2039,13 +2013,13 @@ static void mha_f32_h8_dk64_s128_causal_weights__avx2_block(const void *ctx, siz
 					const size_t e = lim[r0 + i + 3];
 					const size_t kg = e <= j0 ? 0 : e - j0 < kn[i / 8] ? e - j0 : kn[i / 8];
 					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb, kg, ot + (r0 + i) * 64,
-					        al ? al + i : NULL, keep, o, 512, l + r0 + i);
+					        al ? al + i : NULL, o, 512, l + r0 + i);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(st + i, vb + 24, kg, ot + (r0 + i) * 64 + 24,
-					        al ? al + i : NULL, keep, o ? o + 24 : NULL, 512, l + r0 + i);
+					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(st + i, vb + 48, kg, ot + (r0 + i) * 64 + 48,
-					        al ? al + i : NULL, keep, o ? o + 48 : NULL, 512, l + r0 + i);
+					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i);
 					mha_f32_h8_dk64_s128_causal_weights__avx2_next(&nx);
 				}
 			}
