@@ -279,16 +279,17 @@ local function scratch_and_stack(S, P)
 		stack = 8 * P.mq + 8 * (P.mq // W) + vec(math.max((P.mq // W) * (math.max(P.nk, P.nv) + 2),
 		                                              (P.pvr + 1) * (P.pvcs[1] or 0) + 1))
 		-- the masks' arrays of a tile's rows: the bias's and boolean
-		-- mask's row offsets (ro), the boolean mask's bits (hid), the
-		-- diagonal's limits (hi, lf, ja, jb)
+		-- mask's row offsets (ro), the boolean mask's bits (hid) and,
+		-- where the target hides lane by lane, a key column (col); the
+		-- diagonal's limits (hi and jb, with a window's start lf and ja)
 		if S.bias or S.bool then
 			stack = stack + 8 * P.mq
 		end
 		if S.bool then
-			stack = stack + 4 * P.mq
+			stack = stack + 8 * P.mq
 		end
 		if S.causal or S.window_right >= 0 then
-			stack = stack + 4 * P.mq * (P.lo and 2 or 1) + 16 * (P.mq // W)
+			stack = stack + (4 * P.mq + 8 * (P.mq // W)) * (P.lo and 2 or 1)
 		end
 		-- the tail's row state and positions; its W dot products
 		if P.tr > 0 then
