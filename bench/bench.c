@@ -329,7 +329,9 @@ static int measure_shape(const struct shape *sh, struct result *r,
 
 	if (job_inputs(&in, &j, sh, batch, 0x6d686167656eull + index))
 		return -1;
-	if (mha_guarded_init(&out, in.no)) {
+	/* at the inputs' page offset, as an allocator places buffers of
+	 * their size (README "What the figures count") */
+	if (mha_guarded_init_at(&out, in.no, in.q)) {
 		fprintf(stderr, "bench: out of memory\n");
 		job_inputs_free(&in);
 		return -1;

@@ -98,6 +98,7 @@ int mha_guarded_init_fenced(struct mha_guarded *g, size_t n)
 {
 	g->n = n;
 	g->base = NULL;
+	g->lead = 0;
 	g->data = mha_fenced_alloc(n);
 	if (!g->data)
 		return -1;
@@ -105,16 +106,40 @@ int mha_guarded_init_fenced(struct mha_guarded *g, size_t n)
 	return 0;
 }
 
-int mha_guarded_init(struct mha_guarded *g, size_t n)
+/* n floats with lead guard floats or more before them and MHA_GUARD after,
+ * the data at the address of like modulo PAGE_AT (like NULL: right after
+ * the lead) */
+#define PAGE_AT 4096
+static int guarded_init(struct mha_guarded *g, size_t n, const void *like)
 {
+	const size_t slack = like ? PAGE_AT / sizeof(float) : 0;
+	size_t lead = MHA_GUARD;
+
 	g->n = n;
-	g->base = mha_alloc(n + 2 * MHA_GUARD);
+	g->base = mha_alloc(n + 2 * MHA_GUARD + slack);
 	if (!g->base)
 		return -1;
-	g->data = g->base + MHA_GUARD;
-	for (size_t i = 0; i < n + 2 * MHA_GUARD; ++i)
+	if (like) {
+		const uintptr_t want = (uintptr_t)like % PAGE_AT;
+		const uintptr_t at = (uintptr_t)(g->base + MHA_GUARD) % PAGE_AT;
+
+		lead += (want + PAGE_AT - at) % PAGE_AT / sizeof(float);
+	}
+	g->lead = lead;
+	g->data = g->base + lead;
+	for (size_t i = 0; i < n + 2 * MHA_GUARD + slack; ++i)
 		g->base[i] = poison();
 	return 0;
+}
+
+int mha_guarded_init(struct mha_guarded *g, size_t n)
+{
+	return guarded_init(g, n, NULL);
+}
+
+int mha_guarded_init_at(struct mha_guarded *g, size_t n, const void *like)
+{
+	return guarded_init(g, n, like);
 }
 
 void mha_guarded_free(struct mha_guarded *g)
@@ -136,9 +161,11 @@ int mha_guarded_intact(const struct mha_guarded *g)
 {
 	if (!g->base)
 		return mha_fenced_intact(g->data);
+	for (size_t i = 0; i < g->lead; ++i)
+		if (!mha_is_poison(g->base[i]))
+			return 0;
 	for (size_t i = 0; i < MHA_GUARD; ++i)
-		if (!mha_is_poison(g->base[i]) ||
-		    !mha_is_poison(g->data[g->n + i]))
+		if (!mha_is_poison(g->data[g->n + i]))
 			return 0;
 	return 1;
 }

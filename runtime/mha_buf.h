@@ -25,11 +25,17 @@ struct mha_guarded {
 	float *data; /* n usable floats */
 	size_t n;
 	float *base; /* allocation: guard, data, guard; NULL when fenced */
+	size_t lead; /* guard floats before the data (MHA_GUARD or more) */
 };
 
 #define MHA_GUARD 64 /* guard floats on each side */
 
 int mha_guarded_init(struct mha_guarded *g, size_t n);
+/* The same with the data at the address of like modulo the 4 KiB page (and
+ * so on the same cache sets as like's rows: a benchmark's output placed as
+ * its inputs, as an allocator places buffers of their size, whatever the
+ * guard before it).  like must be 4-byte aligned. */
+int mha_guarded_init_at(struct mha_guarded *g, size_t n, const void *like);
 /* The same with the data in a fenced buffer: the guard after it is the
  * PROT_NONE page. */
 int mha_guarded_init_fenced(struct mha_guarded *g, size_t n);

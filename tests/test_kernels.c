@@ -4,9 +4,11 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../runtime/mha_buf.h"
 #include "../runtime/mha_cpu.h"
 #include "../runtime/mha_ref.h"
 #include "params.h"
@@ -299,6 +301,37 @@ Test(kernels, registry_complete)
 	}
 	cr_assert_eq(nseen, TARGETS_HOST, "%zu targets linked, %d built here",
 	             nseen, TARGETS_HOST);
+}
+
+/* A guarded buffer placed at another's page offset (the benchmarks' outputs
+ * at their inputs'): there, with its whole guard before and after it. */
+Test(buffers, guarded_at_a_page_offset)
+{
+	static _Alignas(4096) float like[2048];
+	const size_t offs[] = {0, 1, 16, 64, 1000, 1023, 1024, 2047};
+
+	for (size_t i = 0; i < sizeof offs / sizeof offs[0]; ++i) {
+		struct mha_guarded g;
+		const size_t n = 37 + i;
+
+		cr_assert_eq(mha_guarded_init_at(&g, n, like + offs[i]), 0);
+		cr_assert_eq(((uintptr_t)g.data - (uintptr_t)(like + offs[i])) % 4096, 0,
+		             "offset %zu floats: the data at %p", offs[i], (void *)g.data);
+		cr_assert(g.data >= g.base + MHA_GUARD, "a whole guard before the data");
+		for (size_t j = 0; j < n; ++j)
+			g.data[j] = (float)j;
+		cr_assert(mha_guarded_intact(&g), "writes inside spoil nothing");
+		g.data[-1] = 0.0f;
+		cr_assert_not(mha_guarded_intact(&g), "a write just before shows");
+		g.data[-1] = g.base[0];
+		cr_assert(mha_guarded_intact(&g));
+		g.base[0] = 0.0f;
+		cr_assert_not(mha_guarded_intact(&g), "a write at the guard's start shows");
+		g.base[0] = g.data[-1];
+		g.data[n + MHA_GUARD - 1] = 0.0f;
+		cr_assert_not(mha_guarded_intact(&g), "a write at the guard's end shows");
+		mha_guarded_free(&g);
+	}
 }
 
 /* The buffers the kernels are checked in stop any access one float past

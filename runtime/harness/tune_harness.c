@@ -266,7 +266,7 @@ static int check(const struct mha_attn *a, size_t batch, size_t sq,
 
 	out.base = NULL;
 	if (make(&in, a, batch, sq, skv, hot, seed) ||
-	    !(ref = mha_alloc(in.no)) || mha_guarded_init(&out, in.no)) {
+	    !(ref = mha_alloc(in.no)) || mha_guarded_init_at(&out, in.no, in.q)) {
 		printf("fail out of memory\n");
 		goto done;
 	}
