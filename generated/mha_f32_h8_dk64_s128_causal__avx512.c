@@ -2361,57 +2361,22 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restric
 {
 	__m512 a0_0, a0_1, a0_2, a0_3, a1_0, a1_1, a1_2, a1_3, a2_0, a2_1, a2_2, a2_3, a3_0, a3_1, a3_2, a3_3;
 
-	if (alpha) {
-		{
-			const __m512 al = _mm512_set1_ps(alpha[0]);
-
-			a0_0 = _mm512_mul_ps(_mm512_load_ps(ot + 0), al);
-			a0_1 = _mm512_mul_ps(_mm512_load_ps(ot + 16), al);
-			a0_2 = _mm512_mul_ps(_mm512_load_ps(ot + 32), al);
-			a0_3 = _mm512_mul_ps(_mm512_load_ps(ot + 48), al);
-		}
-		{
-			const __m512 al = _mm512_set1_ps(alpha[1]);
-
-			a1_0 = _mm512_mul_ps(_mm512_load_ps(ot + 64), al);
-			a1_1 = _mm512_mul_ps(_mm512_load_ps(ot + 80), al);
-			a1_2 = _mm512_mul_ps(_mm512_load_ps(ot + 96), al);
-			a1_3 = _mm512_mul_ps(_mm512_load_ps(ot + 112), al);
-		}
-		{
-			const __m512 al = _mm512_set1_ps(alpha[2]);
-
-			a2_0 = _mm512_mul_ps(_mm512_load_ps(ot + 128), al);
-			a2_1 = _mm512_mul_ps(_mm512_load_ps(ot + 144), al);
-			a2_2 = _mm512_mul_ps(_mm512_load_ps(ot + 160), al);
-			a2_3 = _mm512_mul_ps(_mm512_load_ps(ot + 176), al);
-		}
-		{
-			const __m512 al = _mm512_set1_ps(alpha[3]);
-
-			a3_0 = _mm512_mul_ps(_mm512_load_ps(ot + 192), al);
-			a3_1 = _mm512_mul_ps(_mm512_load_ps(ot + 208), al);
-			a3_2 = _mm512_mul_ps(_mm512_load_ps(ot + 224), al);
-			a3_3 = _mm512_mul_ps(_mm512_load_ps(ot + 240), al);
-		}
-	} else {
-		a0_0 = _mm512_setzero_ps();
-		a0_1 = _mm512_setzero_ps();
-		a0_2 = _mm512_setzero_ps();
-		a0_3 = _mm512_setzero_ps();
-		a1_0 = _mm512_setzero_ps();
-		a1_1 = _mm512_setzero_ps();
-		a1_2 = _mm512_setzero_ps();
-		a1_3 = _mm512_setzero_ps();
-		a2_0 = _mm512_setzero_ps();
-		a2_1 = _mm512_setzero_ps();
-		a2_2 = _mm512_setzero_ps();
-		a2_3 = _mm512_setzero_ps();
-		a3_0 = _mm512_setzero_ps();
-		a3_1 = _mm512_setzero_ps();
-		a3_2 = _mm512_setzero_ps();
-		a3_3 = _mm512_setzero_ps();
-	}
+	a0_0 = _mm512_setzero_ps();
+	a0_1 = _mm512_setzero_ps();
+	a0_2 = _mm512_setzero_ps();
+	a0_3 = _mm512_setzero_ps();
+	a1_0 = _mm512_setzero_ps();
+	a1_1 = _mm512_setzero_ps();
+	a1_2 = _mm512_setzero_ps();
+	a1_3 = _mm512_setzero_ps();
+	a2_0 = _mm512_setzero_ps();
+	a2_1 = _mm512_setzero_ps();
+	a2_2 = _mm512_setzero_ps();
+	a2_3 = _mm512_setzero_ps();
+	a3_0 = _mm512_setzero_ps();
+	a3_1 = _mm512_setzero_ps();
+	a3_2 = _mm512_setzero_ps();
+	a3_3 = _mm512_setzero_ps();
 	for (size_t j = 0; j < n; ++j, p += 32, v += 64) {
 		const __m512 v0 = _mm512_loadu_ps(v + 0);
 		const __m512 v1 = _mm512_loadu_ps(v + 16);
@@ -2448,6 +2413,42 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_pvr4(const float *restric
 			a3_1 = _mm512_fmadd_ps(pb, v1, a3_1);
 			a3_2 = _mm512_fmadd_ps(pb, v2, a3_2);
 			a3_3 = _mm512_fmadd_ps(pb, v3, a3_3);
+		}
+	}
+	/* the block's sums from 0, the rows' earlier ones (times alpha) added
+	 * after the loop: its first FMAs wait on no load of ot */
+	if (alpha) {
+		{
+			const __m512 al = _mm512_set1_ps(alpha[0]);
+
+			a0_0 = _mm512_fmadd_ps(_mm512_load_ps(ot + 0), al, a0_0);
+			a0_1 = _mm512_fmadd_ps(_mm512_load_ps(ot + 16), al, a0_1);
+			a0_2 = _mm512_fmadd_ps(_mm512_load_ps(ot + 32), al, a0_2);
+			a0_3 = _mm512_fmadd_ps(_mm512_load_ps(ot + 48), al, a0_3);
+		}
+		{
+			const __m512 al = _mm512_set1_ps(alpha[1]);
+
+			a1_0 = _mm512_fmadd_ps(_mm512_load_ps(ot + 64), al, a1_0);
+			a1_1 = _mm512_fmadd_ps(_mm512_load_ps(ot + 80), al, a1_1);
+			a1_2 = _mm512_fmadd_ps(_mm512_load_ps(ot + 96), al, a1_2);
+			a1_3 = _mm512_fmadd_ps(_mm512_load_ps(ot + 112), al, a1_3);
+		}
+		{
+			const __m512 al = _mm512_set1_ps(alpha[2]);
+
+			a2_0 = _mm512_fmadd_ps(_mm512_load_ps(ot + 128), al, a2_0);
+			a2_1 = _mm512_fmadd_ps(_mm512_load_ps(ot + 144), al, a2_1);
+			a2_2 = _mm512_fmadd_ps(_mm512_load_ps(ot + 160), al, a2_2);
+			a2_3 = _mm512_fmadd_ps(_mm512_load_ps(ot + 176), al, a2_3);
+		}
+		{
+			const __m512 al = _mm512_set1_ps(alpha[3]);
+
+			a3_0 = _mm512_fmadd_ps(_mm512_load_ps(ot + 192), al, a3_0);
+			a3_1 = _mm512_fmadd_ps(_mm512_load_ps(ot + 208), al, a3_1);
+			a3_2 = _mm512_fmadd_ps(_mm512_load_ps(ot + 224), al, a3_2);
+			a3_3 = _mm512_fmadd_ps(_mm512_load_ps(ot + 240), al, a3_3);
 		}
 	}
 	if (o) {
