@@ -389,7 +389,7 @@ static inline void mha_f32_h8_dk64__avx512_qk1(const float *restrict qt, const f
 {
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -425,7 +425,7 @@ static inline void mha_f32_h8_dk64__avx512_qk2(const float *restrict qt, const f
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -472,7 +472,7 @@ static inline void mha_f32_h8_dk64__avx512_qk3(const float *restrict qt, const f
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -530,7 +530,7 @@ static inline void mha_f32_h8_dk64__avx512_qk4(const float *restrict qt, const f
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -599,7 +599,7 @@ static inline void mha_f32_h8_dk64__avx512_qk5(const float *restrict qt, const f
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -679,7 +679,7 @@ static inline void mha_f32_h8_dk64__avx512_qk6(const float *restrict qt, const f
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -770,7 +770,7 @@ static inline void mha_f32_h8_dk64__avx512_qk7(const float *restrict qt, const f
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -872,7 +872,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8(const float *restrict qt, const f
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -977,7 +977,7 @@ static inline void mha_f32_h8_dk64__avx512_qk8_part(const float *restrict qt, co
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a7_0 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		{

@@ -371,7 +371,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_0(const float *restri
 {
 	__m512 a0_0 = _mm512_setzero_ps();
 	__m512 a0_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -406,7 +406,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk1_1(const float *restri
         float *restrict st, float *restrict mx)
 {
 	__m512 a0_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -435,7 +435,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_0(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_0 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -480,7 +480,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk2_1(const float *restri
 {
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -518,7 +518,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_0(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_0 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -573,7 +573,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk3_1(const float *restri
 	__m512 a0_1 = _mm512_setzero_ps();
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -620,7 +620,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_0(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_0 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -685,7 +685,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk4_1(const float *restri
 	__m512 a1_1 = _mm512_setzero_ps();
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -741,7 +741,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_0(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_0 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -816,7 +816,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk5_1(const float *restri
 	__m512 a2_1 = _mm512_setzero_ps();
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -881,7 +881,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_0(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_0 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -966,7 +966,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk6_1(const float *restri
 	__m512 a3_1 = _mm512_setzero_ps();
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1040,7 +1040,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_0(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_0 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -1135,7 +1135,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk7_1(const float *restri
 	__m512 a4_1 = _mm512_setzero_ps();
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1218,7 +1218,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_0(const float *restri
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_0 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q0 = _mm512_load_ps(qt + d * 32 + 0);
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
@@ -1323,7 +1323,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk8_1(const float *restri
 	__m512 a5_1 = _mm512_setzero_ps();
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1408,7 +1408,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk9_1(const float *restri
 	__m512 a6_1 = _mm512_setzero_ps();
 	__m512 a7_1 = _mm512_setzero_ps();
 	__m512 a8_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1501,7 +1501,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk10_1(const float *restr
 	__m512 a7_1 = _mm512_setzero_ps();
 	__m512 a8_1 = _mm512_setzero_ps();
 	__m512 a9_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1602,7 +1602,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk11_1(const float *restr
 	__m512 a8_1 = _mm512_setzero_ps();
 	__m512 a9_1 = _mm512_setzero_ps();
 	__m512 a10_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1711,7 +1711,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk12_1(const float *restr
 	__m512 a9_1 = _mm512_setzero_ps();
 	__m512 a10_1 = _mm512_setzero_ps();
 	__m512 a11_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1828,7 +1828,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk13_1(const float *restr
 	__m512 a10_1 = _mm512_setzero_ps();
 	__m512 a11_1 = _mm512_setzero_ps();
 	__m512 a12_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -1953,7 +1953,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk14_1(const float *restr
 	__m512 a11_1 = _mm512_setzero_ps();
 	__m512 a12_1 = _mm512_setzero_ps();
 	__m512 a13_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -2086,7 +2086,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk15_1(const float *restr
 	__m512 a12_1 = _mm512_setzero_ps();
 	__m512 a13_1 = _mm512_setzero_ps();
 	__m512 a14_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{
@@ -2227,7 +2227,7 @@ static inline void mha_f32_h8_dk64_s128_causal__avx512_qk16_1(const float *restr
 	__m512 a13_1 = _mm512_setzero_ps();
 	__m512 a14_1 = _mm512_setzero_ps();
 	__m512 a15_1 = _mm512_setzero_ps();
-	#pragma GCC unroll 2
+	#pragma GCC unroll 4
 	for (size_t d = 0; d < 64; ++d) {
 		const __m512 q1 = _mm512_load_ps(qt + d * 32 + 16);
 		{

@@ -54,15 +54,19 @@ local T = {
 	            -- lanes (templates/main.lua, P.pvr)
 	            pv_rows = 4,
 	            -- the compiler unrolls the score micro-kernels' loop over
-	            -- the head dim 2 times (as on AVX2; the P.V here is the
-	            -- pv_rows one, which unroll_pv leaves alone).  Measured on
+	            -- the head dim 4 times (AVX2 2; the P.V here is the
+	            -- pv_rows one, which unroll_pv leaves alone).  2 measured on
 	            -- the Intel Xeon guest against no unroll (make bench-ab,
 	            -- clang, the results the same bit for bit): in the host's
 	            -- quiet minutes neutral (h8 dk64 s128 1.004x, h12 dk64
 	            -- s197 0.997x, h16 dk128 s1024 causal 1.001x), in its
 	            -- loaded ones s128 1.001-1.013x, s197 1.004-1.010x, h8
-	            -- dk64 s512 causal 1.010-1.021x, s1024 causal 1.003-1.018x
-	            unroll_qk = 2,
+	            -- dk64 s512 causal 1.010-1.021x, s1024 causal 1.003-1.018x.
+	            -- 4 against 2 (late 2026-12-04, the outputs placed alike):
+	            -- h8 dk64 s512 causal 1.009x and 1.011x, s128 1.004x twice,
+	            -- h12 dk64 s197 1.002x, s128 batch 8 1.006x, s197 batch 4
+	            -- 1.004x, h16 dk128 s1024 causal 1.000x
+	            unroll_qk = 4,
 	            -- prefetch what comes next in calls of 2 MiB of q, k, v
 	            -- and out or more (4 elsewhere, set on AMD Zen 3, whose
 	            -- prefetches fill L1 too): on the Intel Xeon guest (2 MiB
