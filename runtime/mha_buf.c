@@ -98,7 +98,6 @@ int mha_guarded_init_fenced(struct mha_guarded *g, size_t n)
 {
 	g->n = n;
 	g->base = NULL;
-	g->lead = 0;
 	g->data = mha_fenced_alloc(n);
 	if (!g->data)
 		return -1;
@@ -106,11 +105,15 @@ int mha_guarded_init_fenced(struct mha_guarded *g, size_t n)
 	return 0;
 }
 
-/* n floats with lead guard floats or more before them and MHA_GUARD after,
- * the data at the address of like modulo PAGE_AT (like NULL: right after
- * the lead) */
+int mha_guarded_init(struct mha_guarded *g, size_t n)
+{
+	return mha_guarded_init_at(g, n, NULL);
+}
+
+/* the data at the address of like modulo PAGE_AT, after MHA_GUARD guard
+ * floats or more (like NULL: right after MHA_GUARD); MHA_GUARD after it */
 #define PAGE_AT 4096
-static int guarded_init(struct mha_guarded *g, size_t n, const void *like)
+int mha_guarded_init_at(struct mha_guarded *g, size_t n, const void *like)
 {
 	const size_t slack = like ? PAGE_AT / sizeof(float) : 0;
 	size_t lead = MHA_GUARD;
@@ -125,21 +128,10 @@ static int guarded_init(struct mha_guarded *g, size_t n, const void *like)
 
 		lead += (want + PAGE_AT - at) % PAGE_AT / sizeof(float);
 	}
-	g->lead = lead;
 	g->data = g->base + lead;
 	for (size_t i = 0; i < n + 2 * MHA_GUARD + slack; ++i)
 		g->base[i] = poison();
 	return 0;
-}
-
-int mha_guarded_init(struct mha_guarded *g, size_t n)
-{
-	return guarded_init(g, n, NULL);
-}
-
-int mha_guarded_init_at(struct mha_guarded *g, size_t n, const void *like)
-{
-	return guarded_init(g, n, like);
 }
 
 void mha_guarded_free(struct mha_guarded *g)
@@ -161,8 +153,9 @@ int mha_guarded_intact(const struct mha_guarded *g)
 {
 	if (!g->base)
 		return mha_fenced_intact(g->data);
-	for (size_t i = 0; i < g->lead; ++i)
-		if (!mha_is_poison(g->base[i]))
+	/* the guard before the data: from the allocation's start */
+	for (float *p = g->base; p < g->data; ++p)
+		if (!mha_is_poison(*p))
 			return 0;
 	for (size_t i = 0; i < MHA_GUARD; ++i)
 		if (!mha_is_poison(g->data[g->n + i]))

@@ -24,8 +24,8 @@ int mha_fenced_intact(const float *p);
 struct mha_guarded {
 	float *data; /* n usable floats */
 	size_t n;
-	float *base; /* allocation: guard, data, guard; NULL when fenced */
-	size_t lead; /* guard floats before the data (MHA_GUARD or more) */
+	float *base; /* allocation: guard (MHA_GUARD floats or more), data,
+	              * guard; NULL when fenced */
 };
 
 #define MHA_GUARD 64 /* guard floats on each side */

@@ -595,8 +595,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	float *v = pk ? pk + mha_ref_base(&a, MHA_TENSOR_V) : check_alloc(nv);
 	/* the reference's outputs start poisoned: rows it leaves (past a
 	 * sequence's queries) the kernel must leave too */
-	struct mha_guarded rg = {NULL, 0, NULL, 0}, lg = {NULL, 0, NULL, 0};
-	struct mha_guarded wg = {NULL, 0, NULL, 0};
+	struct mha_guarded rg = {NULL, 0, NULL}, lg = {NULL, 0, NULL};
+	struct mha_guarded wg = {NULL, 0, NULL};
 	float *ref = mha_guarded_init(&rg, no) ? NULL : rg.data;
 	/* the bias's and boolean mask's planes of [seq_q][seq_kv] */
 	const size_t planes = ((k->a.mask_dims & MHA_DIMS_BATCH) ? c->batch : 1) *
@@ -604,8 +604,8 @@ int check_run(const struct mha_kernel *k, const struct check_case *c,
 	const size_t nbias = planes * c->seq_q * c->seq_kv;
 	float *bias = (k->a.mask & MHA_MASK_BIAS) ? check_alloc(nbias) : NULL;
 	struct bytes bmask = {NULL, NULL, 0}, kmask = {NULL, NULL, 0};
-	struct mha_guarded out = {NULL, 0, NULL, 0}, wout = {NULL, 0, NULL, 0};
-	struct mha_guarded w = {NULL, 0, NULL, 0}, lse = {NULL, 0, NULL, 0};
+	struct mha_guarded out = {NULL, 0, NULL}, wout = {NULL, 0, NULL};
+	struct mha_guarded w = {NULL, 0, NULL}, lse = {NULL, 0, NULL};
 	struct half kh = {NULL, NULL, 0}, vh = {NULL, NULL, 0};
 	struct half qh = {NULL, NULL, 0};
 	/* --dtype: the reference reads the stored values as floats (q, and
