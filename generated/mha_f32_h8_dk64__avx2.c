@@ -1072,9 +1072,10 @@ static inline void mha_f32_h8_dk64__avx2_pvr2(const float *restrict p, const flo
 	}
 }
 
-/* What comes next, prefetched a few rows at a time during a key block:
- * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
- * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
+/* What comes next, prefetched a few rows at a time during a key block
+ * (or a work item): regions of rows (the first at b[x], rows s[x] bytes
+ * apart, r[x] of them; b[n] is NULL), the next row at p, row i
+ * of region x; q rows a call. */
 struct mha_f32_h8_dk64__avx2_next {
 	const char *b[4], *p;
 	size_t s[3], r[3], n, x, i, q;
@@ -1097,6 +1098,10 @@ static inline void mha_f32_h8_dk64__avx2_next(struct mha_f32_h8_dk64__avx2_next 
 	const char *p = f->p;
 	size_t x = f->x, i = f->i;
 
+	/* (a list done or empty stores nothing back: its calls cost h8 dk64
+	 * s128, which prefetches nothing, 0.990x otherwise) */
+	if (x >= f->n)
+		return;
 	for (size_t u = f->q; u && x < f->n; --u) {
 		for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 			__builtin_prefetch(p + pc, 0, 2);
@@ -1236,14 +1241,43 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 	/* the last row's limit is every row's end (lim grows with the row) */
 	const size_t kend = tr ? tlim[tr - 1] : lim[rows - 1];
 
+	/* the next work item's query rows and first key and value block,
+	 * prefetched a few rows after each score and P.V micro-kernel call
+	 * (nxi; _next above), evenly over this item's calls, beside each block's
+	 * prefetch of the next block (nx, below): the item's last block took
+	 * them all, in bursts where it is short (AVX-512 make bench-ab: h12
+	 * dk64 s197, blocks of 80, 80 and 37 keys, 1.008-1.012x; batch 4
+	 * 1.005-1.027x; h16 dk128 s1024 1.007x; s128 batch 8 0.995-1.005x;
+	 * AVX2 0.998-1.003x) */
+	struct mha_f32_h8_dk64__avx2_next nxi = {.n = 0};
+	if (pfon && wn != w) {
+		/* a tile's calls in the item: its full groups of keys, its P.V */
+		size_t c = 0;
+
+		for (size_t j0 = 0, nb = 0; j0 < kend; j0 += nb) {
+			nb = kend - j0 < 80 ? kend - j0 : 64;
+			c += nb / 6 + 12;
+		}
+		c *= (rows + 15) / 16;
+		nxi.b[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
+		nxi.s[0] = 512 * sizeof(float);
+		nxi.r[0] = rowsn;
+		nxi.b[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+		nxi.s[1] = 512 * sizeof(float);
+		nxi.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+		nxi.s[2] = 512 * sizeof(float);
+		nxi.r[1] = nxi.r[2] = seq_kv < 80 ? seq_kv : 64;
+		nxi.n = 3;
+		nxi.q = c ? (nxi.r[0] + 2 * nxi.r[1] + c - 1) / c : 0;
+		nxi.p = nxi.b[0];
+	}
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0, nb = 0; j0 < kend; j0 += nb) {
 		/* 64 keys, or all that are left where fewer than 80 are */
 		nb = kend - j0 < 80 ? kend - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
-		 * and value rows, or in the last block the next work item's
-		 * query rows and first key and value block (rows 512
+		 * and value rows (the next work item's: nxi above) (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64__avx2_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
 		if (pfon && j0 + nb < kend) {
@@ -1255,16 +1289,6 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 			nx.s[1] = 512 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
-		} else if (pfon && wn != w) {
-			nx.b[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
-			nx.s[0] = 512 * sizeof(float);
-			nx.r[0] = rowsn;
-			nx.b[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			nx.s[1] = 512 * sizeof(float);
-			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			nx.s[2] = 512 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
-			nx.n = 3;
 		}
 		{
 			/* rows per call: over the score (full groups) and P.V calls
@@ -1335,6 +1359,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					}
 					mha_f32_h8_dk64__avx2_qk6_part(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 					mha_f32_h8_dk64__avx2_next(&nx);
+					mha_f32_h8_dk64__avx2_next(&nxi);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1357,6 +1382,7 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					}
 					mha_f32_h8_dk64__avx2_qk6(qt + r0 * 64, kb + j * 64, st + j * 16, mxb);
 					mha_f32_h8_dk64__avx2_next(&nx);
+					mha_f32_h8_dk64__avx2_next(&nxi);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1648,12 +1674,15 @@ static void mha_f32_h8_dk64__avx2_block(const void *ctx, size_t w, unsigned char
 					mha_f32_h8_dk64__avx2_pvr3(st + i, vb, kn[0], ot + (r0 + i) * 64,
 					        al ? al + i : NULL, o, 512, l + r0 + i, mt - i);
 					mha_f32_h8_dk64__avx2_next(&nx);
+					mha_f32_h8_dk64__avx2_next(&nxi);
 					mha_f32_h8_dk64__avx2_pvr3(st + i, vb + 24, kn[0], ot + (r0 + i) * 64 + 24,
 					        al ? al + i : NULL, o ? o + 24 : NULL, 512, l + r0 + i, mt - i);
 					mha_f32_h8_dk64__avx2_next(&nx);
+					mha_f32_h8_dk64__avx2_next(&nxi);
 					mha_f32_h8_dk64__avx2_pvr2(st + i, vb + 48, kn[0], ot + (r0 + i) * 64 + 48,
 					        al ? al + i : NULL, o ? o + 48 : NULL, 512, l + r0 + i, mt - i);
 					mha_f32_h8_dk64__avx2_next(&nx);
+					mha_f32_h8_dk64__avx2_next(&nxi);
 				}
 			}
 		}

@@ -641,9 +641,10 @@ static inline void mha_f32_h8_dk64__scalar_pv4(const float *restrict p, const fl
 	(ot + 339)[0] = a3_3;
 }
 
-/* What comes next, prefetched a few rows at a time during a key block:
- * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
- * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
+/* What comes next, prefetched a few rows at a time during a key block
+ * (or a work item): regions of rows (the first at b[x], rows s[x] bytes
+ * apart, r[x] of them; b[n] is NULL), the next row at p, row i
+ * of region x; q rows a call. */
 struct mha_f32_h8_dk64__scalar_next {
 	const char *b[4], *p;
 	size_t s[3], r[3], n, x, i, q;
@@ -666,6 +667,10 @@ static inline void mha_f32_h8_dk64__scalar_next(struct mha_f32_h8_dk64__scalar_n
 	const char *p = f->p;
 	size_t x = f->x, i = f->i;
 
+	/* (a list done or empty stores nothing back: its calls cost h8 dk64
+	 * s128, which prefetches nothing, 0.990x otherwise) */
+	if (x >= f->n)
+		return;
 	for (size_t u = f->q; u && x < f->n; --u) {
 		for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 			__builtin_prefetch(p + pc, 0, 2);
@@ -775,14 +780,43 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 		lim[r] = 0;
 	}
 
+	/* the next work item's query rows and first key and value block,
+	 * prefetched a few rows after each score and P.V micro-kernel call
+	 * (nxi; _next above), evenly over this item's calls, beside each block's
+	 * prefetch of the next block (nx, below): the item's last block took
+	 * them all, in bursts where it is short (AVX-512 make bench-ab: h12
+	 * dk64 s197, blocks of 80, 80 and 37 keys, 1.008-1.012x; batch 4
+	 * 1.005-1.027x; h16 dk128 s1024 1.007x; s128 batch 8 0.995-1.005x;
+	 * AVX2 0.998-1.003x) */
+	struct mha_f32_h8_dk64__scalar_next nxi = {.n = 0};
+	if (pfon && wn != w) {
+		/* a tile's calls in the item: its full groups of keys, its P.V */
+		size_t c = 0;
+
+		for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
+			nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
+			c += nb / 4 + 16;
+		}
+		c *= (rows + 3) / 4;
+		nxi.b[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
+		nxi.s[0] = 512 * sizeof(float);
+		nxi.r[0] = rowsn;
+		nxi.b[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+		nxi.s[1] = 512 * sizeof(float);
+		nxi.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
+		nxi.s[2] = 512 * sizeof(float);
+		nxi.r[1] = nxi.r[2] = seq_kv < 80 ? seq_kv : 64;
+		nxi.n = 3;
+		nxi.q = c ? (nxi.r[0] + 2 * nxi.r[1] + c - 1) / c : 0;
+		nxi.p = nxi.b[0];
+	}
 	/* row r sees keys [0, lim[r]); lim grows with r */
 	for (size_t j0 = 0, nb = 0; j0 < lim[rows - 1]; j0 += nb) {
 		/* 64 keys, or all that are left where fewer than 80 are */
 		nb = lim[rows - 1] - j0 < 80 ? lim[rows - 1] - j0 : 64;
 		/* what comes next, prefetched a few rows after each score and
 		 * P.V micro-kernel of the block (nx; _next above): the next block's key
-		 * and value rows, or in the last block the next work item's
-		 * query rows and first key and value block (rows 512
+		 * and value rows (the next work item's: nxi above) (rows 512
 		 * elements apart, which the hardware prefetchers do not follow) */
 		struct mha_f32_h8_dk64__scalar_next nx = {{NULL, NULL, NULL, NULL}, NULL, {0}, {0}, 0, 0, 0, 0};
 		if (pfon && j0 + nb < lim[rows - 1]) {
@@ -794,16 +828,6 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 			nx.s[1] = 512 * sizeof(float);
 			nx.r[0] = nx.r[1] = e;
 			nx.n = 2;
-		} else if (pfon && wn != w) {
-			nx.b[0] = (const char *)(q + ((bn * seq_q + i0n) * 8 + hhn) * 64);
-			nx.s[0] = 512 * sizeof(float);
-			nx.r[0] = rowsn;
-			nx.b[1] = (const char *)(k + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			nx.s[1] = 512 * sizeof(float);
-			nx.b[2] = (const char *)(v + ((bn * seq_kv + 0) * 8 + hkn) * 64);
-			nx.s[2] = 512 * sizeof(float);
-			nx.r[1] = nx.r[2] = seq_kv < 80 ? seq_kv : 64;
-			nx.n = 3;
 		}
 		{
 			/* rows per call: over the score (full groups) and P.V calls
@@ -865,6 +889,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				}
 				mha_f32_h8_dk64__scalar_qk4(qt + r0 * 64, kb + j * 64, st + j * 4, mxb);
 				mha_f32_h8_dk64__scalar_next(&nx);
+				mha_f32_h8_dk64__scalar_next(&nxi);
 			}
 			for (; kcn < kn[0]; ++kcn) {
 				memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1180,6 +1205,7 @@ static void mha_f32_h8_dk64__scalar_block(const void *ctx, size_t w, unsigned ch
 				for (size_t c = 0; c + 4 <= 64; c += 4, vb0 += 4, ob += 448) {
 					mha_f32_h8_dk64__scalar_pv4(st, vb0, ob, al, kn);
 					mha_f32_h8_dk64__scalar_next(&nx);
+					mha_f32_h8_dk64__scalar_next(&nxi);
 				}
 			}
 			/* the tile's last block: its rows written out now (out = ot

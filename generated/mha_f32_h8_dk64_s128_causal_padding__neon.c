@@ -2055,9 +2055,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_pv4(const float *re
 	vst1q_f32(ot + 252, a3_3);
 }
 
-/* What comes next, prefetched a few rows at a time during a key block:
- * regions of rows (the first at b[x], rows s[x] bytes apart, r[x] of them;
- * b[n] is NULL), the next row at p, row i of region x; q rows a call. */
+/* What comes next, prefetched a few rows at a time during a key block
+ * (or a work item): regions of rows (the first at b[x], rows s[x] bytes
+ * apart, r[x] of them; b[n] is NULL), the next row at p, row i
+ * of region x; q rows a call. */
 struct mha_f32_h8_dk64_s128_causal_padding__neon_next {
 	const char *b[4], *p;
 	size_t s[3], r[3], n, x, i, q;
@@ -2080,6 +2081,10 @@ static inline void mha_f32_h8_dk64_s128_causal_padding__neon_next(struct mha_f32
 	const char *p = f->p;
 	size_t x = f->x, i = f->i;
 
+	/* (a list done or empty stores nothing back: its calls cost h8 dk64
+	 * s128, which prefetches nothing, 0.990x otherwise) */
+	if (x >= f->n)
+		return;
 	for (size_t u = f->q; u && x < f->n; --u) {
 		for (size_t pc = 0; pc < 64 * sizeof(float); pc += 64)
 			__builtin_prefetch(p + pc, 0, 2);
