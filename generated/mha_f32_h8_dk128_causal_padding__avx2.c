@@ -1665,7 +1665,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 	const size_t rowsn = seq_q - i0n <= 512 ? seq_q - i0n : 384;
 	/* A work item prefetches the next one's rows (and each key block the
 	 * next block's) when a call's q, k, v and out take pfmin bytes or more
-	 * (4 MiB on avx2: templates/main.lua, P.pfmin_mib): smaller ones
+	 * (2 MiB on avx2: templates/main.lua, P.pfmin_mib): smaller ones
 	 * stay in cache from call to call, where the prefetches cost more than
 	 * they save.  A build may set its own, -DMHA_PREFETCH_MIN=bytes (0:
 	 * always); through a variable, so that a 0 draws no warning that the
@@ -1673,7 +1673,7 @@ static void mha_f32_h8_dk128_causal_padding__avx2_block(const void *ctx, size_t 
 #ifdef MHA_PREFETCH_MIN
 	const size_t pfmin = MHA_PREFETCH_MIN;
 #else
-	const size_t pfmin = (size_t)4 << 20;
+	const size_t pfmin = (size_t)2 << 20;
 #endif
 	const int pfon = batch * (8 * seq_q * 256 * sizeof(float) +
 	                          8 * seq_kv * (128 * sizeof(float) + 128 * sizeof(float))) >= pfmin;

@@ -356,7 +356,7 @@ local function plan(S, T)
 	-- against no prefetch: h8 dk64 s128 batch 8 1.07-1.11x, h12 dk64 s197
 	-- batch 4 1.05-1.08x, h8 dk64 s512 causal 1.01-1.03x; batches of h8
 	-- dk64 s128 of 1 and 2 items, 1 and 2 MiB, 0.98-0.99x, of 4 items
-	-- 1.09x)
+	-- 1.09x; AVX2 and AVX-512 now take 2: their tables)
 	P.pfmin_mib = D.prefetch_min_mib or 4
 	P.mq = S.mq > 0 and S.mq or D.mq
 	P.nk = S.nk > 0 and S.nk or D.nk

@@ -71,7 +71,20 @@ local T = {
 	            -- 4th; measured on AMD Zen 3, busy host, the projections'
 	            -- speed against OpenBLAS sgemm in the same process
 	            -- 0.85-1.09x before, 1.00-1.32x after)
-	            gemm_mr = 6, gemm_nv = 2, unroll_gemm = 4},
+	            gemm_mr = 6, gemm_nv = 2, unroll_gemm = 4,
+	            -- prefetch what comes next in calls of 2 MiB of q, k, v
+	            -- and out or more, as AVX-512 (4 before: on AMD Zen 3, 512
+	            -- KiB of L2, h12 dk64 s197, 2.4 MiB, measured 0.983x quiet
+	            -- while the next item's rows all came in its last block).
+	            -- With them spread over the item, on Zen 3 against 4 MiB
+	            -- (make bench-ab, the kernel's bytes edited, 601 rounds,
+	            -- the results the same bit for bit): h12 dk64 s197
+	            -- 1.001-1.025x, median 1.011x of 8 runs; h12 dk64 s256
+	            -- 1.010/1.031x; h16 dk64 s128 (2 MiB) 1.000/1.003x; h8
+	            -- dk128 s256 causal 0.997/1.001x; h8 dk64 s128 batch 2
+	            -- 1.000-1.011x (5 runs); the Intel Xeon guest's AVX2 s197
+	            -- 1.008x
+	            prefetch_min_mib = 2},
 	-- where its kernels build and run: x86-64 compilers (the C condition
 	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
 	-- these compiler flags (gcc and clang spell them alike)

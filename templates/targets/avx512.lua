@@ -74,9 +74,7 @@ local T = {
 	            -- edited: h12 dk64 s197 (2.4 MiB) 1.007x (3 runs), h12
 	            -- dk64 s256 1.018x, h16 dk64 s128 1.012x, h8 dk128 s256
 	            -- causal 1.012x, h8 dk64 s128 batch 2 1.017x; at 1 MiB
-	            -- (s128) prefetching cost 0.993-0.994x.  AVX2 on that
-	            -- machine gains as well (s197 1.008x), but AVX2's machines
-	            -- include Zen 3 (0.983x quiet there)
+	            -- (s128) prefetching cost 0.993-0.994x (AVX2: avx2.lua)
 	            prefetch_min_mib = 2,
 	            -- the layer's projections: 12 rows x 2 vectors of
 	            -- accumulators (24 of the 32 registers)
