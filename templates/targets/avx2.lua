@@ -63,7 +63,8 @@ local T = {
 	            -- guest (make bench-ab, clang; the results the same bit
 	            -- for bit): h8 dk64 s512 causal 1.007-1.012x in four runs,
 	            -- h16 dk128 s1024 causal 1.004x twice, h32 dk128 s2048
-	            -- causal 1.002x; on Zen 3 still to measure
+	            -- causal 1.002x; on AMD Zen 3 (2026-12-07) s512 causal
+	            -- 1.006/1.006/1.010x, h16 dk128 s1024 causal 1.003/1.002x
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers); the compiler
 	            -- unrolls their loop over K 4 times (templates/gemm.c.in:
