@@ -1225,18 +1225,49 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(const float *r
 {
 	__m256 a0_0, a0_1, a0_2, a1_0, a1_1, a1_2, a2_0, a2_1, a2_2, a3_0, a3_1, a3_2;
 
-	a0_0 = _mm256_setzero_ps();
-	a0_1 = _mm256_setzero_ps();
-	a0_2 = _mm256_setzero_ps();
-	a1_0 = _mm256_setzero_ps();
-	a1_1 = _mm256_setzero_ps();
-	a1_2 = _mm256_setzero_ps();
-	a2_0 = _mm256_setzero_ps();
-	a2_1 = _mm256_setzero_ps();
-	a2_2 = _mm256_setzero_ps();
-	a3_0 = _mm256_setzero_ps();
-	a3_1 = _mm256_setzero_ps();
-	a3_2 = _mm256_setzero_ps();
+	if (alpha) {
+		{
+			const __m256 al = _mm256_set1_ps(alpha[0]);
+
+			a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al);
+			a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al);
+			a0_2 = _mm256_mul_ps(_mm256_load_ps(ot + 16), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[1]);
+
+			a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 64), al);
+			a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 72), al);
+			a1_2 = _mm256_mul_ps(_mm256_load_ps(ot + 80), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[2]);
+
+			a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 128), al);
+			a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 136), al);
+			a2_2 = _mm256_mul_ps(_mm256_load_ps(ot + 144), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[3]);
+
+			a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al);
+			a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al);
+			a3_2 = _mm256_mul_ps(_mm256_load_ps(ot + 208), al);
+		}
+	} else {
+		a0_0 = _mm256_setzero_ps();
+		a0_1 = _mm256_setzero_ps();
+		a0_2 = _mm256_setzero_ps();
+		a1_0 = _mm256_setzero_ps();
+		a1_1 = _mm256_setzero_ps();
+		a1_2 = _mm256_setzero_ps();
+		a2_0 = _mm256_setzero_ps();
+		a2_1 = _mm256_setzero_ps();
+		a2_2 = _mm256_setzero_ps();
+		a3_0 = _mm256_setzero_ps();
+		a3_1 = _mm256_setzero_ps();
+		a3_2 = _mm256_setzero_ps();
+	}
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -1268,38 +1299,6 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr3(const float *r
 			a3_0 = _mm256_fmadd_ps(pb, v0, a3_0);
 			a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
 			a3_2 = _mm256_fmadd_ps(pb, v2, a3_2);
-		}
-	}
-	/* the block's sums from 0, the rows' earlier ones (times alpha) added
-	 * after the loop: its first FMAs wait on no load of ot */
-	if (alpha) {
-		{
-			const __m256 al = _mm256_set1_ps(alpha[0]);
-
-			a0_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 0), al, a0_0);
-			a0_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 8), al, a0_1);
-			a0_2 = _mm256_fmadd_ps(_mm256_load_ps(ot + 16), al, a0_2);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[1]);
-
-			a1_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 64), al, a1_0);
-			a1_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 72), al, a1_1);
-			a1_2 = _mm256_fmadd_ps(_mm256_load_ps(ot + 80), al, a1_2);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[2]);
-
-			a2_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 128), al, a2_0);
-			a2_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 136), al, a2_1);
-			a2_2 = _mm256_fmadd_ps(_mm256_load_ps(ot + 144), al, a2_2);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[3]);
-
-			a3_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 192), al, a3_0);
-			a3_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 200), al, a3_1);
-			a3_2 = _mm256_fmadd_ps(_mm256_load_ps(ot + 208), al, a3_2);
 		}
 	}
 	if (o) {
@@ -1359,14 +1358,41 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(const float *r
 {
 	__m256 a0_0, a0_1, a1_0, a1_1, a2_0, a2_1, a3_0, a3_1;
 
-	a0_0 = _mm256_setzero_ps();
-	a0_1 = _mm256_setzero_ps();
-	a1_0 = _mm256_setzero_ps();
-	a1_1 = _mm256_setzero_ps();
-	a2_0 = _mm256_setzero_ps();
-	a2_1 = _mm256_setzero_ps();
-	a3_0 = _mm256_setzero_ps();
-	a3_1 = _mm256_setzero_ps();
+	if (alpha) {
+		{
+			const __m256 al = _mm256_set1_ps(alpha[0]);
+
+			a0_0 = _mm256_mul_ps(_mm256_load_ps(ot + 0), al);
+			a0_1 = _mm256_mul_ps(_mm256_load_ps(ot + 8), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[1]);
+
+			a1_0 = _mm256_mul_ps(_mm256_load_ps(ot + 64), al);
+			a1_1 = _mm256_mul_ps(_mm256_load_ps(ot + 72), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[2]);
+
+			a2_0 = _mm256_mul_ps(_mm256_load_ps(ot + 128), al);
+			a2_1 = _mm256_mul_ps(_mm256_load_ps(ot + 136), al);
+		}
+		{
+			const __m256 al = _mm256_set1_ps(alpha[3]);
+
+			a3_0 = _mm256_mul_ps(_mm256_load_ps(ot + 192), al);
+			a3_1 = _mm256_mul_ps(_mm256_load_ps(ot + 200), al);
+		}
+	} else {
+		a0_0 = _mm256_setzero_ps();
+		a0_1 = _mm256_setzero_ps();
+		a1_0 = _mm256_setzero_ps();
+		a1_1 = _mm256_setzero_ps();
+		a2_0 = _mm256_setzero_ps();
+		a2_1 = _mm256_setzero_ps();
+		a3_0 = _mm256_setzero_ps();
+		a3_1 = _mm256_setzero_ps();
+	}
 	for (size_t j = 0; j < n; ++j, p += 16, v += 64) {
 		const __m256 v0 = _mm256_loadu_ps(v + 0);
 		const __m256 v1 = _mm256_loadu_ps(v + 8);
@@ -1393,34 +1419,6 @@ static inline void mha_f32_h8_dk64_s128_causal_weights__avx2_pvr2(const float *r
 
 			a3_0 = _mm256_fmadd_ps(pb, v0, a3_0);
 			a3_1 = _mm256_fmadd_ps(pb, v1, a3_1);
-		}
-	}
-	/* the block's sums from 0, the rows' earlier ones (times alpha) added
-	 * after the loop: its first FMAs wait on no load of ot */
-	if (alpha) {
-		{
-			const __m256 al = _mm256_set1_ps(alpha[0]);
-
-			a0_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 0), al, a0_0);
-			a0_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 8), al, a0_1);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[1]);
-
-			a1_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 64), al, a1_0);
-			a1_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 72), al, a1_1);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[2]);
-
-			a2_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 128), al, a2_0);
-			a2_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 136), al, a2_1);
-		}
-		{
-			const __m256 al = _mm256_set1_ps(alpha[3]);
-
-			a3_0 = _mm256_fmadd_ps(_mm256_load_ps(ot + 192), al, a3_0);
-			a3_1 = _mm256_fmadd_ps(_mm256_load_ps(ot + 200), al, a3_1);
 		}
 	}
 	if (o) {

@@ -549,6 +549,11 @@ local function plan(S, T)
 		-- (pv_rows), where dv is whole vectors (and at most its pv_dv,
 		-- where set), unless --nv asks for rows in lanes (nv columns).
 		P.pvr = D.pv_rows or 0
+		-- and where the rows' earlier sums enter (times alpha): after the
+		-- block's loop, its sums from 0 (its first FMAs wait on no load of
+		-- the output block), or where the target's pv_alpha_first is set
+		-- before it, loaded and scaled into the accumulators
+		P.pv_alpha_first = D.pv_alpha_first or false
 		if S.nv > 0 or P.W == 1 or P.W % math.max(P.pvr, 1) ~= 0 or S.dv % P.W ~= 0 or
 		   S.dv > (D.pv_dv or S.dv) then
 			P.pvr = 0

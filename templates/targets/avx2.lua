@@ -34,6 +34,16 @@ local T = {
 	            -- or less; at dv 128 (chunks of 3, 3, 3, 3, 3 and 1 vectors)
 	            -- it measured 0.986x on h16 dk128 s1024 causal
 	            pv_rows = 4, pv_dv = 64,
+	            -- its rows' earlier sums loaded and scaled by alpha into the
+	            -- accumulators before a block's loop (templates/main.lua
+	            -- P.pv_alpha_first), not added after it from sums of 0 as
+	            -- on AVX-512: on AMD Zen 3 the latter, against this (make
+	            -- bench-ab, the results within 1.2e-7): h8 dk64 s128 batch
+	            -- 8 0.973/0.988x, h12 dk64 s197 batch 4 0.980/0.985x, h8
+	            -- dk64 s512 causal 0.990-0.992x (4 runs), h12 dk64 s197
+	            -- 0.983-0.997x (4), s128 0.997/1.000x; on the Intel Xeon
+	            -- guest it had measured 1.003-1.007x
+	            pv_alpha_first = true,
 	            -- the compiler unrolls the score micro-kernels' loop over
 	            -- the head dim 2 times and the rows-in-lanes P.V's (dv
 	            -- 128) over the block's keys 4 times (templates/tiled.c.in):
