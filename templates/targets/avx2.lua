@@ -93,7 +93,7 @@ local T = {
 	            -- 1.001-1.025x, median 1.011x of 8 runs; h12 dk64 s256
 	            -- 1.010/1.031x; h16 dk64 s128 (2 MiB) 1.000/1.003x; h8
 	            -- dk128 s256 causal 0.997/1.001x; h8 dk64 s128 batch 2
-	            -- 1.000-1.011x (5 runs); the Intel Xeon guest's AVX2 s197
+	            -- 1.001-1.011x (5 runs); the Intel Xeon guest's AVX2 s197
 	            -- 1.008x
 	            prefetch_min_mib = 2},
 	-- where its kernels build and run: x86-64 compilers (the C condition
