@@ -36,6 +36,8 @@
 #define REF_SLOW 0.1    /* a reference call this slow gets REF_FEW runs */
 #define REF_FEW 3
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
+#define LLC_FLOATS ((size_t)1 << 20) /* 4 MiB: past L2, in the last-level cache */
+#define LLC_DROP 0.05 /* a shape's LLC read this far below the run's marks it */
 _Static_assert(MIN_RUNS >= BENCH_PEAK_RUNS, "a peak sample per run at most");
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
@@ -106,6 +108,7 @@ struct result {
 	double t1, t2;           /* kernel on 1 thread, on 2 threads */
 	double peak;             /* FMA GFLOP/s sampled between t1's runs */
 	double peak2;            /* the same on 2 threads between t2's runs */
+	double llc;              /* 4 MiB read GB/s sampled between t1's runs */
 	double tref, tblas;
 	size_t ref_runs;
 	double err, err_blas, tol;
@@ -115,6 +118,7 @@ struct result {
 /* The machine's figures, measured in the same run. */
 struct machine {
 	double peak, peak_end; /* 1-core FMA GFLOP/s, before and after */
+	double llc, llc_end;   /* 1-core 4 MiB read GB/s, before and after */
 	double bw;             /* 1-core read GB/s */
 	double others;         /* CPUs other processes kept busy, on average */
 };
@@ -144,6 +148,28 @@ static double median_time(const struct job *j, size_t n, double first)
 	return mha_median(t, n);
 }
 
+static float *llc_buf; /* LLC_FLOATS, read by llc_one */
+
+/* One sample of the calling core's read bandwidth from the last-level
+ * cache: GB/s of 4 MiB read three times more after a read that brings back
+ * what a kernel evicted, the fastest.  A neighbour that leaves the core
+ * alone but reads or evicts through the shared cache slows it and the
+ * kernels, not the FMA loop (on the Zen 3 guest, h8 dk64 s128 batch 8 at
+ * 55-65% of the peak while such a read on its own took 87-95 GB/s, 78-80%
+ * while it took 100-102). */
+static double llc_one(void)
+{
+	float sink;
+	double best = 0.0;
+
+	bench_read_gbs(llc_buf, LLC_FLOATS, &sink);
+	for (int i = 0; i < 3; ++i) {
+		double g = bench_read_gbs(llc_buf, LLC_FLOATS, &sink);
+		best = g > best ? g : best;
+	}
+	return best;
+}
+
 /* One sample of the FMA peak on the calling thread. */
 static double fma_one(void)
 {
@@ -168,23 +194,29 @@ static double fma_two(void)
 
 /* Median seconds of n (>= BENCH_PEAK_RUNS) runs of the job, with
  * BENCH_PEAK_RUNS samples of the FMA peak (fma: fma_one, or fma_two for a
- * 2-thread job) spread between them; their median in *peak: the peak in
+ * 2-thread job) spread between them, and as many of the last-level cache's
+ * read bandwidth (llc_one) unless llc is NULL; their medians in *peak and
+ * *llc: the peak in
  * the same seconds as the runs, under the same load and clock (between
  * runs whole seconds apart, a run's start and end peaks read 166-181
  * GFLOP/s on one core while h16 dk128 s1024 causal held at 31.3-31.5 ms). */
 static double median_time_peak(const struct job *j, size_t n, double *peak,
-                               double (*fma)(void))
+                               double (*fma)(void), double *llc)
 {
-	double t[MAX_RUNS], g[BENCH_PEAK_RUNS];
+	double t[MAX_RUNS], g[BENCH_PEAK_RUNS], c[BENCH_PEAK_RUNS];
 	size_t k = 0;
 
 	for (size_t i = 0; i < n; ++i) {
 		t[i] = job_run(j);
 		/* after runs n/P - 1, 2n/P - 1, ...: the last after the last run */
-		if (k < BENCH_PEAK_RUNS && (i + 1) * BENCH_PEAK_RUNS >= (k + 1) * n)
-			g[k++] = fma();
+		if (k < BENCH_PEAK_RUNS && (i + 1) * BENCH_PEAK_RUNS >= (k + 1) * n) {
+			g[k] = fma();
+			c[k++] = llc ? llc_one() : 0.0;
+		}
 	}
 	*peak = mha_median(g, BENCH_PEAK_RUNS);
+	if (llc)
+		*llc = mha_median(c, BENCH_PEAK_RUNS);
 	return mha_median(t, n);
 }
 
@@ -277,6 +309,16 @@ static double measure_bandwidth(void)
 	return measure_bandwidth_of(BW_FLOATS);
 }
 
+/* Median of BENCH_PEAK_RUNS llc_one samples in a row. */
+static double measure_llc(void)
+{
+	double c[BENCH_PEAK_RUNS];
+
+	for (int r = 0; r < BENCH_PEAK_RUNS; ++r)
+		c[r] = llc_one();
+	return mha_median(c, BENCH_PEAK_RUNS);
+}
+
 /* Call the job once into the poisoned, guarded output and compare with ref;
  * exit when it differs or wrote outside its output.  Seconds taken. */
 static double check(const struct job *j, struct mha_guarded *out,
@@ -304,13 +346,13 @@ static void measure_kernel(const struct job *j, struct mha_guarded *out,
 {
 	double t = check(j, out, ref, j->sh->name, r);
 
-	r->t1 = median_time_peak(j, runs_for(t), &r->peak, fma_one);
+	r->t1 = median_time_peak(j, runs_for(t), &r->peak, fma_one, &r->llc);
 #ifdef _OPENMP
 	fprintf(stderr, " kernel-2T");
 	sched_setaffinity(0, sizeof all_cpus, &all_cpus);
 	omp_set_num_threads(2);
 	t = check(j, out, ref, "the kernel on 2 threads", r);
-	r->t2 = median_time_peak(j, runs_for(t), &r->peak2, fma_two);
+	r->t2 = median_time_peak(j, runs_for(t), &r->peak2, fma_two, NULL);
 	omp_set_num_threads(1);
 	mha_pin_cpu(0);
 #endif
@@ -392,11 +434,27 @@ static double run_peak(const struct result *res, const struct machine *m)
 	return p;
 }
 
-/* Whether the core ran slow during the shape's runs: its peak then 5% or
- * more below the run's highest (something else shared the core). */
-static int slowed(const struct result *r, double top)
+/* The highest last-level cache read of the run between any shape's runs
+ * (not at its start or end: read in a row, with no kernel's lines to write
+ * back between them, those came up to 1% higher on a quiet machine,
+ * 100.7-100.9 GB/s against 99.2-100.5). */
+static double run_llc(const struct result *res)
 {
-	return r->peak < 0.95 * top;
+	double c = 0.0;
+
+	for (size_t i = 0; i < NSHAPES; ++i)
+		if (res[i].llc > c)
+			c = res[i].llc;
+	return c;
+}
+
+/* Whether the core ran slow during the shape's runs: its peak then 5% or
+ * more below the run's highest (something else shared the core), or its
+ * last-level cache read LLC_DROP or more below the run's highest llc
+ * (something else shared the cache or memory). */
+static int slowed(const struct result *r, double top, double llc)
+{
+	return r->peak < 0.95 * top || r->llc < (1.0 - LLC_DROP) * llc;
 }
 
 /* Whether the two CPUs were not both the bench's during the shape's 2T
@@ -409,38 +467,38 @@ static int slowed2(const struct result *r, double top)
 
 /* The "%peak" cell: % of the FMA peak, or for decode of read bandwidth. */
 static void pct_cell(char *buf, size_t size, const struct shape *sh,
-                     const struct result *r, double top)
+                     const struct result *r, double top, double llc)
 {
 	if (sh->seq_q == 1)
 		snprintf(buf, size, "%.1f%% bw",
 		         100.0 * r->bytes / r->t1 * 1e-9 / r->bw);
 	else
 		snprintf(buf, size, "%.1f%%%s", pct_peak(r),
-		         slowed(r, top) ? "~" : "");
+		         slowed(r, top, llc) ? "~" : "");
 }
 
 /* The table on stdout. */
 static void print_table(const struct result *res, const struct machine *m)
 {
-	const double top = run_peak(res, m);
+	const double top = run_peak(res, m), llc = run_llc(res);
 	int omp = 0;
 
 #ifdef _OPENMP
 	omp = 1;
 #endif
 	printf("\nmhagen bench: %s, %ld CPUs; 1 core: %s FMA peak %.1f GFLOP/s "
-	       "(%.1f after the kernels), read bandwidth %.1f GB/s (medians "
-	       "of %d, this run)\n", mha_cpu_model(),
-	       sysconf(_SC_NPROCESSORS_ONLN), BENCH_TARGET, m->peak, m->peak_end,
-	       m->bw,
+	       "(%.1f after the kernels), read bandwidth %.1f GB/s, 4 MiB "
+	       "read %.1f GB/s (%.1f after; medians of %d, this run)\n",
+	       mha_cpu_model(), sysconf(_SC_NPROCESSORS_ONLN), BENCH_TARGET,
+	       m->peak, m->peak_end, m->bw, m->llc, m->llc_end,
 	       BENCH_PEAK_RUNS);
 	printf("kernels: mhagen --target %s%s, clang -O2 %s%s; "
 	       "%s, core %s, 1 thread\n\n", BENCH_TARGET,
 	       omp ? " --threads openmp" : "", BENCH_KFLAGS,
 	       omp ? " -fopenmp" : "", openblas_get_config(),
 	       openblas_get_corename());
-	printf("%-27s %9s %9s %6s %8s %9s %6s %8s %7s %8s %8s %9s %7s\n", "shape",
-	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "peak", "x ref", "x BLAS",
+	printf("%-27s %9s %9s %6s %8s %9s %6s %6s %8s %7s %8s %8s %9s %7s\n", "shape",
+	       "ms 1T", "ms 2T", "2T x", "GFLOP/s", "%peak", "peak", "LLC", "x ref", "x BLAS",
 	       "max|err|", "BLAS err", "compile s", "obj KiB");
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct result *r = &res[i];
@@ -450,12 +508,13 @@ static void print_table(const struct result *res, const struct machine *m)
 			snprintf(sp, sizeof sp, "%.2f%s", r->t1 / r->t2,
 			         slowed2(r, top) ? "~" : "");
 		}
-		pct_cell(pct, sizeof pct, &shapes[i], r, top);
+		pct_cell(pct, sizeof pct, &shapes[i], r, top, llc);
 		snprintf(xr, sizeof xr, "%.1f%s", r->tref / r->t1,
 		         r->ref_runs < MIN_RUNS ? "*" : "");
-		printf("%-27s %9.3f %9s %6s %8.2f %9s %6.1f %8s %7.2f %8.1e %8.1e "
-		       "%9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
-		       r->flops / r->t1 * 1e-9, pct, r->peak, xr, r->tblas / r->t1,
+		printf("%-27s %9.3f %9s %6s %8.2f %9s %6.1f %6.1f %8s %7.2f %8.1e "
+		       "%8.1e %9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
+		       r->flops / r->t1 * 1e-9, pct, r->peak, r->llc, xr,
+		       r->tblas / r->t1,
 		       r->err, r->err_blas, r->build ? r->build->seconds : NAN,
 		       r->build ? (double)r->build->bytes / 1024.0 : NAN);
 	}
@@ -467,12 +526,14 @@ static void print_table(const struct result *res, const struct machine *m)
 	       MIN_RUNS, BENCH_PEAK_RUNS, top);
 	printf("GFLOP/s: useful flops (4 h dk per visible query-key pair) per "
 	       "second at 1T; %%peak of peak, the FMA GFLOP/s of CPU 0 sampled "
-	       "%d times between the kernel's 1T runs (median; \"~\": 5%% or more "
-	       "below the run's highest, %.1f: the core was shared, the figure "
-	       "unreliable); \"bw\": K+V bytes read "
+	       "%d times between the kernel's 1T runs (median), LLC the GB/s of a "
+	       "4 MiB read from the last-level cache sampled with it (\"~\": peak "
+	       "5%% or more below the run's highest, %.1f, or LLC %.0f%% or more "
+	       "below %.1f: the core, or the cache or memory, was shared, the "
+	       "figure unreliable); \"bw\": K+V bytes read "
 	       "per second, %% of the 1-core read bandwidth over as many bytes "
 	       "(measured after the kernel; a large cache may hold them).\n",
-	       BENCH_PEAK_RUNS, top);
+	       BENCH_PEAK_RUNS, top, 100.0 * LLC_DROP, llc);
 	printf("x ref, x BLAS: reference or OpenBLAS-composed time / kernel 1T "
 	       "time; * reference timed over %d runs (slow), else %d.\n",
 	       REF_FEW, MIN_RUNS);
@@ -512,18 +573,19 @@ static void print_pairs(const struct result *res)
 /* Say so when something else used the CPU during the run. */
 static void warn_shared(const struct result *res, const struct machine *m)
 {
-	const double top = run_peak(res, m);
+	const double top = run_peak(res, m), llc = run_llc(res);
 	int moved = fabs(m->peak_end - m->peak) > 0.05 * m->peak;
 	size_t slow = 0, slow2 = 0;
 
 	for (size_t i = 0; i < NSHAPES; ++i) {
-		slow += shapes[i].seq_q > 1 && slowed(&res[i], top);
+		slow += shapes[i].seq_q > 1 && slowed(&res[i], top, llc);
 		slow2 += slowed2(&res[i], top);
 	}
 	if (slow)
 		printf("warning: %zu shape%s ran while CPU 0's FMA peak read 5%% "
-		       "or more below the run's highest (%%peak marked ~).\n",
-		       slow, slow == 1 ? "" : "s");
+		       "or more below the run's highest, or its 4 MiB read %.0f%% "
+		       "(%%peak marked ~).\n", slow, slow == 1 ? "" : "s",
+		       100.0 * LLC_DROP);
 	if (slow2)
 		printf("warning: %zu shape%s ran on 2 threads while their FMA "
 		       "peak read 5%% or more below twice one core's (2T x "
@@ -570,7 +632,8 @@ static int write_csv(const char *path, const struct result *res,
 	      "pct_read_bw,read_bw_same_bytes_gbs,ms_ref,ref_runs,x_ref,ms_openblas,x_openblas,"
 	      "err_kernel,err_openblas,tol,compile_s,object_bytes,cpu,"
 	      "fma_peak_gflops,fma_peak_end_gflops,read_bw_gbs,other_cpus,openmp,batch,"
-	      "fma_peak_runs_gflops,fma_peak_2t_runs_gflops\n", f);
+	      "fma_peak_runs_gflops,fma_peak_2t_runs_gflops,llc_read_gbs,"
+	      "llc_read_end_gbs,llc_read_runs_gbs\n", f);
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct shape *sh = &shapes[i];
 		const struct result *r = &res[i];
@@ -598,7 +661,7 @@ static int write_csv(const char *path, const struct result *res,
 		        mha_cpu_model(), m->peak, m->peak_end, m->bw, m->others,
 		        omp, batch_of(sh), r->peak);
 		csv_num(f, r->t2 > 0.0 ? r->peak2 : 0.0);
-		fputc('\n', f);
+		fprintf(f, ",%.4g,%.4g,%.4g\n", m->llc, m->llc_end, r->llc);
 	}
 	return fclose(f) ? -1 : 0;
 }
@@ -621,15 +684,21 @@ int main(int argc, char **argv)
 	fprintf(stderr, "bench: FMA peak and read bandwidth of CPU 0\n");
 	m.peak = job_peak(BENCH_WIDTH, NULL);
 	m.bw = measure_bandwidth();
-	if (!(m.peak > 0.0) || !(m.bw > 0.0)) {
+	llc_buf = mha_alloc(LLC_FLOATS);
+	for (size_t i = 0; llc_buf && i < LLC_FLOATS; ++i)
+		llc_buf[i] = 1.0f;
+	m.llc = llc_buf ? measure_llc() : 0.0;
+	if (!(m.peak > 0.0) || !(m.bw > 0.0) || !(m.llc > 0.0)) {
 		fprintf(stderr, "bench: peak measurement failed\n");
 		return 1;
 	}
 	for (size_t i = 0; i < NSHAPES; ++i)
 		if (measure_shape(&shapes[i], &res[i], i))
 			return 1;
-	fprintf(stderr, "bench: FMA peak of CPU 0 again\n");
+	fprintf(stderr, "bench: FMA peak and 4 MiB read of CPU 0 again\n");
 	m.peak_end = job_peak(BENCH_WIDTH, NULL);
+	m.llc_end = measure_llc();
+	mha_free(llc_buf);
 	m.others = others < 0.0 ? 0.0 : (others_seconds() - others) /
 	                                (mha_now() - t0);
 	print_table(res, &m);
