@@ -38,6 +38,7 @@
 #define BW_FLOATS ((size_t)64 << 20) /* 256 MiB read per bandwidth run */
 #define LLC_FLOATS ((size_t)1 << 20) /* 4 MiB: past L2, in the last-level cache */
 #define LLC_DROP 0.05 /* a shape's LLC read this far below the run's marks it */
+#define LLC_SHAPE_MAX ((double)(16 << 20)) /* ... when its tensors fit in this */
 _Static_assert(MIN_RUNS >= BENCH_PEAK_RUNS, "a peak sample per run at most");
 
 /* The kernels: one `mhagen --emit registry` line each, in kernels.inc. */
@@ -109,6 +110,7 @@ struct result {
 	double peak;             /* FMA GFLOP/s sampled between t1's runs */
 	double peak2;            /* the same on 2 threads between t2's runs */
 	double llc;              /* 4 MiB read GB/s sampled between t1's runs */
+	double tensor_bytes;     /* Q, K, V and the output */
 	double tref, tblas;
 	size_t ref_runs;
 	double err, err_blas, tol;
@@ -381,6 +383,8 @@ static int measure_shape(const struct shape *sh, struct result *r,
 	job_label(r->label, sizeof r->label, sh, batch);
 	r->flops = job_flops(sh, batch);
 	r->bytes = (double)in.kvbytes;
+	r->tensor_bytes = (double)in.kvbytes + sizeof(float) * (double)(in.no +
+	                  batch * sh->seq_q * sh->attn.h * sh->attn.dk);
 	r->build = find_build(sh->name);
 	r->tol = in.tol;
 
@@ -434,27 +438,39 @@ static double run_peak(const struct result *res, const struct machine *m)
 	return p;
 }
 
-/* The highest last-level cache read of the run between any shape's runs
- * (not at its start or end: read in a row, with no kernel's lines to write
- * back between them, those came up to 1% higher on a quiet machine,
- * 100.7-100.9 GB/s against 99.2-100.5). */
+/* Whether the shape's LLC read tells of neighbours: its tensors take
+ * LLC_SHAPE_MAX bytes or less.  A kernel whose lines fill the last-level
+ * cache slows the read after it by itself (on the Zen 3 guest, 32 MiB
+ * L3: h16 dk128 s1024 causal, 32 MiB, read 94.3 GB/s at 83.3% of the
+ * peak, and h32 dk128 s2048 causal, 128 MiB, 74.0 at 79.6%, where the
+ * smaller shapes read 99.2-100.4). */
+static int llc_tells(const struct result *r)
+{
+	return r->tensor_bytes <= LLC_SHAPE_MAX;
+}
+
+/* The highest last-level cache read of the run between the runs of any
+ * shape it tells of (not at the run's start or end: read in a row, with no
+ * kernel's lines to write back between them, those came up to 1% higher on
+ * a quiet machine, 100.7-100.9 GB/s against 99.2-100.5). */
 static double run_llc(const struct result *res)
 {
 	double c = 0.0;
 
 	for (size_t i = 0; i < NSHAPES; ++i)
-		if (res[i].llc > c)
+		if (llc_tells(&res[i]) && res[i].llc > c)
 			c = res[i].llc;
 	return c;
 }
 
 /* Whether the core ran slow during the shape's runs: its peak then 5% or
  * more below the run's highest (something else shared the core), or its
- * last-level cache read LLC_DROP or more below the run's highest llc
- * (something else shared the cache or memory). */
+ * last-level cache read, where it tells, LLC_DROP or more below the run's
+ * highest llc (something else shared the cache or memory). */
 static int slowed(const struct result *r, double top, double llc)
 {
-	return r->peak < 0.95 * top || r->llc < (1.0 - LLC_DROP) * llc;
+	return r->peak < 0.95 * top ||
+	       (llc_tells(r) && r->llc < (1.0 - LLC_DROP) * llc);
 }
 
 /* Whether the two CPUs were not both the bench's during the shape's 2T
@@ -502,18 +518,19 @@ static void print_table(const struct result *res, const struct machine *m)
 	       "max|err|", "BLAS err", "compile s", "obj KiB");
 	for (size_t i = 0; i < NSHAPES; ++i) {
 		const struct result *r = &res[i];
-		char t2[16] = "-", sp[16] = "-", pct[24], xr[16];
+		char t2[16] = "-", sp[16] = "-", pct[24], xr[16], lc[16];
 		if (r->t2 > 0.0) {
 			snprintf(t2, sizeof t2, "%.3f", r->t2 * 1e3);
 			snprintf(sp, sizeof sp, "%.2f%s", r->t1 / r->t2,
 			         slowed2(r, top) ? "~" : "");
 		}
 		pct_cell(pct, sizeof pct, &shapes[i], r, top, llc);
+		snprintf(lc, sizeof lc, llc_tells(r) ? "%.1f" : "(%.1f)", r->llc);
 		snprintf(xr, sizeof xr, "%.1f%s", r->tref / r->t1,
 		         r->ref_runs < MIN_RUNS ? "*" : "");
-		printf("%-27s %9.3f %9s %6s %8.2f %9s %6.1f %6.1f %8s %7.2f %8.1e "
+		printf("%-27s %9.3f %9s %6s %8.2f %9s %6.1f %6s %8s %7.2f %8.1e "
 		       "%8.1e %9.2f %7.1f\n", r->label, r->t1 * 1e3, t2, sp,
-		       r->flops / r->t1 * 1e-9, pct, r->peak, r->llc, xr,
+		       r->flops / r->t1 * 1e-9, pct, r->peak, lc, xr,
 		       r->tblas / r->t1,
 		       r->err, r->err_blas, r->build ? r->build->seconds : NAN,
 		       r->build ? (double)r->build->bytes / 1024.0 : NAN);
@@ -527,13 +544,15 @@ static void print_table(const struct result *res, const struct machine *m)
 	printf("GFLOP/s: useful flops (4 h dk per visible query-key pair) per "
 	       "second at 1T; %%peak of peak, the FMA GFLOP/s of CPU 0 sampled "
 	       "%d times between the kernel's 1T runs (median), LLC the GB/s of a "
-	       "4 MiB read from the last-level cache sampled with it (\"~\": peak "
-	       "5%% or more below the run's highest, %.1f, or LLC %.0f%% or more "
-	       "below %.1f: the core, or the cache or memory, was shared, the "
-	       "figure unreliable); \"bw\": K+V bytes read "
+	       "4 MiB read from the last-level cache sampled with it, in () for a "
+	       "shape whose tensors take more than %.0f MiB, whose own lines slow "
+	       "it (\"~\": peak 5%% or more below the run's highest, %.1f, or LLC "
+	       "not in () %.0f%% or more below %.1f: the core, or the cache or "
+	       "memory, was shared, the figure unreliable); \"bw\": K+V bytes read "
 	       "per second, %% of the 1-core read bandwidth over as many bytes "
 	       "(measured after the kernel; a large cache may hold them).\n",
-	       BENCH_PEAK_RUNS, top, 100.0 * LLC_DROP, llc);
+	       BENCH_PEAK_RUNS, LLC_SHAPE_MAX / (1 << 20), top, 100.0 * LLC_DROP,
+	       llc);
 	printf("x ref, x BLAS: reference or OpenBLAS-composed time / kernel 1T "
 	       "time; * reference timed over %d runs (slow), else %d.\n",
 	       REF_FEW, MIN_RUNS);
