@@ -37,12 +37,12 @@ local T = {
 	            -- its rows' earlier sums loaded and scaled by alpha into the
 	            -- accumulators before a block's loop (templates/main.lua
 	            -- P.pv_alpha_first), not added after it from sums of 0 as
-	            -- on AVX-512: on AMD Zen 3 the latter, against this (make
-	            -- bench-ab, the results within 1.2e-7): h8 dk64 s128 batch
-	            -- 8 0.973/0.988x, h12 dk64 s197 batch 4 0.980/0.985x, h8
-	            -- dk64 s512 causal 0.990-0.992x (4 runs), h12 dk64 s197
-	            -- 0.983-0.997x (4), s128 0.997/1.000x; on the Intel Xeon
-	            -- guest it had measured 1.003-1.007x
+	            -- on AVX-512: on AMD Zen 4 (AVX2 kernels) the latter,
+	            -- against this (make bench-ab, the results within 1.2e-7):
+	            -- h8 dk64 s128 batch 8 0.973/0.988x, h12 dk64 s197 batch 4
+	            -- 0.980/0.985x, h8 dk64 s512 causal 0.990-0.992x (4 runs),
+	            -- h12 dk64 s197 0.983-0.997x (4), s128 0.997/1.000x; on
+	            -- the Intel Xeon guest it had measured 1.003-1.007x
 	            pv_alpha_first = true,
 	            -- the compiler unrolls the score micro-kernels' loop over
 	            -- the head dim 2 times and the rows-in-lanes P.V's (dv
@@ -73,7 +73,7 @@ local T = {
 	            -- guest (make bench-ab, clang; the results the same bit
 	            -- for bit): h8 dk64 s512 causal 1.007-1.012x in four runs,
 	            -- h16 dk128 s1024 causal 1.004x twice, h32 dk128 s2048
-	            -- causal 1.002x; on AMD Zen 3 (2026-12-07) s512 causal
+	            -- causal 1.002x; on AMD Zen 4 (2026-12-07) s512 causal
 	            -- 1.006/1.006/1.010x, h16 dk128 s1024 causal 1.003/1.002x
 	            -- the layer's projections: gemm_mr rows x gemm_nv vectors
 	            -- of accumulators (12 of the 16 registers); the compiler
@@ -87,14 +87,14 @@ local T = {
 	            -- and out or more, as AVX-512 (4 before: on AMD Zen 3, 512
 	            -- KiB of L2, h12 dk64 s197, 2.4 MiB, measured 0.983x quiet
 	            -- while the next item's rows all came in its last block).
-	            -- With them spread over the item, on Zen 3 against 4 MiB
-	            -- (make bench-ab, the kernel's bytes edited, 601 rounds,
-	            -- the results the same bit for bit): h12 dk64 s197
-	            -- 1.001-1.025x, median 1.011x of 8 runs; h12 dk64 s256
-	            -- 1.010/1.031x; h16 dk64 s128 (2 MiB) 1.000/1.003x; h8
-	            -- dk128 s256 causal 0.997/1.001x; h8 dk64 s128 batch 2
-	            -- 1.001-1.011x (5 runs); the Intel Xeon guest's AVX2 s197
-	            -- 1.008x
+	            -- With them spread over the item, on AMD Zen 4 (1 MiB of
+	            -- L2) against 4 MiB (make bench-ab, the kernel's bytes
+	            -- edited, 601 rounds, the results the same bit for bit):
+	            -- h12 dk64 s197 1.001-1.025x, median 1.011x of 8 runs; h12
+	            -- dk64 s256 1.010/1.031x; h16 dk64 s128 (2 MiB)
+	            -- 1.000/1.003x; h8 dk128 s256 causal 0.997/1.001x; h8 dk64
+	            -- s128 batch 2 1.001-1.011x (5 runs); the Intel Xeon
+	            -- guest's AVX2 s197 1.008x
 	            prefetch_min_mib = 2},
 	-- where its kernels build and run: x86-64 compilers (the C condition
 	-- guard), CPUs with these features (runtime/mha_cpu.c tests each), with
