@@ -156,7 +156,7 @@ static float *llc_buf; /* LLC_FLOATS, read by llc_one */
  * cache: GB/s of 4 MiB read three times more after a read that brings back
  * what a kernel evicted, the fastest.  A neighbour that leaves the core
  * alone but reads or evicts through the shared cache slows it and the
- * kernels, not the FMA loop (on the Zen 3 guest, h8 dk64 s128 batch 8 at
+ * kernels, not the FMA loop (on the Zen 4 guest, h8 dk64 s128 batch 8 at
  * 55-65% of the peak while such a read on its own took 87-95 GB/s, 78-80%
  * while it took 100-102). */
 static double llc_one(void)
