@@ -441,9 +441,9 @@ static double run_peak(const struct result *res, const struct machine *m)
 /* Whether the shape's LLC read tells of neighbours: its tensors take
  * LLC_SHAPE_MAX bytes or less.  A kernel whose lines fill the last-level
  * cache slows the read after it by itself (on the Zen 4 guest, 32 MiB of
- * L3, in six runs: h32 dk128 s2048 causal, 128 MiB, read 68.9-84.7 GB/s
- * at its usual 80-88% of the peak, h16 dk128 s1024 causal, 32 MiB,
- * 83.6-100.7, where the smaller shapes of the quiet runs read 98.9-100.6). */
+ * L3: h32 dk128 s2048 causal, 128 MiB, read 68.9-84.7 GB/s in five runs
+ * at 79.6-87.7% of the peak, h16 dk128 s1024 causal, 32 MiB, 83.6-100.7
+ * in six, where the smaller shapes of the quiet runs read 98.9-100.6). */
 static int llc_tells(const struct result *r)
 {
 	return r->tensor_bytes <= LLC_SHAPE_MAX;
