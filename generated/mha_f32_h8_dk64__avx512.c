@@ -1460,13 +1460,27 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * 1.096-1.115x; AVX-512 h16 dk64 s260 batch 4, 4 keys:
 			 * 1.043x; 0.998-1.006x on s128 batch 8, s197 batch 4 on
 			 * AVX-512, s512 causal, s140 batch 4, dk128 s200 batch 2,
-			 * where every last block prefetching cost s128 batch 8
-			 * 0.980x on AVX-512 and s512 causal 0.988x on AVX2) */
+			 * where every last block prefetching them so, into L1 at its
+			 * start, cost s128 batch 8 0.980x on AVX-512 and s512 causal
+			 * 0.988x on AVX2; the other last blocks spread them: below) */
 			if (pfon && nt <= 16 && j0 + nb >= lim[r0 + mt - 1])
 				for (size_t x = r0; x < r0 + 32; ++x)
 					if (x < r0 + mt)
 						for (size_t c = 0; c < 64; c += 16)
 							__builtin_prefetch(oh + x * 512 + c, 1, 3);
+			/* in the tile's last block of more keys, the out rows into L2 a
+			 * few after each score micro-kernel of a full group (op: the
+			 * next, oq a call), so that the P.V's stores find their lines
+			 * there (AMD Zen 4, make bench-ab against none: AVX-512 h8 dk64
+			 * s128 batch 8 1.042-1.045x, h12 dk64 s197 batch 4 1.032x,
+			 * s197 1.021x, h8 dk64 s512 causal 1.023x, h16 dk128 s1024
+			 * causal 1.013x; AVX2 1.005-1.010x, 1.011x, 1.017x, 1.014x,
+			 * 1.000x; into L1, AVX-512 s128 batch 8 1.022x) */
+			size_t op = r0 + mt, oq = 0;
+			if (pfon && nt >= 17 && j0 + nb >= lim[r0 + mt - 1]) {
+				op = r0;
+				oq = (mt + nt / 8 - 1) / (nt / 8);
+			}
 			_mm512_store_ps(mxb + 0, _mm512_set1_ps(-INFINITY));
 			_mm512_store_ps(mxb + 16, _mm512_set1_ps(-INFINITY));
 			/* kn[s]: keys that some row of vector s sees; fewer than nt
@@ -1486,6 +1500,9 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 					mha_f32_h8_dk64__avx512_qk8_part(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 					mha_f32_h8_dk64__avx512_next(&nx);
 					mha_f32_h8_dk64__avx512_next(&nxi);
+					for (size_t u = 0; u < oq && op < r0 + mt; ++u, ++op)
+						for (size_t c = 0; c < 64; c += 16)
+							__builtin_prefetch(oh + op * 512 + c, 1, 2);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1511,6 +1528,9 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 					mha_f32_h8_dk64__avx512_qk8(qt + r0 * 64, kb + j * 64, st + j * 32, mxb);
 					mha_f32_h8_dk64__avx512_next(&nx);
 					mha_f32_h8_dk64__avx512_next(&nxi);
+					for (size_t u = 0; u < oq && op < r0 + mt; ++u, ++op)
+						for (size_t c = 0; c < 64; c += 16)
+							__builtin_prefetch(oh + op * 512 + c, 1, 2);
 				}
 				for (; kcn < kn[0]; ++kcn) {
 					memcpy(kc + kcn * 64, kh + (j0 + kcn) * 512, 64 * sizeof(float));
@@ -1736,8 +1756,8 @@ static void mha_f32_h8_dk64__avx512_block(const void *ctx, size_t w, unsigned ch
 			 * dk64 s512 causal 1.03x, h12 dk64 s197 1.02x, h16 dk128 s1024
 			 * causal 1.00x; AVX2 on that machine, dv 64: s128 1.03x, batch
 			 * 8 1.02x, s197 1.01x, s512 causal 1.00x).  Its out rows are
-			 * prefetched only where the block holds few keys (above): in
-			 * every last block that cost 0.6-1% here */
+			 * prefetched over the block's score calls (above; all at once
+			 * where it holds few keys) */
 			const int last = j0 + nb >= lim[r0 + mt - 1];
 
 			if (last)
