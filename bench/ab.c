@@ -16,12 +16,15 @@
  * the other way round and takes the geometric mean of the two).
  * Never a test.
  *
- *   ab ROUNDS BATCH CPU CHECK
+ *   ab ROUNDS BATCH CPU CHECK ONE_OUT
  *
  * CHECK 0 times kernels whose results are wrong on purpose (a part taken
  * out to see what it costs): their errors are printed, not enforced.
  * CHECK 2 computes no reference and prints no errors (the binary of the
- * other link order, built from the same objects, checked them). */
+ * other link order, built from the same objects, checked them).
+ * ONE_OUT 1: after the checks both write A's output, so that each call
+ * finds the output's lines where the call before left them, as make
+ * bench's calls of one kernel do (0: each its own, twice the lines). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -89,10 +92,10 @@ int main(int argc, char **argv)
 	double err[2], flops, peak, peak_end, med[2], ratio_med;
 	char label[96];
 	size_t rounds, batch;
-	int cpu, check;
+	int cpu, check, one_out;
 
-	if (argc != 5) {
-		fprintf(stderr, "usage: ab ROUNDS BATCH CPU CHECK\n");
+	if (argc != 6) {
+		fprintf(stderr, "usage: ab ROUNDS BATCH CPU CHECK ONE_OUT\n");
 		return 2;
 	}
 	bench_prog = "bench-ab";
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
 	batch = (size_t)arg(argv[2], "AB_BATCH", 1, 4096);
 	cpu = (int)arg(argv[3], "AB_CPU", 0, 4095);
 	check = (int)arg(argv[4], "AB_CHECK", 0, 2);
+	one_out = (int)arg(argv[5], "AB_ONE_OUT", 0, 1);
 	if (sizeof shapes / sizeof shapes[0] != 2 ||
 	    !same_spec(&shapes[0], &shapes[1])) {
 		fprintf(stderr, "bench-ab: A and B are kernels of different "
@@ -154,6 +158,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (one_out)
+		j[1].out = j[0].out;
 	fprintf(stderr, check == 2 ? " run; FMA peak" : " compared with it; FMA peak");
 	peak = job_peak(BENCH_WIDTH, mha_cpu_now);
 	fprintf(stderr, "; %zu rounds", rounds);
@@ -186,8 +192,9 @@ int main(int argc, char **argv)
 
 	printf("%s, batch %zu: %zu rounds on CPU %d, 1 thread, CPU time per "
 	       "call; FMA peak %.1f GFLOP/s (%.1f after); %c's code linked "
-	       "first\n", label, batch, rounds, cpu, peak, peak_end,
-	       (uintptr_t)shapes[0].fn < (uintptr_t)shapes[1].fn ? 'A' : 'B');
+	       "first%s\n", label, batch, rounds, cpu, peak, peak_end,
+	       (uintptr_t)shapes[0].fn < (uintptr_t)shapes[1].fn ? 'A' : 'B',
+	       one_out ? "; both write A's output" : "");
 	for (int k = 0; k < 2; ++k) {
 		printf("  %c %-8s %10.4f ms", "AB"[k], shapes[k].name, med[k] * 1e3);
 		if (shapes[k].seq_q == 1)

@@ -256,13 +256,15 @@ bench-layer: bench-target-check $(BENCH)/layer_bench
 # to take instead (generated with --name ab_a or ab_b, then edited: a part
 # taken out to see its cost, with AB_CHECK=0).  AB_ROUNDS calls of each,
 # alternating (51), AB_BATCH items per call (1), one thread on CPU AB_CPU
-# (0).  The generator flags of make bench (--target $(BENCH_TARGET) and
+# (0); AB_ONE_OUT=1: both write one output buffer (A's) in the timed
+# rounds, as make bench's calls of one kernel do.  The generator flags of make bench (--target $(BENCH_TARGET) and
 # OpenMP) come before AB_A and AB_B.  Never a test.
 BENCH_AB := $(BUILD)/bench-ab
 AB_ROUNDS ?= 51
 AB_BATCH ?= 1
 AB_CPU ?= 0
 AB_CHECK ?= 1
+AB_ONE_OUT ?= 0
 # more compiler flags for the two kernels (make bench-where: -g)
 AB_CFLAGS ?=
 AB_X_a := A
@@ -329,9 +331,9 @@ $(BENCH_AB)/ab-ba: $(BENCH_AB)/ab.o $(BENCH_AB)/ab_b.o $(BENCH_AB)/ab_a.o $(AB_L
 bench-ab-run: $(BENCH_AB)/ab $(BENCH_AB)/ab-ba
 	@echo "  BENCH   A: mhagen $(strip $(call ab_flags,a))$(if $(AB_FILE_A), (as edited in $(AB_FILE_A)))"
 	@echo "  BENCH   B: mhagen $(strip $(call ab_flags,b))$(if $(AB_FILE_B), (as edited in $(AB_FILE_B)))"
-	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK) \
+	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) $(AB_CHECK) $(AB_ONE_OUT) \
 		> $(BENCH_AB)/ab.out; s=$$?; cat $(BENCH_AB)/ab.out; exit $$s
-	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab-ba $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) 2 \
+	@OMP_NUM_THREADS=1 $(BENCH_AB)/ab-ba $(AB_ROUNDS) $(AB_BATCH) $(AB_CPU) 2 $(AB_ONE_OUT) \
 		> $(BENCH_AB)/ab-ba.out; s=$$?; cat $(BENCH_AB)/ab-ba.out; exit $$s
 	@awk '/^  A\/B [0-9.]+ /{ r[n++] = $$2 } END { if (n != 2) exit 1; \
 		printf "A/B %.3f over the two link orders (the geometric mean of %s and %s)\n", \

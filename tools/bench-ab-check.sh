@@ -43,6 +43,17 @@ grep -q "; A's code linked first" "$log" && grep -q "; B's code linked first" "$
 grep -q '^A/B [0-9.]* over the two link orders' "$log" ||
 	fail "make bench-ab printed no ratio over the two link orders"
 ok "bench-ab times two kernels of one spec, in both link orders"
+# one output buffer for both (as make bench's calls of one kernel find it)
+ab AB_SPEC="$spec" AB_B='--block-kv 32' AB_ONE_OUT=1 &&
+	[ "$(grep -c "both write A's output" "$log")" = 2 ] &&
+	grep -q '^A/B [0-9.]* over the two link orders' "$log" ||
+	fail "AB_ONE_OUT=1: make bench-ab failed, or did not say both write one output"
+if ab AB_SPEC="$spec" AB_ONE_OUT=2; then
+	fail "AB_ONE_OUT=2 was taken"
+fi
+grep -q 'AB_ONE_OUT must be a whole number from 0 to 1' "$log" ||
+	fail "AB_ONE_OUT=2: no clear error"
+ok "bench-ab times both kernels into one output with AB_ONE_OUT=1"
 # whether make bench-ab builds its kernels with OpenMP (where it can)
 omp=0
 grep -q 'BENCH   A: mhagen .*--threads openmp' "$log" && omp=1

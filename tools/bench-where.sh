@@ -54,7 +54,7 @@ $MAKE --no-print-directory bench-where-build BENCH_AB="$dir" \
 	{ cat "$dir/build.log" >&2; fail "$name: building the kernel failed"; }
 
 if ! OMP_NUM_THREADS=1 perf record -q -e cpu-clock -F 10000 -o "$dir/perf.data" \
-	"$dir/ab" "$rounds" "$batch" "$CPU" 1 > "$dir/ab.log" 2>&1; then
+	"$dir/ab" "$rounds" "$batch" "$CPU" 1 0 > "$dir/ab.log" 2>&1; then
 	cat "$dir/ab.log" >&2
 	fail "$name: perf record failed (as a user, perf needs
 kernel.perf_event_paranoid <= 2: sysctl kernel.perf_event_paranoid=2)"
