@@ -257,8 +257,9 @@ bench-layer: bench-target-check $(BENCH)/layer_bench
 # taken out to see its cost, with AB_CHECK=0).  AB_ROUNDS calls of each,
 # alternating (51), AB_BATCH items per call (1), one thread on CPU AB_CPU
 # (0); AB_ONE_OUT=1: both write one output buffer (A's) in the timed
-# rounds, as make bench's calls of one kernel do.  The generator flags of make bench (--target $(BENCH_TARGET) and
-# OpenMP) come before AB_A and AB_B.  Never a test.
+# rounds, as make bench's calls of one kernel do.  The generator flags of
+# make bench (--target $(BENCH_TARGET) and OpenMP) come before AB_A and
+# AB_B.  Never a test.
 BENCH_AB := $(BUILD)/bench-ab
 AB_ROUNDS ?= 51
 AB_BATCH ?= 1
